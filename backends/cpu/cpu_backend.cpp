@@ -1,0 +1,99 @@
+// The CPU backend plugin: host memory through a caching allocator, OpenBLAS
+// for GEMM, OpenMP-threaded loops for the rest.
+#include <nnp/plugin.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "caching_allocator.hpp"
+#include "cpu_kernels.hpp"
+
+namespace nnp::cpu {
+
+const nnp_api* g_api = nullptr;
+
+namespace {
+
+CachingAllocator& allocator() {
+  static CachingAllocator* instance = new CachingAllocator();  // outlives every tensor
+  return *instance;
+}
+
+std::string processor_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "host processor";
+}
+
+int32_t device_count(void*) { return 1; }
+
+nnp_status device_info(void*, int32_t, nnp_device_info* out) {
+  static const std::string description = processor_name();
+  out->description = description.c_str();
+  long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  out->total_memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
+  out->score = 100;
+  return NNP_OK;
+}
+
+nnp_status alloc(void*, int32_t, size_t bytes, void** out) {
+  *out = allocator().allocate(bytes);
+  if (*out == nullptr)
+    return fail(NNP_OUT_OF_MEMORY, "cpu: could not allocate " + std::to_string(bytes) + " bytes of host memory");
+  return NNP_OK;
+}
+
+void release(void*, int32_t, void* ptr, size_t bytes) { allocator().deallocate(ptr, bytes); }
+
+nnp_status copy_bytes(void*, int32_t, void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+  return NNP_OK;
+}
+
+nnp_status synchronize(void*, int32_t) { return NNP_OK; }
+
+const nnp_kernels kKernels = {
+    sizeof(nnp_kernels), copy,    fill,         unary,  binary,      where,  reduce,
+    gemm,                softmax, index_select, gather, scatter_add, random,
+};
+
+nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
+  g_api = api;
+  static const nnp_backend backend = {
+      sizeof(nnp_backend),
+      "cpu",
+      100,
+      NNP_BACKEND_HOST_MEMORY,
+      nullptr,
+      device_count,
+      nullptr,
+      device_info,
+      alloc,
+      release,
+      copy_bytes,
+      copy_bytes,
+      copy_bytes,
+      synchronize,
+      nullptr,
+      &kKernels,
+  };
+  return api->register_backend(host, &backend);
+}
+
+}  // namespace
+}  // namespace nnp::cpu
+
+NNP_PLUGIN_ENTRY {
+  static const nnp_plugin_descriptor descriptor = {
+      sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, "nnplug.cpu", NNP_PLUGIN_VERSION, nnp::cpu::init,
+  };
+  return &descriptor;
+}

@@ -1,0 +1,139 @@
+// Batched GEMM through OpenBLAS. f32/f64 operands are handed to BLAS in
+// place whenever their strides describe a (possibly transposed) matrix;
+// anything else, and f16/bf16, is packed into f32 scratch first.
+#include <cblas.h>
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+#include "cpu_loops.hpp"
+
+namespace nnp::cpu {
+namespace {
+
+// How BLAS sees one rows x cols operand: pointer, transpose flag and leading
+// dimension, or `usable == false` when it must be packed.
+template <typename C>
+struct BlasMatrix {
+  const C* data = nullptr;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 1;
+  bool usable = false;
+};
+
+template <typename C>
+BlasMatrix<C> as_blas(const C* data, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  BlasMatrix<C> m;
+  m.data = data;
+  const int64_t min_rows = rows > 1 ? rows : 1, min_cols = cols > 1 ? cols : 1;
+  if ((col_stride == 1 || cols == 1) && (row_stride >= min_cols || rows == 1)) {
+    m.trans = CblasNoTrans;
+    m.ld = rows == 1 ? min_cols : row_stride;
+    m.usable = true;
+  } else if ((row_stride == 1 || rows == 1) && (col_stride >= min_rows || cols == 1)) {
+    m.trans = CblasTrans;
+    m.ld = cols == 1 ? min_rows : col_stride;
+    m.usable = true;
+  }
+  return m;
+}
+
+// Per-thread scratch that only grows, so steady-state calls do not allocate.
+std::vector<float>& scratch(int slot) {
+  thread_local std::vector<float> buffers[3];
+  return buffers[slot];
+}
+
+template <typename T>
+void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
+}
+
+void call_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k) {
+  cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
+              0.0f, c, static_cast<blasint>(n));
+}
+
+void call_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k) {
+  cblas_dgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
+              0.0, c, static_cast<blasint>(n));
+}
+
+template <typename T>
+void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, const nnp_view& va,
+              const nnp_view& vb, int32_t nb) {
+  const int64_t ars = va.strides[nb], acs = va.strides[nb + 1], brs = vb.strides[nb], bcs = vb.strides[nb + 1];
+  if (k == 0) {
+    for (int64_t i = 0; i < m * n; ++i) c[i] = Traits<T>::store(0);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    BlasMatrix<T> ma = as_blas(a, m, k, ars, acs), mb = as_blas(b, k, n, brs, bcs);
+    if (ma.usable && mb.usable) {
+      call_gemm(ma, mb, c, m, n, k);
+      return;
+    }
+    if constexpr (std::is_same_v<T, double>) {
+      // Rare (overlapping or oddly strided f64): pack to contiguous f64.
+      std::vector<double> pa(static_cast<size_t>(m * k)), pb(static_cast<size_t>(k * n));
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < k; ++j) pa[r * k + j] = a[r * ars + j * acs];
+      for (int64_t r = 0; r < k; ++r)
+        for (int64_t j = 0; j < n; ++j) pb[r * n + j] = b[r * brs + j * bcs];
+      call_gemm(as_blas(pa.data(), m, k, k, 1), as_blas(pb.data(), k, n, n, 1), c, m, n, k);
+      return;
+    }
+  }
+  // Pack into f32 scratch; f16/bf16 also compute and round from f32.
+  std::vector<float>& sa = scratch(0);
+  std::vector<float>& sb = scratch(1);
+  sa.resize(static_cast<size_t>(m * k));
+  sb.resize(static_cast<size_t>(k * n));
+  pack(a, m, k, ars, acs, sa.data());
+  pack(b, k, n, brs, bcs, sb.data());
+  if constexpr (std::is_same_v<T, float>) {
+    call_gemm(as_blas(sa.data(), m, k, k, 1), as_blas(sb.data(), k, n, n, 1), c, m, n, k);
+  } else {
+    std::vector<float>& sc = scratch(2);
+    sc.resize(static_cast<size_t>(m * n));
+    call_gemm(as_blas(sa.data(), m, k, k, 1), as_blas(sb.data(), k, n, n, 1), sc.data(), m, n, k);
+    for (int64_t i = 0; i < m * n; ++i) c[i] = Traits<T>::store(sc[i]);
+  }
+}
+
+}  // namespace
+
+nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out) {
+  const int32_t nb = out->ndim - 2;
+  const int64_t m = out->shape[nb], n = out->shape[nb + 1], k = a->shape[nb + 1];
+  int64_t batches = 1;
+  for (int32_t i = 0; i < nb; ++i) batches *= out->shape[i];
+  return dispatch(a->dtype, [&](auto tag) -> nnp_status {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_floating_v<T>) {
+      return fail(NNP_DTYPE_MISMATCH, "gemm: the cpu backend multiplies floating-point matrices only");
+    } else {
+      const T* pa = static_cast<const T*>(a->data);
+      const T* pb = static_cast<const T*>(b->data);
+      T* pc = static_cast<T*>(out->data);  // contiguous, allocated by the core
+      for (int64_t batch = 0; batch < batches; ++batch) {
+        int64_t oa = 0, ob = 0, rest = batch;
+        for (int32_t i = nb - 1; i >= 0; --i) {
+          int64_t idx = rest % out->shape[i];
+          rest /= out->shape[i];
+          oa += idx * a->strides[i];
+          ob += idx * b->strides[i];
+        }
+        gemm_one<T>(pa + oa, pb + ob, pc + batch * m * n, m, n, k, *a, *b, nb);
+      }
+      return NNP_OK;
+    }
+  });
+}
+
+}  // namespace nnp::cpu

@@ -1,0 +1,38 @@
+// The CPU kernel entry points (one file per family) and the API table they
+// report errors through.
+#pragma once
+
+#include <nnp/plugin.h>
+
+#include <string>
+
+namespace nnp::cpu {
+
+extern const nnp_api* g_api;
+
+inline nnp_status fail(nnp_status status, const std::string& message) {
+  g_api->set_error(status, message.c_str());
+  return status;
+}
+
+nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst);
+nnp_status fill(const nnp_kernel_ctx*, const nnp_view* dst, double value);
+nnp_status unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, const nnp_view* out);
+nnp_status binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, const nnp_view* b,
+                  const nnp_view* out);
+nnp_status where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* a, const nnp_view* b,
+                 const nnp_view* out);
+nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, int32_t nreduce, double correction,
+                  const nnp_view* out);
+nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
+nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
+                        const nnp_view* out);
+nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
+                  const nnp_view* out);
+nnp_status scatter_add(const nnp_kernel_ctx*, const nnp_view* out, int32_t dim, const nnp_view* index,
+                       const nnp_view* src);
+nnp_status random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, uint64_t offset, double a, double b,
+                  const nnp_view* out);
+
+}  // namespace nnp::cpu

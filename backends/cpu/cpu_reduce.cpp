@@ -1,0 +1,200 @@
+// Reductions over the trailing dimensions of a view, and softmax.
+#include <cmath>
+#include <limits>
+
+#include "cpu_kernels.hpp"
+#include "cpu_loops.hpp"
+
+namespace nnp::cpu {
+namespace {
+
+// The reduced dimensions of x, merged where memory allows, so that the
+// common case (one contiguous run) is a single strided loop.
+struct ReducedDims {
+  int32_t ndim = 0;
+  int64_t shape[NNP_MAX_DIMS];
+  int64_t strides[NNP_MAX_DIMS];
+  int64_t count = 1;
+};
+
+ReducedDims reduced_dims(const nnp_view& x, int32_t nreduce) {
+  ReducedDims r;
+  for (int32_t i = x.ndim - nreduce; i < x.ndim; ++i) {
+    int64_t size = x.shape[i], stride = x.strides[i];
+    r.count *= size;
+    if (size == 1) continue;
+    if (r.ndim > 0 && r.strides[r.ndim - 1] == stride * size) {
+      r.shape[r.ndim - 1] *= size;  // the previous dim steps over this one exactly
+      r.strides[r.ndim - 1] = stride;
+      continue;
+    }
+    r.shape[r.ndim] = size;
+    r.strides[r.ndim++] = stride;
+  }
+  return r;
+}
+
+// Calls visit(offset, position) for every reduced element in row-major order.
+template <typename Visit>
+void walk_reduced(const ReducedDims& r, int64_t base, Visit&& visit) {
+  if (r.ndim == 0) {
+    if (r.count > 0) visit(base, int64_t{0});
+    return;
+  }
+  if (r.ndim == 1) {
+    for (int64_t i = 0; i < r.shape[0]; ++i) visit(base + i * r.strides[0], i);
+    return;
+  }
+  int64_t index[NNP_MAX_DIMS] = {};
+  int64_t offset = base;
+  for (int64_t position = 0; position < r.count; ++position) {
+    visit(offset, position);
+    for (int32_t i = r.ndim - 1; i >= 0; --i) {
+      offset += r.strides[i];
+      if (++index[i] < r.shape[i]) break;
+      offset -= r.strides[i] * index[i];
+      index[i] = 0;
+    }
+  }
+}
+
+// Offset in x of the first element reduced into output element `o`.
+int64_t kept_offset(const nnp_view& x, int32_t nkeep, int64_t o) {
+  int64_t offset = 0;
+  for (int32_t i = nkeep - 1; i >= 0; --i) {
+    offset += (o % x.shape[i]) * x.strides[i];
+    o /= x.shape[i];
+  }
+  return offset;
+}
+
+template <typename T>
+void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double correction, const nnp_view& out) {
+  using Tr = Traits<T>;
+  using C = typename Tr::compute;
+  const int32_t nkeep = x.ndim - nreduce;
+  const ReducedDims r = reduced_dims(x, nreduce);
+  const T* data = static_cast<const T*>(x.data);
+  const int64_t outputs = view_numel(out);
+  // out is contiguous (the core allocates it).
+  parallel_for(outputs, r.count, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const int64_t base = kept_offset(x, nkeep, o);
+      if (op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN || op == NNP_REDUCE_VAR) {
+        if constexpr (is_floating_v<T>) {
+          double sum = 0;
+          walk_reduced(r, base, [&](int64_t at, int64_t) { sum += static_cast<double>(Tr::load(data[at])); });
+          double mean = sum / static_cast<double>(r.count);
+          double result = op == NNP_REDUCE_SUM ? sum : mean;
+          if (op == NNP_REDUCE_VAR) {
+            double squares = 0;
+            walk_reduced(r, base, [&](int64_t at, int64_t) {
+              double d = static_cast<double>(Tr::load(data[at])) - mean;
+              squares += d * d;
+            });
+            double denominator = static_cast<double>(r.count) - correction;
+            result = squares / (denominator > 0 ? denominator : 0.0);
+          }
+          static_cast<T*>(out.data)[o] = Tr::store(static_cast<C>(result));
+        } else {
+          uint64_t sum = 0;  // integer sums wrap, as PyTorch's
+          walk_reduced(r, base, [&](int64_t at, int64_t) { sum += static_cast<uint64_t>(Tr::load(data[at])); });
+          static_cast<T*>(out.data)[o] = static_cast<T>(sum);
+        }
+        continue;
+      }
+      const bool want_max = op == NNP_REDUCE_MAX || op == NNP_REDUCE_ARGMAX;
+      C best = Tr::load(data[base]);
+      int64_t best_at = 0;
+      bool done = false;
+      walk_reduced(r, base, [&](int64_t at, int64_t position) {
+        if (done) return;
+        C v = Tr::load(data[at]);
+        if constexpr (std::is_floating_point_v<C>) {
+          if (std::isnan(best)) {  // NaN wins and keeps its first index
+            done = true;
+            return;
+          }
+          if (std::isnan(v)) {
+            best = v;
+            best_at = position;
+            done = true;
+            return;
+          }
+        }
+        if (want_max ? v > best : v < best) {
+          best = v;
+          best_at = position;
+        }
+      });
+      if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN) static_cast<int64_t*>(out.data)[o] = best_at;
+      else static_cast<T*>(out.data)[o] = Tr::store(best);
+    }
+  });
+}
+
+template <typename T>
+void softmax_typed(const nnp_view& x, int32_t dim, bool log, const nnp_view& out) {
+  using Tr = Traits<T>;
+  using C = typename Tr::compute;
+  const int64_t length = x.shape[dim];
+  const int64_t xs = x.strides[dim], os = out.strides[dim];
+  // Rows are all positions of the other dimensions.
+  int64_t rows = 1;
+  for (int32_t i = 0; i < x.ndim; ++i)
+    if (i != dim) rows *= x.shape[i];
+  auto row_offset = [&](const nnp_view& v, int64_t row) {
+    int64_t offset = 0;
+    for (int32_t i = v.ndim - 1; i >= 0; --i) {
+      if (i == dim) continue;
+      offset += (row % v.shape[i]) * v.strides[i];
+      row /= v.shape[i];
+    }
+    return offset;
+  };
+  const T* in = static_cast<const T*>(x.data);
+  T* result = static_cast<T*>(out.data);
+  parallel_for(rows, length * 8, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const T* src = in + row_offset(x, row);
+      T* dst = result + row_offset(out, row);
+      C max = -std::numeric_limits<C>::infinity();
+      for (int64_t j = 0; j < length; ++j) {
+        C v = Tr::load(src[j * xs]);
+        if (std::isnan(v) || v > max) max = v;
+        if (std::isnan(max)) break;
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < length; ++j) sum += static_cast<double>(std::exp(Tr::load(src[j * xs]) - max));
+      if (log) {
+        const C log_sum = static_cast<C>(std::log(sum));
+        for (int64_t j = 0; j < length; ++j) dst[j * os] = Tr::store(Tr::load(src[j * xs]) - max - log_sum);
+      } else {
+        const C scale = static_cast<C>(1.0 / sum);
+        for (int64_t j = 0; j < length; ++j) dst[j * os] = Tr::store(std::exp(Tr::load(src[j * xs]) - max) * scale);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, int32_t nreduce, double correction,
+                  const nnp_view* out) {
+  dispatch(x->dtype, [&](auto tag) { reduce_typed<typename decltype(tag)::type>(op, *x, nreduce, correction, *out); });
+  return NNP_OK;
+}
+
+nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out) {
+  return dispatch(x->dtype, [&](auto tag) -> nnp_status {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_floating_v<T>) {
+      softmax_typed<T>(*x, dim, log != 0, *out);
+      return NNP_OK;
+    } else {
+      return fail(NNP_DTYPE_MISMATCH, "softmax: needs a floating-point tensor");
+    }
+  });
+}
+
+}  // namespace nnp::cpu

@@ -1,0 +1,380 @@
+// Trampolines from the C table into the core. Every entry catches every
+// exception (guard) and reports it as a status plus a thread-local message.
+#include "api_table.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "device.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "ops.hpp"
+#include "plugin_registry.hpp"
+
+namespace nnp::core {
+namespace {
+
+const Tensor& arg(const nnp_tensor* t, const char* op, const char* name) {
+  if (t == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": argument '", name, "' is NULL");
+  return *t;
+}
+
+nnp_tensor** out_arg(nnp_tensor** out, const char* op) {
+  if (out == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": the output pointer is NULL");
+  *out = nullptr;
+  return out;
+}
+
+// Copies a string into a caller's buffer with a size query (DESIGN §2.5).
+void copy_string(const std::string& text, char* buf, size_t size, size_t* needed) {
+  if (needed) *needed = text.size() + 1;
+  if (buf == nullptr || size == 0) return;
+  if (size < text.size() + 1)
+    fail(NNP_INVALID_ARGUMENT, "buffer of ", size, " bytes is too small; ", text.size() + 1, " are needed");
+  std::memcpy(buf, text.c_str(), text.size() + 1);
+}
+
+template <typename T>
+T* info_arg(T* info, const char* op) {
+  if (info == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": output struct is NULL");
+  if (info->struct_size < sizeof(size_t))
+    fail(NNP_INVALID_ARGUMENT, op, ": set struct_size to sizeof the struct before the call");
+  return info;
+}
+
+// Writes `full` into the caller's struct up to the size the caller knows.
+template <typename T>
+void write_info(T* info, T full) {
+  size_t size = info->struct_size < sizeof(T) ? info->struct_size : sizeof(T);
+  full.struct_size = size;
+  std::memcpy(info, &full, size);
+}
+
+PluginRegistry& registry() {
+  PluginRegistry& r = PluginRegistry::instance();
+  r.discover();
+  return r;
+}
+
+// ---- errors and names ----
+const char* api_last_error() { return last_error_message(); }
+nnp_status api_last_status() { return last_error_status(); }
+void api_set_error(nnp_status status, const char* message) { set_last_error(status, message); }
+const char* api_status_name(nnp_status status) {
+  static const char* const names[] = {"NNP_OK",          "NNP_INVALID_ARGUMENT", "NNP_SHAPE_MISMATCH",
+                                      "NNP_DTYPE_MISMATCH", "NNP_DEVICE_MISMATCH", "NNP_OUT_OF_MEMORY",
+                                      "NNP_DEVICE_ERROR", "NNP_NOT_FOUND",       "NNP_UNIMPLEMENTED",
+                                      "NNP_ABI_MISMATCH", "NNP_IO_ERROR",        "NNP_CORRUPT_DATA",
+                                      "NNP_INTERNAL"};
+  return status >= 0 && status <= NNP_INTERNAL ? names[status] : "NNP_UNKNOWN_STATUS";
+}
+const char* api_dtype_name(nnp_dtype dtype) { return dtype_name(dtype); }
+size_t api_dtype_size(nnp_dtype dtype) { return dtype_size(dtype); }
+const char* api_version() { return NNP_VERSION_STRING; }
+
+// ---- plugins and devices ----
+nnp_status api_load_plugin(const char* path) {
+  return guard([&] {
+    if (path == nullptr) fail(NNP_INVALID_ARGUMENT, "load_plugin: path is NULL");
+    PluginRegistry::instance().load(path);
+  });
+}
+int32_t api_plugin_count() {
+  int32_t count = 0;
+  guard([&] { count = registry().plugin_count(); });
+  return count;
+}
+nnp_status api_plugin_info(int32_t i, nnp_plugin_info* info) {
+  return guard([&] {
+    info_arg(info, "plugin_info");
+    const PluginRecord& record = registry().plugin(i);
+    write_info(info, nnp_plugin_info{0, record.path.c_str(), record.name.c_str(), record.version.c_str(),
+                                     record.loaded ? 1 : 0, record.status, record.reason.c_str()});
+  });
+}
+int32_t api_backend_count() {
+  int32_t count = 0;
+  guard([&] { count = registry().backend_count(); });
+  return count;
+}
+nnp_status api_backend_info(int32_t i, nnp_backend_info* info) {
+  return guard([&] {
+    info_arg(info, "backend_info");
+    const BackendRecord& backend = registry().backend(i);
+    // The reason string must outlive this call: the backend owns it.
+    const char* reason = "";
+    if (backend.device_count() == 0 && backend.table().unavailable_reason) {
+      const char* text = backend.table().unavailable_reason(backend.table().state);
+      if (text) reason = text;
+    }
+    write_info(info, nnp_backend_info{0, backend.name().c_str(), backend.plugin_path().c_str(),
+                                      backend.table().score, backend.device_count(), reason});
+  });
+}
+nnp_status api_plugin_search_path(char* buf, size_t size, size_t* needed) {
+  return guard([&] {
+    std::string joined;
+    for (const std::string& folder : PluginRegistry::instance().search_folders())
+      joined += (joined.empty() ? "" : ":") + folder;
+    copy_string(joined, buf, size, needed);
+  });
+}
+nnp_status api_device_parse(const char* name, nnp_device* out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "device_parse: output is NULL");
+    *out = parse_device(name);
+  });
+}
+nnp_status api_device_name(nnp_device device, char* buf, size_t size, size_t* needed) {
+  return guard([&] {
+    check_device("device_name", device);
+    copy_string(device_name(device), buf, size, needed);
+  });
+}
+nnp_status api_device_info(nnp_device device, nnp_device_info* info) {
+  return guard([&] {
+    info_arg(info, "device_info");
+    check_device("device_info", device);
+    const BackendRecord& backend = backend_of(device);
+    nnp_device_info full{};
+    full.struct_size = sizeof(full);
+    check_plugin_status(backend.table().device_info(backend.table().state, device.index, &full),
+                        backend.name().c_str(), "device_info");
+    full.backend = backend.name().c_str();
+    if (full.description == nullptr) full.description = "";
+    write_info(info, full);
+  });
+}
+nnp_status api_synchronize(nnp_device device) {
+  return guard([&] {
+    check_device("synchronize", device);
+    const BackendRecord& backend = backend_of(device);
+    check_plugin_status(backend.table().synchronize(backend.table().state, device.index), backend.name().c_str(),
+                        "synchronize");
+  });
+}
+
+// ---- tensor handles ----
+void api_tensor_retain(nnp_tensor* t) {
+  if (t) retain(t);
+}
+void api_tensor_release(nnp_tensor* t) {
+  if (t) release(t);
+}
+int32_t api_tensor_ndim(const nnp_tensor* t) { return t ? t->shape.ndim : 0; }
+const int64_t* api_tensor_shape(const nnp_tensor* t) { return t ? t->shape.d : nullptr; }
+const int64_t* api_tensor_strides(const nnp_tensor* t) { return t ? t->strides.d : nullptr; }
+int64_t api_tensor_offset(const nnp_tensor* t) { return t ? t->offset : 0; }
+int64_t api_tensor_numel(const nnp_tensor* t) { return t ? t->numel : 0; }
+nnp_dtype api_tensor_dtype(const nnp_tensor* t) { return t ? t->dtype : -1; }
+nnp_device api_tensor_device(const nnp_tensor* t) { return t ? t->device : nnp_device{-1, -1}; }
+int32_t api_tensor_is_contiguous(const nnp_tensor* t) { return t && t->is_contiguous() ? 1 : 0; }
+void* api_tensor_data(const nnp_tensor* t) { return t ? t->data() : nullptr; }
+
+// ---- creation ----
+nnp_status api_empty(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "empty") = empty(Dims::from_user("empty", shape, ndim), dtype, device).take(); });
+}
+nnp_status api_full(const int64_t* shape, int32_t ndim, double value, nnp_dtype dtype, nnp_device device,
+                    nnp_tensor** out) {
+  return guard(
+      [&] { *out_arg(out, "full") = full(Dims::from_user("full", shape, ndim), value, dtype, device).take(); });
+}
+nnp_status api_arange(double start, double end, double step, nnp_dtype dtype, nnp_device device, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "arange") = arange(start, end, step, dtype, device).take(); });
+}
+nnp_status api_from_host(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
+                         nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "from_host") = from_host(data, Dims::from_user("from_host", shape, ndim), dtype, device).take();
+  });
+}
+nnp_status api_random(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
+                      nnp_device device, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "random") = random(kind, a, b, Dims::from_user("random", shape, ndim), dtype, device).take();
+  });
+}
+void api_manual_seed(uint64_t seed) { manual_seed(seed); }
+void api_get_rng_state(uint64_t* seed, uint64_t* offset) { get_rng_state(seed, offset); }
+void api_set_rng_state(uint64_t seed, uint64_t offset) { set_rng_state(seed, offset); }
+
+// ---- data movement ----
+nnp_status api_copy_to_host(const nnp_tensor* t, void* dst, size_t bytes) {
+  return guard([&] { copy_to_host(arg(t, "copy_to_host", "t"), dst, bytes); });
+}
+nnp_status api_copy_into(nnp_tensor* dst, const nnp_tensor* src) {
+  return guard([&] {
+    arg(dst, "copy_into", "dst");
+    copy_into(*dst, arg(src, "copy_into", "src"));
+  });
+}
+nnp_status api_to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "to") = to(arg(t, "to", "t"), device, dtype).take(); });
+}
+
+// ---- views ----
+nnp_status api_view(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "view") = view(arg(t, "view", "t"), shape, ndim).take(); });
+}
+nnp_status api_reshape(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "reshape") = reshape(arg(t, "reshape", "t"), shape, ndim).take(); });
+}
+nnp_status api_transpose(const nnp_tensor* t, int32_t dim0, int32_t dim1, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "transpose") = transpose(arg(t, "transpose", "t"), dim0, dim1).take(); });
+}
+nnp_status api_permute(const nnp_tensor* t, const int32_t* dims, int32_t ndim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "permute") = permute(arg(t, "permute", "t"), dims, ndim).take(); });
+}
+nnp_status api_slice(const nnp_tensor* t, int32_t dim, int64_t start, int64_t end, int64_t step, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "slice") = slice(arg(t, "slice", "t"), dim, start, end, step).take(); });
+}
+nnp_status api_expand(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "expand") = expand(arg(t, "expand", "t"), shape, ndim).take(); });
+}
+nnp_status api_squeeze(const nnp_tensor* t, int32_t dim, int32_t all_dims, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "squeeze") = squeeze(arg(t, "squeeze", "t"), dim, all_dims != 0).take(); });
+}
+nnp_status api_unsqueeze(const nnp_tensor* t, int32_t dim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "unsqueeze") = unsqueeze(arg(t, "unsqueeze", "t"), dim).take(); });
+}
+nnp_status api_contiguous(const nnp_tensor* t, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "contiguous") = contiguous(arg(t, "contiguous", "t")).take(); });
+}
+nnp_status api_clone(const nnp_tensor* t, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "clone") = clone(arg(t, "clone", "t")).take(); });
+}
+
+// ---- compute ----
+nnp_status api_unary(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "unary") = unary(op, arg(x, "unary", "x")).take(); });
+}
+nnp_status api_binary(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
+  return guard(
+      [&] { *out_arg(out, "binary") = binary(op, arg(a, "binary", "a"), arg(b, "binary", "b")).take(); });
+}
+nnp_status api_where(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "where") =
+        where(arg(cond, "where", "cond"), arg(a, "where", "a"), arg(b, "where", "b")).take();
+  });
+}
+nnp_status api_reduce(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
+                      double correction, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "reduce") = reduce(op, arg(x, "reduce", "x"), dims, ndims, keepdim != 0, correction).take();
+  });
+}
+nnp_status api_matmul(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "matmul") = matmul(arg(a, "matmul", "a"), arg(b, "matmul", "b")).take(); });
+}
+nnp_status api_softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "softmax") = softmax(arg(x, "softmax", "x"), dim, log != 0).take(); });
+}
+nnp_status api_cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "cat") = cat(tensors, count, dim).take(); });
+}
+nnp_status api_index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "index_select") =
+        index_select(arg(x, "index_select", "x"), dim, arg(index, "index_select", "index")).take();
+  });
+}
+nnp_status api_gather(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "gather") = gather(arg(x, "gather", "x"), dim, arg(index, "gather", "index")).take();
+  });
+}
+nnp_status api_scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
+                           nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "scatter_add") = scatter_add(arg(x, "scatter_add", "x"), dim, arg(index, "scatter_add", "index"),
+                                               arg(src, "scatter_add", "src"))
+                                       .take();
+  });
+}
+
+const nnp_api kApi = {
+    sizeof(nnp_api),
+    NNP_ABI_MAJOR,
+    NNP_ABI_MINOR,
+    api_last_error,
+    api_last_status,
+    api_set_error,
+    api_status_name,
+    api_dtype_name,
+    api_dtype_size,
+    api_version,
+    api_load_plugin,
+    api_plugin_count,
+    api_plugin_info,
+    api_backend_count,
+    api_backend_info,
+    api_plugin_search_path,
+    api_device_parse,
+    api_device_name,
+    api_device_info,
+    api_synchronize,
+    PluginRegistry::register_backend,
+    api_tensor_retain,
+    api_tensor_release,
+    api_tensor_ndim,
+    api_tensor_shape,
+    api_tensor_strides,
+    api_tensor_offset,
+    api_tensor_numel,
+    api_tensor_dtype,
+    api_tensor_device,
+    api_tensor_is_contiguous,
+    api_tensor_data,
+    api_empty,
+    api_full,
+    api_arange,
+    api_from_host,
+    api_random,
+    api_manual_seed,
+    api_get_rng_state,
+    api_set_rng_state,
+    api_copy_to_host,
+    api_copy_into,
+    api_to,
+    api_view,
+    api_reshape,
+    api_transpose,
+    api_permute,
+    api_slice,
+    api_expand,
+    api_squeeze,
+    api_unsqueeze,
+    api_contiguous,
+    api_clone,
+    api_unary,
+    api_binary,
+    api_where,
+    api_reduce,
+    api_matmul,
+    api_softmax,
+    api_cat,
+    api_index_select,
+    api_gather,
+    api_scatter_add,
+};
+
+}  // namespace
+
+const nnp_api* api_table() { return &kApi; }
+
+}  // namespace nnp::core
+
+extern "C" NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor) {
+  if (major != NNP_ABI_MAJOR || minor > NNP_ABI_MINOR) {
+    nnp::core::set_last_error(
+        NNP_ABI_MISMATCH, nnp::core::str_cat("nnp_get_api: the caller asks for ABI ", major, ".", minor,
+                                         " but this libnnp implements ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
+                                         major != NNP_ABI_MAJOR ? " (major versions differ)"
+                                                                : " (the caller's minor is newer)")
+                              .c_str());
+    return nullptr;
+  }
+  return &nnp::core::kApi;
+}

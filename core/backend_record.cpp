@@ -1,0 +1,46 @@
+#include "backend_record.hpp"
+
+#include <cstring>
+
+#include "error.hpp"
+
+namespace nnp::core {
+
+BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels,
+                             std::string plugin_path)
+    : id_(id), table_(table), kernels_(kernels), name_(table.name), plugin_path_(std::move(plugin_path)) {
+  table_.kernels = &kernels_;  // the core's own copy, at the size it knows
+}
+
+void BackendRecord::init_devices() const {
+  std::call_once(devices_once_, [this] {
+    int32_t count = table_.device_count(table_.state);
+    device_count_ = count > 0 ? count : 0;
+    devices_ = std::make_unique<DeviceSlot[]>(static_cast<size_t>(device_count_ > 0 ? device_count_ : 1));
+  });
+}
+
+int32_t BackendRecord::device_count() const {
+  init_devices();
+  return device_count_;
+}
+
+std::string BackendRecord::unavailable_reason() const {
+  if (device_count() > 0 || table_.unavailable_reason == nullptr) return "";
+  const char* reason = table_.unavailable_reason(table_.state);
+  return reason ? reason : "";
+}
+
+const nnp_kernel_ctx& BackendRecord::context(int32_t device) const {
+  init_devices();
+  DeviceSlot& slot = devices_[device];
+  std::call_once(slot.once, [&] {
+    slot.ctx.struct_size = sizeof(nnp_kernel_ctx);
+    slot.ctx.backend_state = table_.state;
+    slot.ctx.device = device;
+    slot.ctx.stream = table_.stream ? table_.stream(table_.state, device) : nullptr;
+  });
+  return slot.ctx;
+}
+
+}  // namespace nnp::core

@@ -1,0 +1,50 @@
+// A backend as the core keeps it once a plugin registered it: its table
+// copied at the size this core knows (unknown tails zeroed), plus the
+// per-device kernel contexts created on first use of each device.
+#pragma once
+
+#include <nnp/plugin.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace nnp::core {
+
+class BackendRecord {
+ public:
+  BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path);
+
+  int32_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  const std::string& plugin_path() const { return plugin_path_; }
+  const nnp_backend& table() const { return table_; }
+  const nnp_kernels& kernels() const { return kernels_; }
+  bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
+
+  // Asked of the backend once; never creates a device context.
+  int32_t device_count() const;
+  std::string unavailable_reason() const;
+  // The context kernels on `device` run with; the first call for a device is
+  // its first use (streams and device contexts are created here).
+  const nnp_kernel_ctx& context(int32_t device) const;
+
+ private:
+  struct DeviceSlot {
+    std::once_flag once;
+    nnp_kernel_ctx ctx{};
+  };
+  void init_devices() const;
+
+  int32_t id_;
+  nnp_backend table_{};
+  nnp_kernels kernels_{};
+  std::string name_;
+  std::string plugin_path_;
+  mutable std::once_flag devices_once_;
+  mutable int32_t device_count_ = 0;
+  mutable std::unique_ptr<DeviceSlot[]> devices_;
+};
+
+}  // namespace nnp::core

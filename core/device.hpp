@@ -1,0 +1,15 @@
+// Device names ("cpu", "cuda:1", "auto") and their validation.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <string>
+
+namespace nnp::core {
+
+nnp_device parse_device(const char* name);
+std::string device_name(nnp_device device);
+// Throws naming `what` unless device is a loaded backend's existing device.
+void check_device(const char* what, nnp_device device);
+
+}  // namespace nnp::core

@@ -1,0 +1,21 @@
+// Element types: names as PyTorch spells them in messages, sizes, categories.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <cstddef>
+
+namespace nnp::core {
+
+const char* dtype_name(nnp_dtype dtype);  // nullptr when unknown
+size_t dtype_size(nnp_dtype dtype);  // 0 when unknown
+inline bool is_valid_dtype(nnp_dtype dtype) { return dtype >= 0 && dtype < NNP_DTYPE_COUNT; }
+inline bool is_floating(nnp_dtype dtype) {
+  return dtype == NNP_F32 || dtype == NNP_F64 || dtype == NNP_F16 || dtype == NNP_BF16;
+}
+inline bool is_integral(nnp_dtype dtype) { return dtype == NNP_I64 || dtype == NNP_I32 || dtype == NNP_U8; }
+
+// Throws NNP_INVALID_ARGUMENT naming `what` when dtype is not a known one.
+void check_dtype(const char* what, nnp_dtype dtype);
+
+}  // namespace nnp::core

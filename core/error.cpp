@@ -1,0 +1,58 @@
+#include "error.hpp"
+
+#include <new>
+
+namespace nnp::core {
+namespace {
+
+struct LastError {
+  nnp_status status = NNP_OK;
+  std::string message;
+};
+
+LastError& last_error() {
+  thread_local LastError state;
+  return state;
+}
+
+}  // namespace
+
+void set_last_error(nnp_status status, const char* message) {
+  LastError& state = last_error();
+  state.status = status;
+  state.message = message ? message : "";
+}
+
+const char* last_error_message() { return last_error().message.c_str(); }
+
+nnp_status last_error_status() { return last_error().status; }
+
+nnp_status record_current_exception() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    set_last_error(e.status(), e.what());
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    set_last_error(NNP_OUT_OF_MEMORY, "out of host memory");
+    return NNP_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(NNP_INTERNAL, str_cat("internal error: ", e.what()).c_str());
+    return NNP_INTERNAL;
+  } catch (...) {
+    set_last_error(NNP_INTERNAL, "internal error: unknown exception");
+    return NNP_INTERNAL;
+  }
+}
+
+void check_plugin_status(nnp_status status, const char* backend, const char* what) {
+  if (status == NNP_OK) return;
+  // A plugin reports its message through api->set_error; keep it when it did.
+  std::string message = last_error_status() == status && *last_error_message()
+                            ? std::string(last_error_message())
+                            : str_cat(what, ": backend '", backend, "' failed without a message");
+  set_last_error(NNP_OK, "");
+  throw Error(status, message);
+}
+
+}  // namespace nnp::core

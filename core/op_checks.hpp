@@ -1,0 +1,30 @@
+// Argument checks and view preparation shared by the op files.
+#pragma once
+
+#include <nnp/plugin.h>
+
+#include "error.hpp"
+#include "tensor.hpp"
+
+namespace nnp::core {
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+// Throws NNP_DTYPE_MISMATCH unless t is floating point.
+void check_floating(const char* op, const Tensor& t);
+
+// The NumPy broadcast of two shapes, or a message naming both.
+Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);
+// t seen with out_shape (right-aligned; broadcast dimensions get stride 0).
+nnp_view broadcast_view(const Tensor& t, const Dims& out_shape);
+
+// Merges dimensions that are contiguous across every view, so kernels walk
+// fewer, longer rows. All views must share ndim and shape.
+void coalesce(nnp_view* const* views, int count);
+
+// Calls a backend kernel and turns its failure into an Error.
+inline void run_kernel(const Tensor& owner, const char* op, nnp_status status) {
+  if (status != NNP_OK) check_plugin_status(status, owner.backend().name().c_str(), op);
+}
+
+}  // namespace nnp::core

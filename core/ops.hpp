@@ -1,0 +1,52 @@
+// The core's tensor operations. Each checks its arguments (shapes, dtypes,
+// devices) first, throwing an Error that names both operands, then prepares
+// raw views and calls the owning backend's kernel.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include "tensor.hpp"
+
+namespace nnp::core {
+
+// creation (ops_creation.cpp)
+TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device);
+TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device);
+TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device);
+TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device);
+TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device);
+void manual_seed(uint64_t seed);
+void get_rng_state(uint64_t* seed, uint64_t* offset);
+void set_rng_state(uint64_t seed, uint64_t offset);
+
+// data movement (ops_copy.cpp)
+void copy_to_host(const Tensor& t, void* dst, size_t bytes);
+void copy_into(Tensor& dst, const Tensor& src);
+TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype);
+TensorRef contiguous(const Tensor& t);
+TensorRef clone(const Tensor& t);
+
+// views (ops_view.cpp)
+TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1);
+TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim);
+TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step);
+TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims);
+TensorRef unsqueeze(const Tensor& t, int64_t dim);
+
+// compute
+TensorRef unary(nnp_unary_op op, const Tensor& x);  // ops_elementwise.cpp
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
+TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+                 double correction);  // ops_reduce.cpp
+TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
+TensorRef softmax(const Tensor& x, int64_t dim, bool log);  // ops_softmax.cpp
+TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);  // ops_indexing.cpp
+TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);
+TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);
+TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+
+}  // namespace nnp::core

@@ -1,0 +1,125 @@
+// Tensor creation and the global Philox generator.
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "device.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "host_convert.hpp"
+#include "op_checks.hpp"
+#include "ops.hpp"
+
+namespace nnp::core {
+namespace {
+
+struct Generator {
+  std::mutex mutex;
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+
+Generator& generator() {
+  static Generator g;
+  return g;
+}
+
+}  // namespace
+
+TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  check_dtype("empty", dtype);
+  check_device("empty", device);
+  return make_tensor(shape, dtype, device);
+}
+
+TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device) {
+  TensorRef t = empty(shape, dtype, device);
+  if (t->numel == 0) return t;
+  nnp_view v = kernel_view(*t);
+  run_kernel(*t, "full", t->backend().kernels().fill(&kernel_ctx(*t), &v, value));
+  return t;
+}
+
+TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device) {
+  check_dtype("arange", dtype);
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    fail(NNP_INVALID_ARGUMENT, "arange: start, end and step must be finite (got ", start, ", ", end, ", ", step, ")");
+  if (step == 0) fail(NNP_INVALID_ARGUMENT, "arange: step must be nonzero");
+  if ((step > 0 && end < start) || (step < 0 && end > start))
+    fail(NNP_INVALID_ARGUMENT, "arange: upper bound ", end, " and lower bound ", start,
+         " are inconsistent with the sign of step ", step);
+  if (dtype == NNP_BOOL) fail(NNP_DTYPE_MISMATCH, "arange: bool is not a numeric dtype");
+  double count = std::ceil((end - start) / step);
+  if (count > 1e12) fail(NNP_OUT_OF_MEMORY, "arange: ", count, " elements is too many");
+  Dims shape;
+  shape.ndim = 1;
+  shape.d[0] = static_cast<int64_t>(count);
+  std::vector<unsigned char> host(static_cast<size_t>(shape.d[0]) * dtype_size(dtype));
+  for (int64_t i = 0; i < shape.d[0]; ++i) store_host(dtype, host.data(), i, start + static_cast<double>(i) * step);
+  return from_host(host.data(), shape, dtype, device);
+}
+
+TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  TensorRef t = empty(shape, dtype, device);
+  size_t bytes = t->storage->bytes;
+  if (bytes == 0) return t;
+  if (data == nullptr) fail(NNP_INVALID_ARGUMENT, "from_host: data is NULL for shape ", format_dims(shape));
+  const nnp_backend& table = t->backend().table();
+  check_plugin_status(table.copy_from_host(table.state, device.index, t->data(), data, bytes),
+                      t->backend().name().c_str(), "from_host");
+  return t;
+}
+
+TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  check_dtype("random", dtype);
+  switch (kind) {
+    case NNP_RANDOM_UNIFORM:
+    case NNP_RANDOM_NORMAL: {
+      const char* name = kind == NNP_RANDOM_UNIFORM ? "rand" : "randn";
+      if (!is_floating(dtype))
+        fail(NNP_DTYPE_MISMATCH, name, ": needs a floating-point dtype, got ", dtype_name(dtype));
+      if (kind == NNP_RANDOM_UNIFORM && !(a <= b))
+        fail(NNP_INVALID_ARGUMENT, "rand: the range [", a, ", ", b, ") is empty or reversed");
+      if (kind == NNP_RANDOM_NORMAL && !(b >= 0))
+        fail(NNP_INVALID_ARGUMENT, "randn: standard deviation must be >= 0, got ", b);
+      break;
+    }
+    case NNP_RANDOM_INT:
+      if (dtype == NNP_BOOL) fail(NNP_DTYPE_MISMATCH, "randint: bool is not a numeric dtype");
+      if (!(a < b) || a != std::floor(a) || b != std::floor(b))
+        fail(NNP_INVALID_ARGUMENT, "randint: needs integers low < high, got [", a, ", ", b, ")");
+      break;
+    default: fail(NNP_INVALID_ARGUMENT, "random: unknown kind ", kind);
+  }
+  TensorRef t = empty(shape, dtype, device);
+  if (t->numel == 0) return t;
+  uint64_t seed, offset;
+  {
+    Generator& g = generator();
+    std::lock_guard<std::mutex> lock(g.mutex);
+    seed = g.seed;
+    offset = g.offset;
+    g.offset += static_cast<uint64_t>(t->numel);
+  }
+  nnp_view v = kernel_view(*t);
+  run_kernel(*t, "random", t->backend().kernels().random(&kernel_ctx(*t), kind, seed, offset, a, b, &v));
+  return t;
+}
+
+void manual_seed(uint64_t seed) { set_rng_state(seed, 0); }
+
+void get_rng_state(uint64_t* seed, uint64_t* offset) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (seed) *seed = g.seed;
+  if (offset) *offset = g.offset;
+}
+
+void set_rng_state(uint64_t seed, uint64_t offset) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.seed = seed;
+  g.offset = offset;
+}
+
+}  // namespace nnp::core

@@ -1,0 +1,91 @@
+// Unary, binary and where: broadcasting, dtype rules, then one kernel call.
+#include "dtype.hpp"
+#include "error.hpp"
+#include "op_checks.hpp"
+#include "ops.hpp"
+
+namespace nnp::core {
+namespace {
+
+const char* unary_name(nnp_unary_op op) {
+  static const char* const names[NNP_UNARY_COUNT] = {"neg",  "abs",  "exp",     "log",  "sqrt", "rsqrt", "sin",
+                                                     "cos",  "tanh", "sigmoid", "relu", "gelu", "silu",  "sign"};
+  return op >= 0 && op < NNP_UNARY_COUNT ? names[op] : nullptr;
+}
+
+const char* binary_name(nnp_binary_op op) {
+  static const char* const names[NNP_BINARY_COUNT] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                                      "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  return op >= 0 && op < NNP_BINARY_COUNT ? names[op] : nullptr;
+}
+
+// Ops that stay in the integers; the rest promote integers to f32 as
+// PyTorch does.
+bool keeps_integers(nnp_unary_op op) {
+  return op == NNP_UNARY_NEG || op == NNP_UNARY_ABS || op == NNP_UNARY_RELU || op == NNP_UNARY_SIGN;
+}
+
+bool is_comparison(nnp_binary_op op) { return op >= NNP_BINARY_EQ; }
+
+}  // namespace
+
+TensorRef unary(nnp_unary_op op, const Tensor& x) {
+  const char* name = unary_name(op);
+  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "unary: unknown op ", op);
+  if (x.dtype == NNP_BOOL)
+    fail(NNP_DTYPE_MISMATCH, name, ": not defined for bool tensors (shape ", format_dims(x.shape),
+         "); convert with to(dtype)");
+  if (!is_floating(x.dtype) && !keeps_integers(op)) {
+    TensorRef promoted = to(x, x.device, NNP_F32);
+    return unary(op, *promoted);
+  }
+  TensorRef out = make_tensor(x.shape, x.dtype, x.device);
+  if (out->numel == 0) return out;
+  nnp_view vx = kernel_view(x), vo = kernel_view(*out);
+  nnp_view* views[] = {&vo, &vx};
+  coalesce(views, 2);
+  run_kernel(x, name, x.backend().kernels().unary(&kernel_ctx(x), op, &vx, &vo));
+  return out;
+}
+
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  const char* name = binary_name(op);
+  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
+  check_same_device(name, a, b);
+  check_same_dtype(name, a, b);
+  if (a.dtype == NNP_BOOL && op <= NNP_BINARY_POW)
+    fail(NNP_DTYPE_MISMATCH, name, ": arithmetic is not defined for bool tensors (shapes ", format_dims(a.shape),
+         " and ", format_dims(b.shape), "); convert with to(dtype)");
+  Dims shape = broadcast_shapes(name, a.shape, b.shape);
+  if (op == NNP_BINARY_DIV && !is_floating(a.dtype)) {  // true division, as PyTorch
+    TensorRef fa = to(a, a.device, NNP_F32), fb = to(b, b.device, NNP_F32);
+    return binary(op, *fa, *fb);
+  }
+  TensorRef out = make_tensor(shape, is_comparison(op) ? NNP_BOOL : a.dtype, a.device);
+  if (out->numel == 0) return out;
+  nnp_view va = broadcast_view(a, shape), vb = broadcast_view(b, shape), vo = kernel_view(*out);
+  nnp_view* views[] = {&vo, &va, &vb};
+  coalesce(views, 3);
+  run_kernel(a, name, a.backend().kernels().binary(&kernel_ctx(a), op, &va, &vb, &vo));
+  return out;
+}
+
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same_device("where", cond, a);
+  check_same_device("where", a, b);
+  if (cond.dtype != NNP_BOOL)
+    fail(NNP_DTYPE_MISMATCH, "where: the condition must be bool, got ", dtype_name(cond.dtype), " of shape ",
+         format_dims(cond.shape), "; compare first (for example ne(x, 0))");
+  check_same_dtype("where", a, b);
+  Dims shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape);
+  TensorRef out = make_tensor(shape, a.dtype, a.device);
+  if (out->numel == 0) return out;
+  nnp_view vc = broadcast_view(cond, shape), va = broadcast_view(a, shape), vb = broadcast_view(b, shape);
+  nnp_view vo = kernel_view(*out);
+  nnp_view* views[] = {&vo, &vc, &va, &vb};
+  coalesce(views, 4);
+  run_kernel(a, "where", a.backend().kernels().where(&kernel_ctx(a), &vc, &va, &vb, &vo));
+  return out;
+}
+
+}  // namespace nnp::core

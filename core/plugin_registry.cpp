@@ -1,0 +1,318 @@
+#include "plugin_registry.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#define BOOST_DLL_USE_STD_FS
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include "api_table.hpp"
+#include "error.hpp"
+
+namespace fs = std::filesystem;
+
+// The registration state handed to a plugin's init.
+struct nnp_plugin_host {
+  const std::string* path = nullptr;
+  bool active = false;
+  std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
+  nnp_status failure = NNP_OK;
+  std::string failure_reason;
+};
+
+namespace nnp::core {
+namespace {
+
+constexpr int32_t kMaxBackends = 64;
+
+// The sizes of the first released layouts: a plugin's struct must cover them.
+constexpr size_t kDescriptorV1Size = offsetof(nnp_plugin_descriptor, init) + sizeof(void*);
+constexpr size_t kBackendV1Size = offsetof(nnp_backend, kernels) + sizeof(void*);
+constexpr size_t kKernelsV1Size = offsetof(nnp_kernels, random) + sizeof(void*);
+
+// Copies a plugin's struct at the size this core knows; fields the plugin
+// does not have stay zero (NULL = not provided).
+template <typename T>
+T copy_struct(const T& from) {
+  T to{};
+  std::memcpy(&to, &from, std::min(from.struct_size, sizeof(T)));
+  to.struct_size = sizeof(T);
+  return to;
+}
+
+bool valid_backend_name(const char* name) {
+  if (name == nullptr || *name == '\0') return false;
+  for (const char* c = name; *c; ++c)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+  return true;
+}
+
+// Returns the name of the first NULL required slot, or nullptr.
+const char* missing_backend_slot(const nnp_backend& b) {
+  if (!b.device_count) return "device_count";
+  if (!b.device_info) return "device_info";
+  if (!b.alloc) return "alloc";
+  if (!b.free) return "free";
+  if (!b.copy_from_host) return "copy_from_host";
+  if (!b.copy_to_host) return "copy_to_host";
+  if (!b.copy_on_device) return "copy_on_device";
+  if (!b.synchronize) return "synchronize";
+  if (!b.kernels) return "kernels";
+  return nullptr;
+}
+
+const char* missing_kernel_slot(const nnp_kernels& k) {
+  if (!k.copy) return "copy";
+  if (!k.fill) return "fill";
+  if (!k.unary) return "unary";
+  if (!k.binary) return "binary";
+  if (!k.where) return "where";
+  if (!k.reduce) return "reduce";
+  if (!k.gemm) return "gemm";
+  if (!k.softmax) return "softmax";
+  if (!k.index_select) return "index_select";
+  if (!k.gather) return "gather";
+  if (!k.scatter_add) return "scatter_add";
+  if (!k.random) return "random";
+  return nullptr;
+}
+
+bool looks_like_shared_library(const fs::path& path) {
+  std::string name = path.filename().string();
+  return (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) || name.find(".so.") != std::string::npos;
+}
+
+}  // namespace
+
+struct PluginRegistry::Impl {
+  std::recursive_mutex mutex;
+  std::deque<PluginRecord> plugins;
+  std::deque<boost::dll::shared_library> libraries;  // kept open until exit
+  std::map<std::string, size_t> by_path;  // canonical path -> plugin index
+  std::array<std::unique_ptr<BackendRecord>, kMaxBackends> backends;
+  std::atomic<int32_t> backend_count{0};
+  std::once_flag discovered;
+
+  const BackendRecord* find(const std::string& name) const {
+    int32_t count = backend_count.load(std::memory_order_acquire);
+    for (int32_t i = 0; i < count; ++i)
+      if (backends[i]->name() == name) return backends[i].get();
+    return nullptr;
+  }
+
+  // Loads and records one file; returns its record.
+  const PluginRecord& load(const std::string& requested) {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(fs::path(requested), ec);
+    std::string key = ec ? requested : canonical.string();
+    if (auto it = by_path.find(key); it != by_path.end()) return plugins[it->second];
+
+    PluginRecord record;
+    record.path = key;
+    by_path[key] = plugins.size();
+    try {
+      load_into(record);
+      record.loaded = true;
+    } catch (const Error& e) {
+      record.status = e.status();
+      record.reason = e.what();
+    }
+    plugins.push_back(std::move(record));
+    return plugins.back();
+  }
+
+  void load_into(PluginRecord& record) {
+    const std::string& path = record.path;
+    if (!fs::path(path).is_absolute())
+      fail(NNP_INVALID_ARGUMENT, "plugin path '", path, "' is not absolute; pass an absolute path");
+    if (!fs::is_regular_file(path)) fail(NNP_NOT_FOUND, "no such file");
+
+    boost::dll::shared_library library;
+    try {
+      library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+      fail(NNP_IO_ERROR, "not a loadable shared library (", e.what(), ")");
+    }
+    if (!library.has("nnp_plugin_entry"))
+      fail(NNP_NOT_FOUND, "exports no nnp_plugin_entry symbol, so it is not an nnplug plugin (define it with "
+                          "NNP_PLUGIN_ENTRY from nnp/plugin.h)");
+
+    const nnp_plugin_descriptor* descriptor = nullptr;
+    try {
+      descriptor = library.get<const nnp_plugin_descriptor*()>("nnp_plugin_entry")();
+    } catch (...) {
+      fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry threw an exception; it must return a static descriptor");
+    }
+    if (descriptor == nullptr) fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL instead of a descriptor");
+    if (descriptor->struct_size < kDescriptorV1Size)
+      fail(NNP_ABI_MISMATCH, "descriptor struct_size ", descriptor->struct_size,
+           " is smaller than the first released nnp_plugin_descriptor (", kDescriptorV1Size, " bytes)");
+    if (descriptor->abi_major != NNP_ABI_MAJOR)
+      fail(NNP_ABI_MISMATCH, "built for ABI ", descriptor->abi_major, ".", descriptor->abi_minor,
+           " but this nnplug implements ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
+           " (major versions differ): rebuild the plugin against nnplug's SDK ", NNP_ABI_MAJOR, ".x");
+    if (descriptor->abi_minor > NNP_ABI_MINOR)
+      fail(NNP_ABI_MISMATCH, "built for ABI ", descriptor->abi_major, ".", descriptor->abi_minor,
+           ", newer than this nnplug's ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
+           ": upgrade nnplug or rebuild the plugin against this SDK");
+    if (descriptor->name == nullptr || *descriptor->name == '\0')
+      fail(NNP_INVALID_ARGUMENT, "descriptor has no name");
+    record.name = descriptor->name;
+    record.version = descriptor->version ? descriptor->version : "";
+    for (const PluginRecord& other : plugins)
+      if (other.loaded && other.name == record.name)
+        fail(NNP_INVALID_ARGUMENT, "a plugin named '", record.name, "' is already loaded from ", other.path);
+    if (descriptor->init == nullptr) fail(NNP_INVALID_ARGUMENT, "descriptor has no init function");
+
+    nnp_plugin_host host;
+    host.path = &record.path;
+    host.active = true;
+    nnp_status status = NNP_OK;
+    try {
+      status = descriptor->init(api_table(), &host);
+    } catch (const std::exception& e) {
+      fail(NNP_INTERNAL, "init threw an exception (", e.what(), "); plugins must return a status instead");
+    } catch (...) {
+      fail(NNP_INTERNAL, "init threw an exception; plugins must return a status instead");
+    }
+    host.active = false;
+    if (host.failure != NNP_OK) fail(host.failure, host.failure_reason);
+    if (status != NNP_OK) {
+      std::string message = last_error_status() == status ? last_error_message() : "";
+      fail(status, "init failed with status ", status, message.empty() ? "" : ": ", message);
+    }
+    commit(host, record.path);
+    libraries.push_back(std::move(library));
+  }
+
+  void commit(nnp_plugin_host& host, const std::string& path) {
+    int32_t count = backend_count.load();
+    if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
+      fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
+    for (auto& [table, kernels] : host.staged) {
+      backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path);
+      ++count;
+      backend_count.store(count, std::memory_order_release);  // publish the complete record
+    }
+  }
+};
+
+PluginRegistry& PluginRegistry::instance() {
+  static PluginRegistry* registry = new PluginRegistry();  // never destroyed: plugins stay loaded
+  return *registry;
+}
+
+PluginRegistry::Impl& PluginRegistry::impl() const {
+  static Impl* state = new Impl();
+  return *state;
+}
+
+void PluginRegistry::load(const std::string& path) {
+  const PluginRecord& record = impl().load(path);
+  if (!record.loaded) fail(record.status, "plugin ", record.path, ": ", record.reason);
+}
+
+std::vector<std::string> PluginRegistry::search_folders() const {
+  std::vector<std::string> folders;
+  if (const char* env = std::getenv("NNP_PLUGIN_PATH")) {
+    std::string list = env;
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t end = list.find(':', start);
+      if (end == std::string::npos) end = list.size();
+      if (end > start) folders.push_back(fs::absolute(list.substr(start, end - start)).lexically_normal().string());
+      start = end + 1;
+    }
+  }
+  // <prefix>/lib/nnplug/plugins beside libnnp.so; the build tree mirrors it.
+  std::error_code ec;
+  fs::path self = boost::dll::this_line_location(ec);
+  if (!ec) folders.push_back((self.parent_path() / "nnplug" / "plugins").lexically_normal().string());
+  return folders;
+}
+
+void PluginRegistry::discover() {
+  std::call_once(impl().discovered, [this] {
+    for (const std::string& folder : search_folders()) {
+      std::error_code ec;
+      if (!fs::is_directory(folder, ec)) continue;
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(folder, ec))
+        if (looks_like_shared_library(entry.path())) files.push_back(entry.path().string());
+      std::sort(files.begin(), files.end());
+      for (const std::string& file : files) impl().load(file);
+    }
+  });
+}
+
+int32_t PluginRegistry::plugin_count() const {
+  std::lock_guard<std::recursive_mutex> lock(impl().mutex);
+  return static_cast<int32_t>(impl().plugins.size());
+}
+
+const PluginRecord& PluginRegistry::plugin(int32_t i) const {
+  std::lock_guard<std::recursive_mutex> lock(impl().mutex);
+  if (i < 0 || i >= static_cast<int32_t>(impl().plugins.size()))
+    fail(NNP_INVALID_ARGUMENT, "plugin index ", i, " is out of range (", impl().plugins.size(), " plugins)");
+  return impl().plugins[static_cast<size_t>(i)];
+}
+
+int32_t PluginRegistry::backend_count() const { return impl().backend_count.load(std::memory_order_acquire); }
+
+const BackendRecord& PluginRegistry::backend(int32_t id) const {
+  if (id < 0 || id >= backend_count())
+    fail(NNP_INVALID_ARGUMENT, "backend id ", id, " is out of range (", backend_count(), " backends loaded)");
+  return *impl().backends[id];
+}
+
+const BackendRecord* PluginRegistry::find_backend(const std::string& name) const { return impl().find(name); }
+
+nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_backend* backend) {
+  return guard([&] {
+    if (host == nullptr || !host->active)
+      fail(NNP_INVALID_ARGUMENT, "register_backend: called outside a plugin's init");
+    try {
+      if (backend == nullptr) fail(NNP_INVALID_ARGUMENT, "register_backend: backend is NULL");
+      if (backend->struct_size < kBackendV1Size)
+        fail(NNP_ABI_MISMATCH, "nnp_backend struct_size ", backend->struct_size,
+             " is smaller than the first released layout (", kBackendV1Size, " bytes)");
+      if (!valid_backend_name(backend->name))
+        fail(NNP_INVALID_ARGUMENT, "backend name '", backend->name ? backend->name : "(null)",
+             "' is not valid: use lower-case letters, digits and '_'");
+      nnp_backend table = copy_struct(*backend);
+      std::string name = table.name;
+      if (const char* slot = missing_backend_slot(table))
+        fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required slot '", slot, "' is NULL");
+      if (table.kernels->struct_size < kKernelsV1Size)
+        fail(NNP_ABI_MISMATCH, "backend '", name, "': nnp_kernels struct_size ", table.kernels->struct_size,
+             " is smaller than the first released layout (", kKernelsV1Size, " bytes)");
+      nnp_kernels kernels = copy_struct(*table.kernels);
+      if (const char* slot = missing_kernel_slot(kernels))
+        fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot, "' is NULL");
+      if (const BackendRecord* existing = instance().find_backend(name))
+        fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is already registered by ", existing->plugin_path());
+      for (const auto& staged : host->staged)
+        if (name == staged.first.name) fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is registered twice");
+      host->staged.emplace_back(table, kernels);
+    } catch (const Error& e) {
+      // The plugin is refused even if its init ignores this status.
+      if (host->failure == NNP_OK) {
+        host->failure = e.status();
+        host->failure_reason = e.what();
+      }
+      throw;
+    }
+  });
+}
+
+}  // namespace nnp::core

@@ -1,0 +1,52 @@
+// Finds, validates and loads plugins (DESIGN.md §2 rules 6-9) and owns the
+// backends they register. Plugins are never unloaded: the registry lives
+// until process exit and keeps every shared library open.
+#pragma once
+
+#include <nnp/plugin.h>
+
+#include <string>
+#include <vector>
+
+#include "backend_record.hpp"
+
+namespace nnp::core {
+
+struct PluginRecord {
+  std::string path;
+  std::string name;
+  std::string version;
+  bool loaded = false;
+  nnp_status status = NNP_OK;
+  std::string reason;
+};
+
+class PluginRegistry {
+ public:
+  static PluginRegistry& instance();
+
+  // Loads one plugin file now. Refusals are recorded and thrown.
+  void load(const std::string& path);
+  // Loads every plugin of the search folders, once per process.
+  void discover();
+  std::vector<std::string> search_folders() const;
+
+  int32_t plugin_count() const;
+  // A snapshot of record i; the strings of the returned pointer live until
+  // process exit (records are never removed or changed once complete).
+  const PluginRecord& plugin(int32_t i) const;
+
+  int32_t backend_count() const;
+  const BackendRecord& backend(int32_t id) const;
+  const BackendRecord* find_backend(const std::string& name) const;
+
+  // Called from a plugin's init through the API table.
+  static nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
+
+ private:
+  PluginRegistry() = default;
+  struct Impl;
+  Impl& impl() const;
+};
+
+}  // namespace nnp::core

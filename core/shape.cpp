@@ -1,0 +1,76 @@
+#include "shape.hpp"
+
+#include <limits>
+
+#include "error.hpp"
+
+namespace nnp::core {
+
+Dims Dims::from_user(const char* what, const int64_t* values, int32_t ndim) {
+  if (ndim < 0 || ndim > NNP_MAX_DIMS)
+    fail(NNP_INVALID_ARGUMENT, what, ": ", ndim, " dimensions requested; nnplug supports 0 to ", NNP_MAX_DIMS);
+  if (ndim > 0 && values == nullptr) fail(NNP_INVALID_ARGUMENT, what, ": shape is NULL but ndim is ", ndim);
+  Dims dims;
+  dims.ndim = ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (values[i] < 0)
+      fail(NNP_INVALID_ARGUMENT, what, ": shape ", format_dims(values, ndim), " has a negative size at dimension ",
+           i);
+    dims.d[i] = values[i];
+  }
+  return dims;
+}
+
+int64_t Dims::numel() const {
+  int64_t n = 1;
+  for (int32_t i = 0; i < ndim; ++i) n *= d[i];
+  return n;
+}
+
+bool Dims::operator==(const Dims& other) const {
+  if (ndim != other.ndim) return false;
+  for (int32_t i = 0; i < ndim; ++i)
+    if (d[i] != other.d[i]) return false;
+  return true;
+}
+
+std::string format_dims(const int64_t* values, int32_t ndim) {
+  std::string out = "[";
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out + "]";
+}
+
+Dims contiguous_strides(const Dims& shape) {
+  Dims strides;
+  strides.ndim = shape.ndim;
+  int64_t running = 1;
+  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
+    strides.d[i] = running;
+    running *= shape.d[i] > 0 ? shape.d[i] : 1;
+  }
+  return strides;
+}
+
+int32_t wrap_dim(const char* what, int64_t dim, int32_t ndim) {
+  int64_t extent = ndim > 0 ? ndim : 1;  // a 0-d tensor accepts dim 0 and -1
+  if (dim < -extent || dim >= extent)
+    fail(NNP_INVALID_ARGUMENT, what, ": dimension ", dim, " is out of range for a tensor of ", ndim,
+         " dimensions (expected ", -extent, " to ", extent - 1, ")");
+  return static_cast<int32_t>(dim < 0 ? dim + extent : dim);
+}
+
+size_t checked_bytes(const char* what, const Dims& shape, size_t itemsize) {
+  uint64_t total = itemsize;
+  for (int32_t i = 0; i < shape.ndim; ++i) {
+    uint64_t size = static_cast<uint64_t>(shape.d[i]);
+    if (size != 0 && total > std::numeric_limits<int64_t>::max() / size)
+      fail(NNP_OUT_OF_MEMORY, what, ": shape ", format_dims(shape), " is too large to allocate");
+    total *= size;
+  }
+  return static_cast<size_t>(total);
+}
+
+}  // namespace nnp::core

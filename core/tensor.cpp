@@ -1,0 +1,96 @@
+#include "tensor.hpp"
+
+#include "dtype.hpp"
+#include "error.hpp"
+#include "object_pool.hpp"
+#include "plugin_registry.hpp"
+
+namespace nnp::core {
+
+void retain(Storage* storage) { storage->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void release(Storage* storage) {
+  if (storage->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const nnp_backend& table = storage->backend->table();
+  if (storage->data) table.free(table.state, storage->device, storage->data, storage->bytes);
+  ObjectPool<Storage>::destroy(storage);
+}
+
+void retain(Tensor* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void release(Tensor* t) {
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  release(t->storage);
+  ObjectPool<Tensor>::destroy(t);
+}
+
+const BackendRecord& backend_of(nnp_device device) { return PluginRegistry::instance().backend(device.backend); }
+
+TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  const BackendRecord& backend = backend_of(device);
+  size_t bytes = checked_bytes("allocation", shape, dtype_size(dtype));
+  void* data = nullptr;
+  if (bytes > 0) {
+    const nnp_backend& table = backend.table();
+    check_plugin_status(table.alloc(table.state, device.index, bytes, &data), backend.name().c_str(), "alloc");
+  }
+  Storage* storage = ObjectPool<Storage>::create();
+  storage->backend = &backend;
+  storage->device = device.index;
+  storage->data = data;
+  storage->bytes = bytes;
+
+  Tensor* t = ObjectPool<Tensor>::create();
+  t->storage = storage;
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  t->numel = shape.numel();
+  t->dtype = dtype;
+  t->device = device;
+  return TensorRef::adopt(t);
+}
+
+TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, int64_t offset) {
+  retain(base.storage);
+  Tensor* t = ObjectPool<Tensor>::create();
+  t->storage = base.storage;
+  t->offset = offset;
+  t->shape = shape;
+  t->strides = strides;
+  t->numel = shape.numel();
+  t->dtype = base.dtype;
+  t->device = base.device;
+  return TensorRef::adopt(t);
+}
+
+nnp_view kernel_view(const Tensor& t) {
+  nnp_view v;
+  v.data = t.data();
+  v.dtype = t.dtype;
+  v.ndim = t.shape.ndim;
+  for (int32_t i = 0; i < NNP_MAX_DIMS; ++i) {
+    v.shape[i] = i < t.shape.ndim ? t.shape.d[i] : 0;
+    v.strides[i] = i < t.shape.ndim ? t.strides.d[i] : 0;
+  }
+  return v;
+}
+
+const nnp_kernel_ctx& kernel_ctx(const Tensor& t) { return t.backend().context(t.device.index); }
+
+}  // namespace nnp::core
+
+void* nnp_tensor::data() const {
+  if (storage->data == nullptr) return nullptr;
+  return static_cast<char*>(storage->data) + offset * static_cast<int64_t>(nnp::core::dtype_size(dtype));
+}
+
+bool nnp_tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
+    if (shape.d[i] == 1) continue;
+    if (shape.d[i] == 0) return true;
+    if (strides.d[i] != expected) return false;
+    expected *= shape.d[i];
+  }
+  return true;
+}

@@ -1,0 +1,92 @@
+// The tensor record behind an nnp_tensor handle: a strided view of a
+// reference-counted storage block owned by one backend device.
+#pragma once
+
+#include <nnp/plugin.h>
+
+#include <atomic>
+#include <utility>
+
+#include "backend_record.hpp"
+#include "shape.hpp"
+
+namespace nnp::core {
+
+struct Storage {
+  std::atomic<int32_t> refs{1};
+  const BackendRecord* backend = nullptr;
+  int32_t device = 0;
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+void retain(Storage* storage);
+void release(Storage* storage);
+
+}  // namespace nnp::core
+
+struct nnp_tensor {
+  std::atomic<int32_t> refs{1};
+  nnp::core::Storage* storage = nullptr;
+  int64_t offset = 0;  // elements into storage
+  nnp::core::Dims shape;
+  nnp::core::Dims strides;  // elements
+  int64_t numel = 0;
+  nnp_dtype dtype = NNP_F32;
+  nnp_device device{};
+
+  const nnp::core::BackendRecord& backend() const { return *storage->backend; }
+  void* data() const;  // first element
+  bool is_contiguous() const;
+};
+
+namespace nnp::core {
+
+using Tensor = nnp_tensor;
+
+void retain(Tensor* t);
+void release(Tensor* t);
+
+// An owning reference to a tensor record.
+class TensorRef {
+ public:
+  TensorRef() = default;
+  static TensorRef adopt(Tensor* t) { return TensorRef(t); }  // takes over one reference
+  static TensorRef share(const Tensor* t) {
+    retain(const_cast<Tensor*>(t));
+    return TensorRef(const_cast<Tensor*>(t));
+  }
+  TensorRef(const TensorRef& other) : t_(other.t_) {
+    if (t_) retain(t_);
+  }
+  TensorRef(TensorRef&& other) noexcept : t_(std::exchange(other.t_, nullptr)) {}
+  TensorRef& operator=(TensorRef other) noexcept {
+    std::swap(t_, other.t_);
+    return *this;
+  }
+  ~TensorRef() {
+    if (t_) release(t_);
+  }
+  Tensor* get() const { return t_; }
+  Tensor* operator->() const { return t_; }
+  Tensor& operator*() const { return *t_; }
+  Tensor* take() { return std::exchange(t_, nullptr); }  // hands the reference out
+  explicit operator bool() const { return t_ != nullptr; }
+
+ private:
+  explicit TensorRef(Tensor* t) : t_(t) {}
+  Tensor* t_ = nullptr;
+};
+
+// A new tensor with fresh, uninitialised contiguous storage.
+TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device);
+// A tensor sharing base's storage with another shape, strides and offset.
+TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, int64_t offset);
+
+// The raw view kernels receive.
+nnp_view kernel_view(const Tensor& t);
+
+const BackendRecord& backend_of(nnp_device device);
+const nnp_kernel_ctx& kernel_ctx(const Tensor& t);
+
+}  // namespace nnp::core

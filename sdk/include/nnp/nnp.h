@@ -1,0 +1,293 @@
+/*
+ * nnp.h - the nnplug C API.
+ *
+ * Everything an application or a plugin does with nnplug goes through one
+ * versioned function table, obtained with nnp_get_api(). The rules that keep
+ * this table stable across releases and compilers:
+ *   - every struct that crosses the boundary starts with `size_t struct_size`
+ *     and only ever grows at the end; a field is read only when struct_size
+ *     covers it;
+ *   - plain C only: opaque handles, fixed-width integers, `const char*`,
+ *     arrays with counts, function pointers with a `void* user_data`;
+ *   - every fallible call returns an nnp_status; the message that goes with a
+ *     failure is read with last_error() on the same thread;
+ *   - handles are reference counted; every handle a call hands out is a new
+ *     reference the caller releases.
+ *
+ * This header is C99.
+ */
+#ifndef NNP_NNP_H
+#define NNP_NNP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A change of major breaks compatibility; a minor only appends to tables. */
+#define NNP_ABI_MAJOR 1
+#define NNP_ABI_MINOR 0
+
+/* The most dimensions a tensor may have. */
+#define NNP_MAX_DIMS 8
+
+#if defined(_WIN32)
+#define NNP_EXPORT __declspec(dllexport)
+#else
+#define NNP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- status codes ------------------------------------------------------ */
+
+typedef int32_t nnp_status;
+enum {
+  NNP_OK = 0,
+  NNP_INVALID_ARGUMENT = 1,
+  NNP_SHAPE_MISMATCH = 2,
+  NNP_DTYPE_MISMATCH = 3,
+  NNP_DEVICE_MISMATCH = 4,
+  NNP_OUT_OF_MEMORY = 5,
+  NNP_DEVICE_ERROR = 6,
+  NNP_NOT_FOUND = 7,
+  NNP_UNIMPLEMENTED = 8,
+  NNP_ABI_MISMATCH = 9,
+  NNP_IO_ERROR = 10,
+  NNP_CORRUPT_DATA = 11,
+  NNP_INTERNAL = 12
+};
+
+/* ---- element types ----------------------------------------------------- */
+
+typedef int32_t nnp_dtype;
+enum {
+  NNP_F32 = 0,
+  NNP_F64 = 1,
+  NNP_F16 = 2,
+  NNP_BF16 = 3,
+  NNP_I64 = 4,
+  NNP_I32 = 5,
+  NNP_U8 = 6,
+  NNP_BOOL = 7,
+  NNP_DTYPE_COUNT = 8 /* number of dtypes this version knows */
+};
+
+/* ---- devices ------------------------------------------------------------ */
+
+/* A device is a loaded backend (its id in this process) and an index on it.
+ * Ids are process-local: store device names ("cuda:0"), not ids. */
+typedef struct nnp_device {
+  int32_t backend;
+  int32_t index;
+} nnp_device;
+
+typedef struct nnp_device_info {
+  size_t struct_size;
+  const char* backend; /* "cpu", "cuda", ... */
+  const char* description; /* e.g. the processor or GPU model */
+  uint64_t total_memory; /* bytes, 0 when unknown */
+  int32_t score; /* higher is preferred by "auto" */
+} nnp_device_info;
+
+typedef struct nnp_backend_info {
+  size_t struct_size;
+  const char* name;
+  const char* plugin_path; /* the shared library that registered it */
+  int32_t score;
+  int32_t device_count;
+  /* When device_count is 0: why (the runtime's own error text), else "". */
+  const char* unavailable_reason;
+} nnp_backend_info;
+
+/* One file the plugin loader looked at. Strings live until process exit. */
+typedef struct nnp_plugin_info {
+  size_t struct_size;
+  const char* path;
+  const char* name; /* "" when the plugin was refused before naming itself */
+  const char* version;
+  int32_t loaded; /* 1 loaded, 0 refused */
+  nnp_status status; /* why it was refused */
+  const char* reason; /* "" when loaded */
+} nnp_plugin_info;
+
+/* ---- operations --------------------------------------------------------- */
+
+typedef int32_t nnp_unary_op;
+enum {
+  NNP_UNARY_NEG = 0,
+  NNP_UNARY_ABS,
+  NNP_UNARY_EXP,
+  NNP_UNARY_LOG,
+  NNP_UNARY_SQRT,
+  NNP_UNARY_RSQRT,
+  NNP_UNARY_SIN,
+  NNP_UNARY_COS,
+  NNP_UNARY_TANH,
+  NNP_UNARY_SIGMOID,
+  NNP_UNARY_RELU,
+  NNP_UNARY_GELU, /* exact (erf) form, PyTorch's default */
+  NNP_UNARY_SILU,
+  NNP_UNARY_SIGN,
+  NNP_UNARY_COUNT
+};
+
+typedef int32_t nnp_binary_op;
+enum {
+  NNP_BINARY_ADD = 0,
+  NNP_BINARY_SUB,
+  NNP_BINARY_MUL,
+  NNP_BINARY_DIV,
+  NNP_BINARY_POW,
+  NNP_BINARY_MAXIMUM,
+  NNP_BINARY_MINIMUM,
+  NNP_BINARY_EQ, /* comparisons produce NNP_BOOL */
+  NNP_BINARY_NE,
+  NNP_BINARY_LT,
+  NNP_BINARY_LE,
+  NNP_BINARY_GT,
+  NNP_BINARY_GE,
+  NNP_BINARY_COUNT
+};
+
+typedef int32_t nnp_reduce_op;
+enum {
+  NNP_REDUCE_SUM = 0,
+  NNP_REDUCE_MEAN,
+  NNP_REDUCE_MAX,
+  NNP_REDUCE_MIN,
+  NNP_REDUCE_ARGMAX, /* produces NNP_I64 */
+  NNP_REDUCE_ARGMIN, /* produces NNP_I64 */
+  NNP_REDUCE_VAR, /* uses the correction argument (1 = unbiased) */
+  NNP_REDUCE_COUNT
+};
+
+typedef int32_t nnp_random_kind;
+enum {
+  NNP_RANDOM_UNIFORM = 0, /* [a, b) */
+  NNP_RANDOM_NORMAL, /* mean a, standard deviation b */
+  NNP_RANDOM_INT, /* integers in [a, b) */
+  NNP_RANDOM_COUNT
+};
+
+typedef struct nnp_tensor nnp_tensor;
+
+/* ---- the table ---------------------------------------------------------- */
+
+typedef struct nnp_api nnp_api;
+typedef struct nnp_plugin_host nnp_plugin_host;
+struct nnp_backend;
+
+struct nnp_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+
+  /* -- errors and names -- */
+  const char* (*last_error)(void); /* this thread's last failure message */
+  nnp_status (*last_status)(void);
+  /* For plugins: record a failure to be returned to the caller. */
+  void (*set_error)(nnp_status status, const char* message);
+  const char* (*status_name)(nnp_status status);
+  const char* (*dtype_name)(nnp_dtype dtype); /* "f32", ...; NULL if unknown */
+  size_t (*dtype_size)(nnp_dtype dtype); /* bytes per element; 0 if unknown */
+  const char* (*version)(void); /* "0.1.0" */
+
+  /* -- plugins, backends, devices -- */
+  /* Load one plugin now (absolute path). Discovery of the search folders
+   * happens once, on the first call that needs a backend. */
+  nnp_status (*load_plugin)(const char* path);
+  int32_t (*plugin_count)(void);
+  nnp_status (*plugin_info)(int32_t i, nnp_plugin_info* out);
+  int32_t (*backend_count)(void);
+  nnp_status (*backend_info)(int32_t i, nnp_backend_info* out);
+  /* Search folders in order, joined with ':' into buf; needed gets the
+   * length including the terminating NUL. */
+  nnp_status (*plugin_search_path)(char* buf, size_t size, size_t* needed);
+  /* "cpu", "cuda:1", "reference:0" or "auto" (the best device by score). */
+  nnp_status (*device_parse)(const char* name, nnp_device* out);
+  nnp_status (*device_name)(nnp_device device, char* buf, size_t size, size_t* needed);
+  nnp_status (*device_info)(nnp_device device, nnp_device_info* out);
+  nnp_status (*synchronize)(nnp_device device);
+
+  /* -- plugin registration (only valid inside a plugin's init) -- */
+  nnp_status (*register_backend)(nnp_plugin_host* host, const struct nnp_backend* backend);
+
+  /* -- tensor handles -- */
+  void (*tensor_retain)(nnp_tensor* t);
+  void (*tensor_release)(nnp_tensor* t); /* NULL is ignored */
+  int32_t (*tensor_ndim)(const nnp_tensor* t);
+  const int64_t* (*tensor_shape)(const nnp_tensor* t); /* ndim entries */
+  const int64_t* (*tensor_strides)(const nnp_tensor* t); /* in elements */
+  int64_t (*tensor_offset)(const nnp_tensor* t); /* into storage, elements */
+  int64_t (*tensor_numel)(const nnp_tensor* t);
+  nnp_dtype (*tensor_dtype)(const nnp_tensor* t);
+  nnp_device (*tensor_device)(const nnp_tensor* t);
+  int32_t (*tensor_is_contiguous)(const nnp_tensor* t);
+  /* Address of the first element on the tensor's device (for kernels). */
+  void* (*tensor_data)(const nnp_tensor* t);
+
+  /* -- creation -- */
+  nnp_status (*empty)(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+  nnp_status (*full)(const int64_t* shape, int32_t ndim, double value, nnp_dtype dtype, nnp_device device,
+                     nnp_tensor** out);
+  nnp_status (*arange)(double start, double end, double step, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+  /* Copies numel * dtype_size bytes of row-major host data. */
+  nnp_status (*from_host)(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
+                          nnp_tensor** out);
+  /* Philox4x32-10 keyed by the global (seed, offset); each call advances the
+   * offset by the number of elements drawn. */
+  nnp_status (*random)(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
+                       nnp_device device, nnp_tensor** out);
+  void (*manual_seed)(uint64_t seed); /* also resets the offset to 0 */
+  void (*get_rng_state)(uint64_t* seed, uint64_t* offset);
+  void (*set_rng_state)(uint64_t seed, uint64_t offset);
+
+  /* -- data movement -- */
+  /* Copies the tensor, row-major, in its own dtype, into host memory of
+   * `bytes` bytes (must equal numel * dtype_size). */
+  nnp_status (*copy_to_host)(const nnp_tensor* t, void* dst, size_t bytes);
+  /* Copies src into dst (broadcasting src to dst's shape, converting dtype,
+   * across devices). dst's storage is written in place. */
+  nnp_status (*copy_into)(nnp_tensor* dst, const nnp_tensor* src);
+  nnp_status (*to)(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out);
+
+  /* -- views (share storage) -- */
+  nnp_status (*view)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  nnp_status (*reshape)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  nnp_status (*transpose)(const nnp_tensor* t, int32_t dim0, int32_t dim1, nnp_tensor** out);
+  nnp_status (*permute)(const nnp_tensor* t, const int32_t* dims, int32_t ndim, nnp_tensor** out);
+  nnp_status (*slice)(const nnp_tensor* t, int32_t dim, int64_t start, int64_t end, int64_t step, nnp_tensor** out);
+  nnp_status (*expand)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  /* all_dims != 0 squeezes every size-1 dimension and ignores dim. */
+  nnp_status (*squeeze)(const nnp_tensor* t, int32_t dim, int32_t all_dims, nnp_tensor** out);
+  nnp_status (*unsqueeze)(const nnp_tensor* t, int32_t dim, nnp_tensor** out);
+  nnp_status (*contiguous)(const nnp_tensor* t, nnp_tensor** out);
+  nnp_status (*clone)(const nnp_tensor* t, nnp_tensor** out);
+
+  /* -- compute -- */
+  nnp_status (*unary)(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out);
+  nnp_status (*binary)(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  nnp_status (*where)(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  /* ndims == 0 reduces every dimension. correction is used by VAR only. */
+  nnp_status (*reduce)(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
+                       double correction, nnp_tensor** out);
+  nnp_status (*matmul)(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  nnp_status (*softmax)(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
+  nnp_status (*cat)(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
+  nnp_status (*index_select)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+  nnp_status (*gather)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+  /* out = x with src added at index along dim (out of place). */
+  nnp_status (*scatter_add)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
+                            nnp_tensor** out);
+};
+
+/* The one symbol libnnp exports. Returns NULL (message in last_error) when
+ * major differs from the library's or minor is newer than the library's. */
+NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNP_NNP_H */

@@ -1,0 +1,423 @@
+// nnp.hpp - the header-only C++ API over the nnp.h table.
+//
+// RAII handles and operators on the C++ side only: nothing here crosses the
+// ABI. Failures become nnp::Error exceptions carrying the status and the
+// core's message.
+//
+// Applications link libnnp and get the table from nnp_get_api(). Plugins do
+// not link libnnp: they define NNP_NO_GET_API before including this header
+// and call nnp::set_api() with the table their init receives.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace nnp {
+
+class Error : public std::runtime_error {
+ public:
+  Error(nnp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  nnp_status status() const { return status_; }
+
+ private:
+  nnp_status status_;
+};
+
+namespace detail {
+inline const nnp_api*& api_slot() {
+  static const nnp_api* table = nullptr;
+  return table;
+}
+}  // namespace detail
+
+// For plugins: the table handed to init.
+inline void set_api(const nnp_api* table) { detail::api_slot() = table; }
+
+inline const nnp_api& api() {
+  const nnp_api*& table = detail::api_slot();
+  if (table == nullptr) {
+#ifdef NNP_NO_GET_API
+    throw Error(NNP_INVALID_ARGUMENT, "nnp::api(): call nnp::set_api() with the table given to the plugin's init");
+#else
+    table = nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR);
+    if (table == nullptr)
+      throw Error(NNP_ABI_MISMATCH, "libnnp does not provide ABI " + std::to_string(NNP_ABI_MAJOR) + "." +
+                                        std::to_string(NNP_ABI_MINOR) + " that this program was built against");
+#endif
+  }
+  return *table;
+}
+
+inline void check(nnp_status status) {
+  if (status != NNP_OK) throw Error(status, api().last_error());
+}
+
+enum class Dtype : int32_t {
+  f32 = NNP_F32,
+  f64 = NNP_F64,
+  f16 = NNP_F16,
+  bf16 = NNP_BF16,
+  i64 = NNP_I64,
+  i32 = NNP_I32,
+  u8 = NNP_U8,
+  boolean = NNP_BOOL
+};
+
+inline const char* dtype_name(Dtype dtype) { return api().dtype_name(static_cast<nnp_dtype>(dtype)); }
+inline size_t dtype_size(Dtype dtype) { return api().dtype_size(static_cast<nnp_dtype>(dtype)); }
+inline bool is_floating(Dtype d) { return d == Dtype::f32 || d == Dtype::f64 || d == Dtype::f16 || d == Dtype::bf16; }
+
+// The dtype matching a C++ element type.
+template <typename T>
+struct DtypeOf;
+template <>
+struct DtypeOf<float> {
+  static constexpr Dtype value = Dtype::f32;
+};
+template <>
+struct DtypeOf<double> {
+  static constexpr Dtype value = Dtype::f64;
+};
+template <>
+struct DtypeOf<int64_t> {
+  static constexpr Dtype value = Dtype::i64;
+};
+template <>
+struct DtypeOf<int32_t> {
+  static constexpr Dtype value = Dtype::i32;
+};
+template <>
+struct DtypeOf<uint8_t> {
+  static constexpr Dtype value = Dtype::u8;
+};
+template <>
+struct DtypeOf<bool> {
+  static constexpr Dtype value = Dtype::boolean;
+};
+
+class Device {
+ public:
+  // "cpu", "cuda:1", "reference", "auto".
+  Device(const char* name) { check(api().device_parse(name, &device_)); }  // NOLINT: implicit by design
+  Device(const std::string& name) : Device(name.c_str()) {}  // NOLINT
+  explicit Device(nnp_device raw) : device_(raw) {}
+  static Device cpu() {
+    static const Device device("cpu");
+    return device;
+  }
+
+  nnp_device raw() const { return device_; }
+  std::string name() const {
+    size_t needed = 0;
+    check(api().device_name(device_, nullptr, 0, &needed));
+    std::string text(needed, '\0');
+    check(api().device_name(device_, &text[0], text.size(), &needed));
+    text.resize(needed - 1);
+    return text;
+  }
+  bool operator==(const Device& other) const {
+    return device_.backend == other.device_.backend && device_.index == other.device_.index;
+  }
+  bool operator!=(const Device& other) const { return !(*this == other); }
+
+ private:
+  nnp_device device_{};
+};
+
+class Tensor;
+using Shape = std::vector<int64_t>;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Takes over one reference to handle.
+  static Tensor adopt(nnp_tensor* handle) { return Tensor(handle); }
+  // Shares handle (retains it).
+  static Tensor borrow(nnp_tensor* handle) {
+    if (handle) api().tensor_retain(handle);
+    return Tensor(handle);
+  }
+  Tensor(const Tensor& other) : handle_(other.handle_) {
+    if (handle_) api().tensor_retain(handle_);
+  }
+  Tensor(Tensor&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Tensor& operator=(Tensor other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  ~Tensor() {
+    if (handle_) api().tensor_release(handle_);
+  }
+
+  nnp_tensor* get() const { return handle_; }
+  nnp_tensor* release() { return std::exchange(handle_, nullptr); }  // hands the reference out
+  bool defined() const { return handle_ != nullptr; }
+
+  // -- properties --
+  int32_t ndim() const { return api().tensor_ndim(handle_); }
+  Shape shape() const {
+    const int64_t* s = api().tensor_shape(handle_);
+    return Shape(s, s + ndim());
+  }
+  Shape strides() const {
+    const int64_t* s = api().tensor_strides(handle_);
+    return Shape(s, s + ndim());
+  }
+  int64_t size(int32_t dim) const {
+    int32_t n = ndim();
+    return api().tensor_shape(handle_)[dim < 0 ? dim + n : dim];
+  }
+  int64_t numel() const { return api().tensor_numel(handle_); }
+  Dtype dtype() const { return static_cast<Dtype>(api().tensor_dtype(handle_)); }
+  Device device() const { return Device(api().tensor_device(handle_)); }
+  bool is_contiguous() const { return api().tensor_is_contiguous(handle_) != 0; }
+
+  // -- data out --
+  template <typename T>
+  std::vector<T> to_vector() const {
+    if (dtype() != DtypeOf<T>::value)
+      throw Error(NNP_DTYPE_MISMATCH, std::string("to_vector: the tensor is ") + dtype_name(dtype()) +
+                                          " but the element type asked for is " + dtype_name(DtypeOf<T>::value));
+    std::vector<T> out(static_cast<size_t>(numel()));
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(out.size());
+      check(api().copy_to_host(handle_, bytes.data(), bytes.size()));
+      for (size_t i = 0; i < out.size(); ++i) out[i] = bytes[i] != 0;
+    } else {
+      check(api().copy_to_host(handle_, out.data(), out.size() * sizeof(T)));
+    }
+    return out;
+  }
+  template <typename T>
+  T item() const {
+    if (numel() != 1) throw Error(NNP_INVALID_ARGUMENT, "item: the tensor has " + std::to_string(numel()) +
+                                                            " elements; item() needs exactly one");
+    return to_vector<T>()[0];
+  }
+
+  // -- movement and views --
+  Tensor to(const Device& device) const { return to(device, dtype()); }
+  Tensor to(Dtype dtype) const { return to(device(), dtype); }
+  Tensor to(const Device& device, Dtype dtype) const {
+    return call(api().to, handle_, device.raw(), static_cast<nnp_dtype>(dtype));
+  }
+  Tensor view(const Shape& shape) const {
+    return call(api().view, handle_, shape.data(), static_cast<int32_t>(shape.size()));
+  }
+  Tensor reshape(const Shape& shape) const {
+    return call(api().reshape, handle_, shape.data(), static_cast<int32_t>(shape.size()));
+  }
+  Tensor transpose(int32_t dim0, int32_t dim1) const { return call(api().transpose, handle_, dim0, dim1); }
+  Tensor t() const { return transpose(0, 1); }
+  Tensor permute(const std::vector<int32_t>& dims) const {
+    return call(api().permute, handle_, dims.data(), static_cast<int32_t>(dims.size()));
+  }
+  Tensor slice(int32_t dim, int64_t start, int64_t end, int64_t step = 1) const {
+    return call(api().slice, handle_, dim, start, end, step);
+  }
+  Tensor expand(const Shape& shape) const {
+    return call(api().expand, handle_, shape.data(), static_cast<int32_t>(shape.size()));
+  }
+  Tensor squeeze() const { return call(api().squeeze, handle_, 0, 1); }
+  Tensor squeeze(int32_t dim) const { return call(api().squeeze, handle_, dim, 0); }
+  Tensor unsqueeze(int32_t dim) const { return call(api().unsqueeze, handle_, dim); }
+  Tensor contiguous() const { return call(api().contiguous, handle_); }
+  Tensor clone() const { return call(api().clone, handle_); }
+  // Copies src into this tensor's elements (broadcast, converted).
+  void copy_(const Tensor& src) { check(api().copy_into(handle_, src.get())); }
+
+  // -- elementwise --
+  Tensor unary(nnp_unary_op op) const { return call(api().unary, op, handle_); }
+  Tensor neg() const { return unary(NNP_UNARY_NEG); }
+  Tensor abs() const { return unary(NNP_UNARY_ABS); }
+  Tensor exp() const { return unary(NNP_UNARY_EXP); }
+  Tensor log() const { return unary(NNP_UNARY_LOG); }
+  Tensor sqrt() const { return unary(NNP_UNARY_SQRT); }
+  Tensor rsqrt() const { return unary(NNP_UNARY_RSQRT); }
+  Tensor sin() const { return unary(NNP_UNARY_SIN); }
+  Tensor cos() const { return unary(NNP_UNARY_COS); }
+  Tensor tanh() const { return unary(NNP_UNARY_TANH); }
+  Tensor sigmoid() const { return unary(NNP_UNARY_SIGMOID); }
+  Tensor relu() const { return unary(NNP_UNARY_RELU); }
+  Tensor gelu() const { return unary(NNP_UNARY_GELU); }
+  Tensor silu() const { return unary(NNP_UNARY_SILU); }
+  Tensor sign() const { return unary(NNP_UNARY_SIGN); }
+
+  Tensor binary(nnp_binary_op op, const Tensor& other) const {
+    return call(api().binary, op, handle_, other.handle_);
+  }
+  Tensor binary(nnp_binary_op op, double scalar) const { return binary(op, scalar_like(scalar)); }
+  Tensor add(const Tensor& o) const { return binary(NNP_BINARY_ADD, o); }
+  Tensor sub(const Tensor& o) const { return binary(NNP_BINARY_SUB, o); }
+  Tensor mul(const Tensor& o) const { return binary(NNP_BINARY_MUL, o); }
+  Tensor div(const Tensor& o) const { return binary(NNP_BINARY_DIV, o); }
+  Tensor pow(const Tensor& o) const { return binary(NNP_BINARY_POW, o); }
+  Tensor pow(double exponent) const { return binary(NNP_BINARY_POW, exponent); }
+  Tensor maximum(const Tensor& o) const { return binary(NNP_BINARY_MAXIMUM, o); }
+  Tensor minimum(const Tensor& o) const { return binary(NNP_BINARY_MINIMUM, o); }
+  Tensor eq(const Tensor& o) const { return binary(NNP_BINARY_EQ, o); }
+  Tensor ne(const Tensor& o) const { return binary(NNP_BINARY_NE, o); }
+  Tensor lt(const Tensor& o) const { return binary(NNP_BINARY_LT, o); }
+  Tensor le(const Tensor& o) const { return binary(NNP_BINARY_LE, o); }
+  Tensor gt(const Tensor& o) const { return binary(NNP_BINARY_GT, o); }
+  Tensor ge(const Tensor& o) const { return binary(NNP_BINARY_GE, o); }
+
+  // -- reductions (an empty dims list reduces everything) --
+  Tensor reduce(nnp_reduce_op op, const std::vector<int32_t>& dims, bool keepdim, double correction = 0) const {
+    return call(api().reduce, op, handle_, dims.data(), static_cast<int32_t>(dims.size()), keepdim ? 1 : 0,
+                correction);
+  }
+  Tensor sum(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+    return reduce(NNP_REDUCE_SUM, dims, keepdim);
+  }
+  Tensor mean(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+    return reduce(NNP_REDUCE_MEAN, dims, keepdim);
+  }
+  Tensor amax(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+    return reduce(NNP_REDUCE_MAX, dims, keepdim);
+  }
+  Tensor amin(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+    return reduce(NNP_REDUCE_MIN, dims, keepdim);
+  }
+  Tensor argmax() const { return reduce(NNP_REDUCE_ARGMAX, {}, false); }
+  Tensor argmax(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMAX, {dim}, keepdim); }
+  Tensor argmin() const { return reduce(NNP_REDUCE_ARGMIN, {}, false); }
+  Tensor argmin(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMIN, {dim}, keepdim); }
+  Tensor var(const std::vector<int32_t>& dims = {}, double correction = 1, bool keepdim = false) const {
+    return reduce(NNP_REDUCE_VAR, dims, keepdim, correction);
+  }
+
+  // -- the rest --
+  Tensor matmul(const Tensor& other) const { return call(api().matmul, handle_, other.handle_); }
+  Tensor softmax(int32_t dim) const { return call(api().softmax, handle_, dim, 0); }
+  Tensor log_softmax(int32_t dim) const { return call(api().softmax, handle_, dim, 1); }
+  Tensor index_select(int32_t dim, const Tensor& index) const {
+    return call(api().index_select, handle_, dim, index.handle_);
+  }
+  Tensor gather(int32_t dim, const Tensor& index) const { return call(api().gather, handle_, dim, index.handle_); }
+  Tensor scatter_add(int32_t dim, const Tensor& index, const Tensor& src) const {
+    return call(api().scatter_add, handle_, dim, index.handle_, src.handle_);
+  }
+
+  // A 0-d tensor holding value, with this tensor's dtype and device.
+  Tensor scalar_like(double value) const {
+    return call(api().full, static_cast<const int64_t*>(nullptr), 0, value, static_cast<nnp_dtype>(dtype()),
+                device().raw());
+  }
+
+  // Calls a table entry whose last parameter is nnp_tensor** and wraps it.
+  template <typename Fn, typename... Args>
+  static Tensor call(Fn fn, Args... args) {
+    nnp_tensor* out = nullptr;
+    check(fn(args..., &out));
+    return Tensor(out);
+  }
+
+ private:
+  explicit Tensor(nnp_tensor* handle) : handle_(handle) {}
+  nnp_tensor* handle_ = nullptr;
+};
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+inline Tensor operator+(const Tensor& a, double b) { return a.binary(NNP_BINARY_ADD, b); }
+inline Tensor operator-(const Tensor& a, double b) { return a.binary(NNP_BINARY_SUB, b); }
+inline Tensor operator*(const Tensor& a, double b) { return a.binary(NNP_BINARY_MUL, b); }
+inline Tensor operator/(const Tensor& a, double b) { return a.binary(NNP_BINARY_DIV, b); }
+inline Tensor operator+(double a, const Tensor& b) { return b.scalar_like(a).add(b); }
+inline Tensor operator-(double a, const Tensor& b) { return b.scalar_like(a).sub(b); }
+inline Tensor operator*(double a, const Tensor& b) { return b.scalar_like(a).mul(b); }
+inline Tensor operator/(double a, const Tensor& b) { return b.scalar_like(a).div(b); }
+inline Tensor operator-(const Tensor& a) { return a.neg(); }
+inline Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
+inline Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
+
+// -- creation --
+inline Tensor empty(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().empty, shape.data(), static_cast<int32_t>(shape.size()), static_cast<nnp_dtype>(dtype),
+                      device.raw());
+}
+inline Tensor full(const Shape& shape, double value, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().full, shape.data(), static_cast<int32_t>(shape.size()), value,
+                      static_cast<nnp_dtype>(dtype), device.raw());
+}
+inline Tensor zeros(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return full(shape, 0.0, dtype, device);
+}
+inline Tensor ones(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return full(shape, 1.0, dtype, device);
+}
+inline Tensor arange(double start, double end, double step = 1, Dtype dtype = Dtype::i64,
+                     const Device& device = Device::cpu()) {
+  return Tensor::call(api().arange, start, end, step, static_cast<nnp_dtype>(dtype), device.raw());
+}
+// A tensor of shape `shape` holding `values` (row-major).
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape, const Device& device = Device::cpu()) {
+  static_assert(!std::is_same_v<T, bool>, "use from_vector<uint8_t> and to(Dtype::boolean) for bool");
+  int64_t count = 1;
+  for (int64_t s : shape) count *= s;
+  if (count != static_cast<int64_t>(values.size()))
+    throw Error(NNP_SHAPE_MISMATCH, "from_vector: " + std::to_string(values.size()) +
+                                        " values do not fill a shape of " + std::to_string(count) + " elements");
+  return Tensor::call(api().from_host, static_cast<const void*>(values.data()), shape.data(),
+                      static_cast<int32_t>(shape.size()), static_cast<nnp_dtype>(DtypeOf<T>::value), device.raw());
+}
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Device& device = Device::cpu()) {
+  return from_vector(values, Shape{static_cast<int64_t>(values.size())}, device);
+}
+inline Tensor rand(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().random, NNP_RANDOM_UNIFORM, 0.0, 1.0, shape.data(), static_cast<int32_t>(shape.size()),
+                      static_cast<nnp_dtype>(dtype), device.raw());
+}
+inline Tensor randn(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().random, NNP_RANDOM_NORMAL, 0.0, 1.0, shape.data(), static_cast<int32_t>(shape.size()),
+                      static_cast<nnp_dtype>(dtype), device.raw());
+}
+inline Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype = Dtype::i64,
+                      const Device& device = Device::cpu()) {
+  return Tensor::call(api().random, NNP_RANDOM_INT, static_cast<double>(low), static_cast<double>(high),
+                      shape.data(), static_cast<int32_t>(shape.size()), static_cast<nnp_dtype>(dtype), device.raw());
+}
+inline void manual_seed(uint64_t seed) { api().manual_seed(seed); }
+
+// -- functions of several tensors --
+inline Tensor cat(const std::vector<Tensor>& tensors, int32_t dim = 0) {
+  std::vector<const nnp_tensor*> handles;
+  handles.reserve(tensors.size());
+  for (const Tensor& t : tensors) handles.push_back(t.get());
+  return Tensor::call(api().cat, handles.data(), static_cast<int32_t>(handles.size()), dim);
+}
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return Tensor::call(api().where, cond.get(), a.get(), b.get());
+}
+inline Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
+
+// -- plugins and devices --
+inline void load_plugin(const std::string& path) { check(api().load_plugin(path.c_str())); }
+inline std::vector<Device> devices() {
+  std::vector<Device> out;
+  for (int32_t b = 0; b < api().backend_count(); ++b) {
+    nnp_backend_info info{};
+    info.struct_size = sizeof(info);
+    check(api().backend_info(b, &info));
+    for (int32_t i = 0; i < info.device_count; ++i) out.emplace_back(nnp_device{b, i});
+  }
+  return out;
+}
+
+}  // namespace nnp

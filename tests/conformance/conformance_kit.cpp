@@ -1,0 +1,441 @@
+#include "conformance_kit.hpp"
+
+#include <nnp/nnp.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace nnp::conformance {
+namespace {
+
+using Inputs = std::vector<Tensor>;
+using OpFn = std::function<Tensor(const Inputs&)>;
+
+// Passed as atol_terms: the results must be bit-identical.
+constexpr double kExact = 0;
+
+const Dtype kFloats[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16};
+const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16, Dtype::i64, Dtype::i32, Dtype::u8, Dtype::boolean};
+
+std::string shape_text(const Shape& shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? "," : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+class Kit {
+ public:
+  explicit Kit(const std::string& backend) : reference_("reference"), target_(backend) { report_.backend = backend; }
+
+  Report finish() { return std::move(report_); }
+
+  // Random inputs live on the reference device; each case moves them to the
+  // target and applies its views there, so both sides see the same layout.
+  Tensor normal(const Shape& shape, Dtype dtype, double scale = 1.0) {
+    Tensor x = randn(shape, Dtype::f64, reference_) * scale;
+    return x.to(dtype);
+  }
+  Tensor positive(const Shape& shape, Dtype dtype) {
+    return (rand(shape, Dtype::f64, reference_) * 2.0 + 0.1).to(dtype);
+  }
+  Tensor integers(const Shape& shape, int64_t low, int64_t high, Dtype dtype) {
+    return randint(low, high, shape, Dtype::i64, reference_).to(dtype);
+  }
+  // Values for any dtype: normals for floats, small integers otherwise.
+  Tensor values(const Shape& shape, Dtype dtype) {
+    if (is_floating(dtype)) return normal(shape, dtype);
+    if (dtype == Dtype::boolean) return integers(shape, 0, 2, Dtype::i64).to(Dtype::boolean);
+    return integers(shape, dtype == Dtype::u8 ? 0 : -20, 20, dtype);
+  }
+
+  void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,
+             double atol_terms = 1) {
+    Case c;
+    c.op = op;
+    c.dtype = dtype_name(dtype);
+    c.layout = layout;
+    Tensor expected, actual;
+    std::string expected_error, actual_error;
+    try {
+      expected = fn(inputs);
+    } catch (const Error& e) {
+      expected_error = e.what();
+    }
+    try {
+      Inputs moved;
+      for (const Tensor& t : inputs) moved.push_back(t.to(target_));
+      actual = fn(moved);
+    } catch (const Error& e) {
+      actual_error = e.what();
+    }
+    if (!expected_error.empty() || !actual_error.empty()) {
+      // Both must refuse, or neither.
+      c.passed = !expected_error.empty() && !actual_error.empty();
+      c.detail = c.passed ? "both refused: " + actual_error
+                          : "reference: " + (expected_error.empty() ? "ok" : expected_error) +
+                                "; backend: " + (actual_error.empty() ? "ok" : actual_error);
+    } else {
+      // Judged at the result's precision (integer inputs of exp promote to f32).
+      Tolerance tol = tolerance_for(dtype_name(expected.dtype()));
+      tol.atol *= atol_terms;
+      if (atol_terms == kExact) tol = Tolerance{};
+      compare(expected, actual, tol, c);
+    }
+    (c.passed ? report_.passed : report_.failed)++;
+    report_.cases.push_back(std::move(c));
+  }
+
+  const Device& reference() const { return reference_; }
+  const Device& target() const { return target_; }
+
+ private:
+  void compare(const Tensor& expected, const Tensor& actual, const Tolerance& tol, Case& c) {
+    if (expected.shape() != actual.shape() || expected.dtype() != actual.dtype()) {
+      c.detail = "result " + shape_text(actual.shape()) + " " + dtype_name(actual.dtype()) + ", expected " +
+                 shape_text(expected.shape()) + " " + dtype_name(expected.dtype());
+      return;
+    }
+    std::vector<double> e = expected.to(reference_, Dtype::f64).to_vector<double>();
+    std::vector<double> a = actual.to(reference_, Dtype::f64).to_vector<double>();
+    c.passed = true;
+    for (size_t i = 0; i < e.size(); ++i) {
+      double score;
+      if (std::isnan(e[i]) || std::isnan(a[i])) score = std::isnan(e[i]) && std::isnan(a[i]) ? 0 : INFINITY;
+      else if (std::isinf(e[i]) || std::isinf(a[i])) score = e[i] == a[i] ? 0 : INFINITY;
+      else score = std::fabs(a[i] - e[i]) / (tol.atol + tol.rtol * std::fabs(e[i]) + 1e-300);
+      if (score > c.worst) c.worst = score;
+      if (score > 1 && c.passed) {
+        c.passed = false;
+        std::ostringstream detail;
+        detail << std::setprecision(9) << "element " << i << ": got " << a[i] << ", expected " << e[i];
+        c.detail = detail.str();
+      }
+    }
+  }
+
+  Device reference_;
+  Device target_;
+  Report report_;
+};
+
+// ---- the families ----
+
+void check_copy_and_fill(Kit& kit) {
+  for (Dtype from : kAll) {
+    Tensor base = kit.values({33, 4}, from);
+    for (Dtype to : kAll)
+      kit.check("copy", from, std::string("to ") + dtype_name(to) + ", transposed [4,33]", {base},
+                [to](const Inputs& in) { return in[0].t().to(to); });
+    kit.check("copy", from, "contiguous of sliced [8,33] step 2", {kit.values({8, 66}, from)},
+              [](const Inputs& in) { return in[0].slice(1, 0, 66, 2).contiguous(); });
+    kit.check("copy", from, "clone of broadcast [5,1]->[5,6]", {kit.values({5, 1}, from)},
+              [](const Inputs& in) { return in[0].expand({5, 6}).clone(); });
+    kit.check("fill", from, "full [3,7] = 2.5", {kit.values({1}, from)}, [from](const Inputs& in) {
+      return full({3, 7}, from == Dtype::boolean ? 1.0 : 2.5, from, in[0].device());
+    });
+  }
+}
+
+void check_unary(Kit& kit) {
+  struct Op {
+    const char* name;
+    nnp_unary_op op;
+    bool positive_domain;
+    bool integers;
+  };
+  const Op ops[] = {{"neg", NNP_UNARY_NEG, false, true},       {"abs", NNP_UNARY_ABS, false, true},
+                    {"exp", NNP_UNARY_EXP, false, false},      {"log", NNP_UNARY_LOG, true, false},
+                    {"sqrt", NNP_UNARY_SQRT, true, false},     {"rsqrt", NNP_UNARY_RSQRT, true, false},
+                    {"sin", NNP_UNARY_SIN, false, false},      {"cos", NNP_UNARY_COS, false, false},
+                    {"tanh", NNP_UNARY_TANH, false, false},    {"sigmoid", NNP_UNARY_SIGMOID, false, false},
+                    {"relu", NNP_UNARY_RELU, false, true},     {"gelu", NNP_UNARY_GELU, false, false},
+                    {"silu", NNP_UNARY_SILU, false, false},    {"sign", NNP_UNARY_SIGN, false, true}};
+  for (const Op& op : ops) {
+    nnp_unary_op code = op.op;
+    auto apply = [code](const Tensor& t) { return t.unary(code); };
+    for (Dtype dtype : kFloats) {
+      auto make = [&](const Shape& s) { return op.positive_domain ? kit.positive(s, dtype) : kit.normal(s, dtype); };
+      kit.check(op.name, dtype, "contiguous [37]", {make({37})}, [apply](const Inputs& in) { return apply(in[0]); });
+      kit.check(op.name, dtype, "transposed [4,33]", {make({33, 4})},
+                [apply](const Inputs& in) { return apply(in[0].t()); });
+      kit.check(op.name, dtype, "sliced [8,33] step 2", {make({8, 66})},
+                [apply](const Inputs& in) { return apply(in[0].slice(1, 0, 66, 2)); });
+      kit.check(op.name, dtype, "0-d", {make({})}, [apply](const Inputs& in) { return apply(in[0]); });
+      kit.check(op.name, dtype, "empty [0,3]", {make({0, 3})}, [apply](const Inputs& in) { return apply(in[0]); });
+      kit.check(op.name, dtype, "large [256,300] (threaded)", {make({256, 300})},
+                [apply](const Inputs& in) { return apply(in[0]); });
+    }
+    for (Dtype dtype : {Dtype::i64, Dtype::i32, Dtype::u8})
+      kit.check(op.name, dtype, op.integers ? "transposed [4,33]" : "transposed [4,33], promoted to f32",
+                {kit.values({33, 4}, dtype)}, [apply](const Inputs& in) { return apply(in[0].t()); });
+  }
+  kit.check("neg", Dtype::boolean, "bool is refused", {kit.values({4}, Dtype::boolean)},
+            [](const Inputs& in) { return in[0].neg(); });
+}
+
+void check_binary(Kit& kit) {
+  struct Op {
+    const char* name;
+    nnp_binary_op op;
+  };
+  const Op ops[] = {{"add", NNP_BINARY_ADD},     {"sub", NNP_BINARY_SUB},         {"mul", NNP_BINARY_MUL},
+                    {"div", NNP_BINARY_DIV},     {"pow", NNP_BINARY_POW},         {"maximum", NNP_BINARY_MAXIMUM},
+                    {"minimum", NNP_BINARY_MINIMUM}, {"eq", NNP_BINARY_EQ},       {"ne", NNP_BINARY_NE},
+                    {"lt", NNP_BINARY_LT},       {"le", NNP_BINARY_LE},           {"gt", NNP_BINARY_GT},
+                    {"ge", NNP_BINARY_GE}};
+  for (const Op& op : ops) {
+    nnp_binary_op code = op.op;
+    auto apply = [code](const Tensor& a, const Tensor& b) { return a.binary(code, b); };
+    for (Dtype dtype : kAll) {
+      const bool is_pow = code == NNP_BINARY_POW;
+      auto make = [&](const Shape& s) {
+        if (is_pow && is_floating(dtype)) return kit.positive(s, dtype);
+        if (is_pow && dtype != Dtype::boolean) return kit.integers(s, 0, 4, dtype);
+        return kit.values(s, dtype);
+      };
+      // Integer-valued floats make comparisons hit equality too.
+      if (code >= NNP_BINARY_EQ && is_floating(dtype)) {
+        kit.check(op.name, dtype, "contiguous [37] with ties", {kit.integers({37}, -2, 3, dtype), kit.integers({37}, -2, 3, dtype)},
+                  [apply](const Inputs& in) { return apply(in[0], in[1]); });
+      }
+      kit.check(op.name, dtype, "contiguous [37]", {make({37}), make({37})},
+                [apply](const Inputs& in) { return apply(in[0], in[1]); });
+      kit.check(op.name, dtype, "[4,33] with transposed [4,33]", {make({4, 33}), make({33, 4})},
+                [apply](const Inputs& in) { return apply(in[0], in[1].t()); });
+      kit.check(op.name, dtype, "broadcast [4,1,5] with [3,1]", {make({4, 1, 5}), make({3, 1})},
+                [apply](const Inputs& in) { return apply(in[0], in[1]); });
+      kit.check(op.name, dtype, "0-d with [5,6]", {make({}), make({5, 6})},
+                [apply](const Inputs& in) { return apply(in[0], in[1]); });
+      kit.check(op.name, dtype, "sliced [8,33] with 0-d", {make({8, 66}), make({})},
+                [apply](const Inputs& in) { return apply(in[0].slice(1, 1, 66, 2), in[1]); });
+      kit.check(op.name, dtype, "empty [0,3] with [3]", {make({0, 3}), make({3})},
+                [apply](const Inputs& in) { return apply(in[0], in[1]); });
+      if (dtype == Dtype::f32 || dtype == Dtype::i64)
+        kit.check(op.name, dtype, "large [256,300] with row [300] (threaded)", {make({256, 300}), make({300})},
+                  [apply](const Inputs& in) { return apply(in[0], in[1]); });
+    }
+  }
+  kit.check("add", Dtype::f32, "shapes [2,3] and [4] are refused", {kit.normal({2, 3}, Dtype::f32), kit.normal({4}, Dtype::f32)},
+            [](const Inputs& in) { return in[0] + in[1]; });
+  kit.check("pow", Dtype::i64, "negative integer exponent is refused",
+            {kit.integers({4}, 1, 3, Dtype::i64), kit.integers({4}, -3, -1, Dtype::i64)},
+            [](const Inputs& in) { return in[0].pow(in[1]); });
+}
+
+void check_where(Kit& kit) {
+  for (Dtype dtype : kAll) {
+    kit.check("where", dtype, "cond [4,1,5], a [3,5], b 0-d",
+              {kit.values({4, 1, 5}, Dtype::boolean), kit.values({3, 5}, dtype), kit.values({}, dtype)},
+              [](const Inputs& in) { return where(in[0], in[1], in[2]); });
+    kit.check("where", dtype, "transposed a and b [6,9]",
+              {kit.values({6, 9}, Dtype::boolean), kit.values({9, 6}, dtype), kit.values({9, 6}, dtype)},
+              [](const Inputs& in) { return where(in[0], in[1].t(), in[2].t()); });
+  }
+}
+
+void check_reduce(Kit& kit) {
+  struct Op {
+    const char* name;
+    nnp_reduce_op op;
+  };
+  const Op ops[] = {{"sum", NNP_REDUCE_SUM},       {"mean", NNP_REDUCE_MEAN},     {"amax", NNP_REDUCE_MAX},
+                    {"amin", NNP_REDUCE_MIN},      {"argmax", NNP_REDUCE_ARGMAX}, {"argmin", NNP_REDUCE_ARGMIN},
+                    {"var", NNP_REDUCE_VAR}};
+  const std::vector<std::vector<int32_t>> dim_sets = {{}, {0}, {1}, {2}, {0, 2}, {-1}};
+  for (const Op& op : ops) {
+    nnp_reduce_op code = op.op;
+    const bool is_arg = code == NNP_REDUCE_ARGMAX || code == NNP_REDUCE_ARGMIN;
+    for (Dtype dtype : kAll) {
+      if (dtype == Dtype::boolean && code != NNP_REDUCE_SUM) continue;
+      for (const auto& dims : dim_sets) {
+        if (is_arg && dims.size() > 1) continue;
+        for (bool keepdim : {false, true}) {
+          std::string layout = "[6,7,8] dims {";
+          for (size_t i = 0; i < dims.size(); ++i) layout += (i ? "," : "") + std::to_string(dims[i]);
+          layout += keepdim ? "} keepdim" : "}";
+          kit.check(op.name, dtype, layout, {kit.values({6, 7, 8}, dtype)}, [=](const Inputs& in) {
+            return in[0].reduce(code, dims, keepdim, 1.0);
+          }, 8 * 7 * 6);
+        }
+      }
+      kit.check(op.name, dtype, "permuted [8,6,7] dims {1,2}", {kit.values({6, 7, 8}, dtype)}, [=](const Inputs& in) {
+        return in[0].permute({2, 0, 1}).reduce(code, is_arg ? std::vector<int32_t>{1} : std::vector<int32_t>{1, 2},
+                                                false, 0.0);
+      }, 42);
+      kit.check(op.name, dtype, "0-d", {kit.values({}, dtype)},
+                [=](const Inputs& in) { return in[0].reduce(code, {}, false, 1.0); });
+    }
+    for (const std::vector<int32_t>& dims : std::vector<std::vector<int32_t>>{{1}, {0}, {}}) {
+      if (is_arg && dims.empty()) continue;
+      std::string layout = dims.empty() ? "large [300,400] all dims" : "large [300,400] dim " + std::to_string(dims[0]);
+      kit.check(op.name, Dtype::f32, layout, {kit.normal({300, 400}, Dtype::f32)},
+                [=](const Inputs& in) { return in[0].reduce(code, dims, false, 1.0); }, 400 * 300);
+    }
+    kit.check(op.name, Dtype::f32, "empty [0,4] over dim 0", {kit.normal({0, 4}, Dtype::f32)},
+              [=](const Inputs& in) { return in[0].reduce(code, {0}, false, 1.0); });
+  }
+}
+
+void check_matmul(Kit& kit) {
+  struct Shapes {
+    const char* layout;
+    Shape a, b;
+    bool transpose_a, transpose_b;
+  };
+  const Shapes cases[] = {
+      {"[5,7] @ [7,3]", {5, 7}, {7, 3}, false, false},
+      {"[5,7]^T-stored @ [7,3]", {7, 5}, {7, 3}, true, false},
+      {"[5,7] @ [7,3]^T-stored", {5, 7}, {3, 7}, false, true},
+      {"batched [2,3,4,5] @ [5,6]", {2, 3, 4, 5}, {5, 6}, false, false},
+      {"broadcast batch [2,1,4,5] @ [3,5,2]", {2, 1, 4, 5}, {3, 5, 2}, false, false},
+      {"vector [7] @ [7,3]", {7}, {7, 3}, false, false},
+      {"[5,7] @ vector [7]", {5, 7}, {7}, false, false},
+      {"dot [7] @ [7]", {7}, {7}, false, false},
+      {"inner size 0: [3,0] @ [0,4]", {3, 0}, {0, 4}, false, false},
+      {"large [128,256] @ [256,64]", {128, 256}, {256, 64}, false, false},
+  };
+  for (Dtype dtype : kFloats)
+    for (const Shapes& s : cases) {
+      bool ta = s.transpose_a, tb = s.transpose_b;
+      int64_t k = s.b.size() == 1 ? s.b[0] : s.b[s.b.size() - 2];
+      if (tb) k = s.b[1];
+      kit.check("matmul", dtype, s.layout, {kit.normal(s.a, dtype), kit.normal(s.b, dtype)},
+                [ta, tb](const Inputs& in) { return (ta ? in[0].t() : in[0]).matmul(tb ? in[1].t() : in[1]); },
+                static_cast<double>(std::max<int64_t>(k, 1)));
+    }
+  kit.check("matmul", Dtype::f32, "[4,3] @ [4,3] is refused", {kit.normal({4, 3}, Dtype::f32), kit.normal({4, 3}, Dtype::f32)},
+            [](const Inputs& in) { return in[0].matmul(in[1]); });
+  kit.check("matmul", Dtype::i64, "integers are refused", {kit.integers({2, 2}, 0, 3, Dtype::i64), kit.integers({2, 2}, 0, 3, Dtype::i64)},
+            [](const Inputs& in) { return in[0].matmul(in[1]); });
+}
+
+void check_softmax(Kit& kit) {
+  for (bool log : {false, true}) {
+    const char* name = log ? "log_softmax" : "softmax";
+    auto apply = [log](const Tensor& t, int32_t dim) { return log ? t.log_softmax(dim) : t.softmax(dim); };
+    for (Dtype dtype : kFloats) {
+      kit.check(name, dtype, "[4,33] dim -1", {kit.normal({4, 33}, dtype, 3)},
+                [apply](const Inputs& in) { return apply(in[0], -1); });
+      kit.check(name, dtype, "[4,33] dim 0", {kit.normal({4, 33}, dtype, 3)},
+                [apply](const Inputs& in) { return apply(in[0], 0); });
+      kit.check(name, dtype, "[3,4,5] dim 1", {kit.normal({3, 4, 5}, dtype, 3)},
+                [apply](const Inputs& in) { return apply(in[0], 1); });
+      kit.check(name, dtype, "transposed [6,9] dim 1", {kit.normal({9, 6}, dtype, 3)},
+                [apply](const Inputs& in) { return apply(in[0].t(), 1); });
+      kit.check(name, dtype, "0-d", {kit.normal({}, dtype)}, [apply](const Inputs& in) { return apply(in[0], 0); });
+    }
+    kit.check(name, Dtype::f32, "large [256,500] dim 1 (threaded)", {kit.normal({256, 500}, Dtype::f32, 3)},
+              [apply](const Inputs& in) { return apply(in[0], 1); });
+  }
+}
+
+void check_indexing(Kit& kit) {
+  for (Dtype dtype : kAll) {
+    kit.check("cat", dtype, "[2,3] + [4,3] dim 0", {kit.values({2, 3}, dtype), kit.values({4, 3}, dtype)},
+              [](const Inputs& in) { return cat({in[0], in[1]}, 0); });
+    kit.check("cat", dtype, "transposed [3,2] + [3,5] dim 1", {kit.values({2, 3}, dtype), kit.values({3, 5}, dtype)},
+              [](const Inputs& in) { return cat({in[0].t(), in[1]}, 1); });
+    kit.check("index_select", dtype, "[10,6] dim 0", {kit.values({10, 6}, dtype), kit.integers({7}, 0, 10, Dtype::i64)},
+              [](const Inputs& in) { return in[0].index_select(0, in[1]); });
+    kit.check("index_select", dtype, "transposed [6,10] dim 1, i32 index",
+              {kit.values({10, 6}, dtype), kit.integers({7}, 0, 10, Dtype::i32)},
+              [](const Inputs& in) { return in[0].t().index_select(1, in[1]); });
+    kit.check("gather", dtype, "[5,7] dim 1 index [5,4]", {kit.values({5, 7}, dtype), kit.integers({5, 4}, 0, 7, Dtype::i64)},
+              [](const Inputs& in) { return in[0].gather(1, in[1]); });
+    kit.check("gather", dtype, "transposed [7,5] dim 0 index [3,5]",
+              {kit.values({5, 7}, dtype), kit.integers({3, 5}, 0, 7, Dtype::i64)},
+              [](const Inputs& in) { return in[0].t().gather(0, in[1]); });
+    if (dtype == Dtype::boolean) continue;
+    kit.check("scatter_add", dtype, "[5,7] dim 1 index [5,4]",
+              {kit.values({5, 7}, dtype), kit.integers({5, 4}, 0, 7, Dtype::i64), kit.values({5, 6}, dtype)},
+              [](const Inputs& in) { return in[0].scatter_add(1, in[1], in[2]); }, 4);
+    kit.check("scatter_add", dtype, "[6,3] dim 0 index [9,3] (repeats)",
+              {kit.values({6, 3}, dtype), kit.integers({9, 3}, 0, 6, Dtype::i64), kit.values({9, 3}, dtype)},
+              [](const Inputs& in) { return in[0].scatter_add(0, in[1], in[2]); }, 9);
+  }
+  kit.check("index_select", Dtype::f32, "index 10 out of range is refused",
+            {kit.normal({10, 2}, Dtype::f32), kit.integers({3}, 10, 11, Dtype::i64)},
+            [](const Inputs& in) { return in[0].index_select(0, in[1]); });
+  kit.check("gather", Dtype::f32, "index -1 is refused", {kit.normal({4, 2}, Dtype::f32), kit.integers({4, 2}, -1, 0, Dtype::i64)},
+            [](const Inputs& in) { return in[0].gather(0, in[1]); });
+}
+
+void check_random(Kit& kit) {
+  // Same seed, same numbers, bit for bit (tolerance zero).
+  for (Dtype dtype : kFloats) {
+    for (const char* kind : {"rand", "randn"}) {
+      std::string name = kind;
+      kit.check(name, dtype, "[1000] seed 7, bit-identical", {kit.values({1}, dtype)}, [name, dtype](const Inputs& in) {
+        manual_seed(7);
+        return name == "rand" ? rand({1000}, dtype, in[0].device()) : randn({1000}, dtype, in[0].device());
+      }, kExact);
+    }
+  }
+  for (Dtype dtype : {Dtype::i64, Dtype::i32, Dtype::u8, Dtype::f32})
+    kit.check("randint", dtype, "[1000] in [3,250) seed 9, bit-identical", {kit.values({1}, dtype)}, [dtype](const Inputs& in) {
+      manual_seed(9);
+      return randint(3, 250, {1000}, dtype, in[0].device());
+    }, kExact);
+}
+
+}  // namespace
+
+Tolerance tolerance_for(const std::string& dtype) {
+  if (dtype == "f64") return {1e-10, 1e-12};
+  if (dtype == "f32") return {2e-5, 1e-6};
+  if (dtype == "f16") return {2e-3, 1e-4};
+  if (dtype == "bf16") return {1.6e-2, 1e-3};
+  return {0, 0};  // integers and bool are exact
+}
+
+Report run(const std::string& backend) {
+  Kit kit(backend);
+  uint64_t seed = 0, offset = 0;
+  api().get_rng_state(&seed, &offset);
+  manual_seed(1234);
+  check_copy_and_fill(kit);
+  check_unary(kit);
+  check_binary(kit);
+  check_where(kit);
+  check_reduce(kit);
+  check_matmul(kit);
+  check_softmax(kit);
+  check_indexing(kit);
+  check_random(kit);
+  api().set_rng_state(seed, offset);
+  return kit.finish();
+}
+
+void print(const Report& report, std::ostream& out, bool verbose) {
+  struct Row {
+    int passed = 0, failed = 0;
+    double worst = 0;
+  };
+  std::map<std::string, Row> rows;
+  for (const Case& c : report.cases) {
+    Row& row = rows[c.op];
+    (c.passed ? row.passed : row.failed)++;
+    row.worst = std::max(row.worst, c.worst);
+    if (verbose || !c.passed)
+      out << (c.passed ? "  ok    " : "  FAIL  ") << c.op << " " << c.dtype << " " << c.layout
+          << (c.detail.empty() ? "" : " -- " + c.detail) << "\n";
+  }
+  out << "conformance of backend '" << report.backend << "' against 'reference'\n";
+  out << "tolerances: |got - want| <= atol + rtol*|want|; f64 rtol 1e-10, f32 2e-5, f16 2e-3, bf16 1.6e-2; "
+         "integers, bool and random draws exact; GEMM/reductions scale atol by the terms summed\n";
+  out << std::left << std::setw(14) << "op" << std::setw(8) << "cases" << std::setw(8) << "failed"
+      << "worst error / tolerance\n";
+  for (const auto& [op, row] : rows)
+    out << std::setw(14) << op << std::setw(8) << row.passed + row.failed << std::setw(8) << row.failed
+        << std::setprecision(3) << row.worst << "\n";
+  out << report.passed << " passed, " << report.failed << " failed\n";
+}
+
+}  // namespace nnp::conformance

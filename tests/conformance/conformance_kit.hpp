@@ -1,0 +1,45 @@
+// The backend conformance kit: runs every kernel of a backend through the
+// public API on random inputs of many dtypes, shapes, strides and
+// broadcasts, and compares each result with the reference backend's.
+//
+// Built only on nnp.hpp, so a vendor can run it on their backend with
+// `nnplug conformance --backend /path/to/libvendor.so`.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace nnp::conformance {
+
+// |actual - expected| <= atol + rtol * |expected| for every element; NaN
+// must match NaN, infinities must match exactly.
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+struct Case {
+  std::string op;
+  std::string dtype;
+  std::string layout;  // what the inputs look like: shapes, strides, broadcast
+  bool passed = false;
+  double worst = 0;  // largest |error| / (atol + rtol * |expected|); <= 1 passes
+  std::string detail;  // first mismatch or error text
+};
+
+struct Report {
+  std::string backend;
+  std::vector<Case> cases;
+  int passed = 0;
+  int failed = 0;
+};
+
+// Stated tolerances per dtype (element-wise ops; GEMM and reductions scale
+// atol with the number of terms summed).
+Tolerance tolerance_for(const std::string& dtype);
+
+Report run(const std::string& backend);
+void print(const Report& report, std::ostream& out, bool verbose);
+
+}  // namespace nnp::conformance

@@ -1,0 +1,48 @@
+// nnplug devices: every backend, its devices, or why it has none.
+#include <nnp/nnp.hpp>
+
+#include <iomanip>
+#include <iostream>
+
+#include "options.hpp"
+
+namespace nnplug {
+
+int run_devices(const Args& args) {
+  namespace po = boost::program_options;
+  po::options_description options("options");
+  po::variables_map vm;
+  if (auto stop = parse_options("devices", "Lists the devices of every loaded backend; 'auto' picks the highest score.",
+                                options, args, vm))
+    return *stop;
+
+  const nnp_api& api = nnp::api();
+  int32_t backends = api.backend_count();
+  if (backends == 0 || nnp::devices().empty()) {
+    nnp::Device probe("cpu");  // throws the loader's explanation
+  }
+  std::cout << std::left << std::setw(14) << "device" << std::setw(8) << "score" << "description\n";
+  for (int32_t b = 0; b < backends; ++b) {
+    nnp_backend_info info{};
+    info.struct_size = sizeof(info);
+    nnp::check(api.backend_info(b, &info));
+    if (info.device_count == 0) {
+      std::cout << std::setw(14) << info.name << std::setw(8) << info.score << "(no devices"
+                << (*info.unavailable_reason ? std::string(": ") + info.unavailable_reason : std::string()) << ")\n";
+      continue;
+    }
+    for (int32_t i = 0; i < info.device_count; ++i) {
+      nnp::Device device(nnp_device{b, i});
+      nnp_device_info dinfo{};
+      dinfo.struct_size = sizeof(dinfo);
+      nnp::check(api.device_info(device.raw(), &dinfo));
+      std::cout << std::setw(14) << device.name() << std::setw(8) << dinfo.score << dinfo.description;
+      if (dinfo.total_memory) std::cout << ", " << dinfo.total_memory / (1024 * 1024) << " MiB";
+      std::cout << "\n";
+    }
+  }
+  std::cout << "auto -> " << nnp::Device("auto").name() << "\n";
+  return 0;
+}
+
+}  // namespace nnplug

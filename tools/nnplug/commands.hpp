@@ -1,0 +1,16 @@
+// The nnplug subcommands. Each takes its own arguments (after the command
+// name) and returns the process exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nnplug {
+
+using Args = std::vector<std::string>;
+
+int run_devices(const Args& args);
+int run_plugins(const Args& args);
+int run_conformance(const Args& args);
+
+}  // namespace nnplug

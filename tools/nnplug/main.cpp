@@ -1,0 +1,60 @@
+// nnplug: the command-line tool. `nnplug COMMAND --help` describes each one.
+#include <nnp/nnp.hpp>
+
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+
+namespace {
+
+struct Command {
+  const char* summary;
+  std::function<int(const nnplug::Args&)> run;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table = {
+      {"devices", {"list the devices of every loaded backend", nnplug::run_devices}},
+      {"plugins", {"list the plugins found, loaded and refused (with reasons)", nnplug::run_plugins}},
+      {"conformance", {"check a backend's kernels against the reference backend", nnplug::run_conformance}},
+  };
+  return table;
+}
+
+void usage(std::ostream& out) {
+  out << "usage: nnplug COMMAND [OPTIONS]\n\ncommands:\n";
+  for (const auto& [name, command] : commands()) out << "  " << name << std::string(14 - name.size(), ' ') << command.summary << "\n";
+  out << "\nRun 'nnplug COMMAND --help' for a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "nnplug: unknown command '" << name << "'\n\n";
+    usage(std::cerr);
+    return 2;
+  }
+  try {
+    return it->second.run(nnplug::Args(argv + 2, argv + argc));
+  } catch (const nnp::Error& e) {
+    std::cerr << "nnplug " << name << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "nnplug " << name << ": " << e.what() << "\n";
+    return 2;
+  }
+}
