@@ -134,6 +134,27 @@ class Device {
 class Tensor;
 using Shape = std::vector<int64_t>;
 
+// A borrowed list of integers: binds to a braced list, a vector or a single
+// value without allocating (the list must outlive the call, as braced lists
+// in a call expression do).
+template <typename T>
+class ArrayRef {
+ public:
+  ArrayRef() = default;
+  ArrayRef(std::initializer_list<T> list) : data_(list.begin()), size_(list.size()) {}  // NOLINT
+  ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
+  const T* data() const { return data_; }
+  int32_t size() const { return static_cast<int32_t>(size_); }
+  std::vector<T> vec() const { return std::vector<T>(data_, data_ + size_); }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+using ShapeRef = ArrayRef<int64_t>;
+using DimsRef = ArrayRef<int32_t>;
+
 class Tensor {
  public:
   Tensor() = default;
@@ -208,23 +229,15 @@ class Tensor {
   Tensor to(const Device& device, Dtype dtype) const {
     return call(api().to, handle_, device.raw(), static_cast<nnp_dtype>(dtype));
   }
-  Tensor view(const Shape& shape) const {
-    return call(api().view, handle_, shape.data(), static_cast<int32_t>(shape.size()));
-  }
-  Tensor reshape(const Shape& shape) const {
-    return call(api().reshape, handle_, shape.data(), static_cast<int32_t>(shape.size()));
-  }
+  Tensor view(ShapeRef shape) const { return call(api().view, handle_, shape.data(), shape.size()); }
+  Tensor reshape(ShapeRef shape) const { return call(api().reshape, handle_, shape.data(), shape.size()); }
   Tensor transpose(int32_t dim0, int32_t dim1) const { return call(api().transpose, handle_, dim0, dim1); }
   Tensor t() const { return transpose(0, 1); }
-  Tensor permute(const std::vector<int32_t>& dims) const {
-    return call(api().permute, handle_, dims.data(), static_cast<int32_t>(dims.size()));
-  }
+  Tensor permute(DimsRef dims) const { return call(api().permute, handle_, dims.data(), dims.size()); }
   Tensor slice(int32_t dim, int64_t start, int64_t end, int64_t step = 1) const {
     return call(api().slice, handle_, dim, start, end, step);
   }
-  Tensor expand(const Shape& shape) const {
-    return call(api().expand, handle_, shape.data(), static_cast<int32_t>(shape.size()));
-  }
+  Tensor expand(ShapeRef shape) const { return call(api().expand, handle_, shape.data(), shape.size()); }
   Tensor squeeze() const { return call(api().squeeze, handle_, 0, 1); }
   Tensor squeeze(int32_t dim) const { return call(api().squeeze, handle_, dim, 0); }
   Tensor unsqueeze(int32_t dim) const { return call(api().unsqueeze, handle_, dim); }
@@ -270,27 +283,26 @@ class Tensor {
   Tensor ge(const Tensor& o) const { return binary(NNP_BINARY_GE, o); }
 
   // -- reductions (an empty dims list reduces everything) --
-  Tensor reduce(nnp_reduce_op op, const std::vector<int32_t>& dims, bool keepdim, double correction = 0) const {
-    return call(api().reduce, op, handle_, dims.data(), static_cast<int32_t>(dims.size()), keepdim ? 1 : 0,
-                correction);
+  Tensor reduce(nnp_reduce_op op, DimsRef dims, bool keepdim, double correction = 0) const {
+    return call(api().reduce, op, handle_, dims.data(), dims.size(), keepdim ? 1 : 0, correction);
   }
-  Tensor sum(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+  Tensor sum(DimsRef dims = {}, bool keepdim = false) const {
     return reduce(NNP_REDUCE_SUM, dims, keepdim);
   }
-  Tensor mean(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+  Tensor mean(DimsRef dims = {}, bool keepdim = false) const {
     return reduce(NNP_REDUCE_MEAN, dims, keepdim);
   }
-  Tensor amax(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+  Tensor amax(DimsRef dims = {}, bool keepdim = false) const {
     return reduce(NNP_REDUCE_MAX, dims, keepdim);
   }
-  Tensor amin(const std::vector<int32_t>& dims = {}, bool keepdim = false) const {
+  Tensor amin(DimsRef dims = {}, bool keepdim = false) const {
     return reduce(NNP_REDUCE_MIN, dims, keepdim);
   }
   Tensor argmax() const { return reduce(NNP_REDUCE_ARGMAX, {}, false); }
-  Tensor argmax(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMAX, {dim}, keepdim); }
+  Tensor argmax(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMAX, dim, keepdim); }
   Tensor argmin() const { return reduce(NNP_REDUCE_ARGMIN, {}, false); }
-  Tensor argmin(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMIN, {dim}, keepdim); }
-  Tensor var(const std::vector<int32_t>& dims = {}, double correction = 1, bool keepdim = false) const {
+  Tensor argmin(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMIN, dim, keepdim); }
+  Tensor var(DimsRef dims = {}, double correction = 1, bool keepdim = false) const {
     return reduce(NNP_REDUCE_VAR, dims, keepdim, correction);
   }
 
@@ -346,18 +358,18 @@ inline Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
 inline Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
 
 // -- creation --
-inline Tensor empty(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().empty, shape.data(), static_cast<int32_t>(shape.size()), static_cast<nnp_dtype>(dtype),
+inline Tensor empty(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().empty, shape.data(), shape.size(), static_cast<nnp_dtype>(dtype),
                       device.raw());
 }
-inline Tensor full(const Shape& shape, double value, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().full, shape.data(), static_cast<int32_t>(shape.size()), value,
+inline Tensor full(ShapeRef shape, double value, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().full, shape.data(), shape.size(), value,
                       static_cast<nnp_dtype>(dtype), device.raw());
 }
-inline Tensor zeros(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+inline Tensor zeros(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
   return full(shape, 0.0, dtype, device);
 }
-inline Tensor ones(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+inline Tensor ones(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
   return full(shape, 1.0, dtype, device);
 }
 inline Tensor arange(double start, double end, double step = 1, Dtype dtype = Dtype::i64,
@@ -366,10 +378,10 @@ inline Tensor arange(double start, double end, double step = 1, Dtype dtype = Dt
 }
 // A tensor of shape `shape` holding `values` (row-major).
 template <typename T>
-Tensor from_vector(const std::vector<T>& values, const Shape& shape, const Device& device = Device::cpu()) {
+Tensor from_vector(const std::vector<T>& values, ShapeRef shape, const Device& device = Device::cpu()) {
   static_assert(!std::is_same_v<T, bool>, "use from_vector<uint8_t> and to(Dtype::boolean) for bool");
   int64_t count = 1;
-  for (int64_t s : shape) count *= s;
+  for (int32_t i = 0; i < shape.size(); ++i) count *= shape.data()[i];
   if (count != static_cast<int64_t>(values.size()))
     throw Error(NNP_SHAPE_MISMATCH, "from_vector: " + std::to_string(values.size()) +
                                         " values do not fill a shape of " + std::to_string(count) + " elements");
@@ -378,20 +390,21 @@ Tensor from_vector(const std::vector<T>& values, const Shape& shape, const Devic
 }
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Device& device = Device::cpu()) {
-  return from_vector(values, Shape{static_cast<int64_t>(values.size())}, device);
+  const int64_t size = static_cast<int64_t>(values.size());
+  return from_vector(values, ShapeRef(size), device);
 }
-inline Tensor rand(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().random, NNP_RANDOM_UNIFORM, 0.0, 1.0, shape.data(), static_cast<int32_t>(shape.size()),
+inline Tensor rand(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().random, NNP_RANDOM_UNIFORM, 0.0, 1.0, shape.data(), shape.size(),
                       static_cast<nnp_dtype>(dtype), device.raw());
 }
-inline Tensor randn(const Shape& shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().random, NNP_RANDOM_NORMAL, 0.0, 1.0, shape.data(), static_cast<int32_t>(shape.size()),
+inline Tensor randn(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
+  return Tensor::call(api().random, NNP_RANDOM_NORMAL, 0.0, 1.0, shape.data(), shape.size(),
                       static_cast<nnp_dtype>(dtype), device.raw());
 }
-inline Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype = Dtype::i64,
+inline Tensor randint(int64_t low, int64_t high, ShapeRef shape, Dtype dtype = Dtype::i64,
                       const Device& device = Device::cpu()) {
   return Tensor::call(api().random, NNP_RANDOM_INT, static_cast<double>(low), static_cast<double>(high),
-                      shape.data(), static_cast<int32_t>(shape.size()), static_cast<nnp_dtype>(dtype), device.raw());
+                      shape.data(), shape.size(), static_cast<nnp_dtype>(dtype), device.raw());
 }
 inline void manual_seed(uint64_t seed) { api().manual_seed(seed); }
 

@@ -1,0 +1,63 @@
+// Pins the released ABI 1.0 layouts: a change here breaks every plugin and
+// application built against 1.0. New fields go at the end only.
+#include <gtest/gtest.h>
+#include <nnp/plugin.h>
+
+#include <cstddef>
+
+#define PIN(type, field, offset) static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
+
+PIN(nnp_api, struct_size, 0);
+PIN(nnp_api, abi_major, 8);
+PIN(nnp_api, abi_minor, 12);
+PIN(nnp_api, last_error, 16);
+PIN(nnp_api, version, 64);
+PIN(nnp_api, load_plugin, 72);
+PIN(nnp_api, register_backend, 152);
+PIN(nnp_api, tensor_retain, 160);
+PIN(nnp_api, tensor_data, 240);
+PIN(nnp_api, empty, 248);
+PIN(nnp_api, set_rng_state, 304);
+PIN(nnp_api, copy_to_host, 312);
+PIN(nnp_api, to, 328);
+PIN(nnp_api, view, 336);
+PIN(nnp_api, clone, 408);
+PIN(nnp_api, unary, 416);
+PIN(nnp_api, scatter_add, 488);
+static_assert(sizeof(nnp_api) == 496, "nnp_api 1.0 is 496 bytes");
+
+PIN(nnp_plugin_descriptor, abi_major, 8);
+PIN(nnp_plugin_descriptor, name, 16);
+PIN(nnp_plugin_descriptor, init, 32);
+static_assert(sizeof(nnp_plugin_descriptor) == 40, "nnp_plugin_descriptor 1.0 is 40 bytes");
+
+PIN(nnp_view, data, 0);
+PIN(nnp_view, dtype, 8);
+PIN(nnp_view, ndim, 12);
+PIN(nnp_view, shape, 16);
+PIN(nnp_view, strides, 16 + 8 * NNP_MAX_DIMS);
+static_assert(sizeof(nnp_view) == 16 + 16 * NNP_MAX_DIMS, "nnp_view 1.0 size");
+
+PIN(nnp_kernel_ctx, backend_state, 8);
+PIN(nnp_kernel_ctx, stream, 24);
+PIN(nnp_kernels, copy, 8);
+PIN(nnp_kernels, gemm, 56);
+PIN(nnp_kernels, random, 96);
+static_assert(sizeof(nnp_kernels) == 104, "nnp_kernels 1.0 is 104 bytes");
+
+PIN(nnp_backend, name, 8);
+PIN(nnp_backend, score, 16);
+PIN(nnp_backend, flags, 20);
+PIN(nnp_backend, state, 24);
+PIN(nnp_backend, device_count, 32);
+PIN(nnp_backend, alloc, 56);
+PIN(nnp_backend, stream, 104);
+PIN(nnp_backend, kernels, 112);
+static_assert(sizeof(nnp_backend) == 120, "nnp_backend 1.0 is 120 bytes");
+
+PIN(nnp_device_info, score, 32);
+PIN(nnp_backend_info, unavailable_reason, 32);
+PIN(nnp_plugin_info, reason, 40);
+static_assert(sizeof(nnp_device) == 8, "nnp_device is passed by value");
+
+TEST(AbiLayout, PinnedAtCompileTime) { SUCCEED() << "the static_asserts above are the test"; }

@@ -1,0 +1,110 @@
+// The loader refuses every broken plugin of the corpus with its path and
+// reason, records it, and keeps going: good plugins load, the process lives.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+
+namespace {
+
+std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+
+struct Refusal {
+  const char* plugin;
+  nnp_status status;
+  const char* reason;
+};
+
+const Refusal kRefusals[] = {
+    {"not_a_library", NNP_IO_ERROR, "not a loadable shared library"},
+    {"no_entry", NNP_NOT_FOUND, "exports no nnp_plugin_entry"},
+    {"wrong_major", NNP_ABI_MISMATCH, "built for ABI 2.0 but this nnplug implements ABI 1.0 (major versions differ)"},
+    {"newer_minor", NNP_ABI_MISMATCH, "built for ABI 1.1, newer than this nnplug's ABI 1.0"},
+    {"null_entry", NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL"},
+    {"init_fails", NNP_DEVICE_ERROR, "init failed with status 6: test plugin: the device refused to start"},
+    {"init_throws", NNP_INTERNAL, "init threw an exception (test plugin: init threw on purpose)"},
+    {"duplicate_backend", NNP_INVALID_ARGUMENT, "backend name 'cpu' is already registered by"},
+    {"null_kernel_slot", NNP_INVALID_ARGUMENT, "backend 'null_slot': required kernel slot 'gemm' is NULL"},
+    {"duplicate_plugin", NNP_INVALID_ARGUMENT, "a plugin named 'nnplug.cpu' is already loaded"},
+};
+
+const nnp_plugin_info* find_record(const std::string& path, nnp_plugin_info& info) {
+  for (int32_t i = 0; i < api().plugin_count(); ++i) {
+    info.struct_size = sizeof(info);
+    check(api().plugin_info(i, &info));
+    if (path == info.path) return &info;
+  }
+  return nullptr;
+}
+
+bool has_backend(const std::string& name) {
+  for (int32_t b = 0; b < api().backend_count(); ++b) {
+    nnp_backend_info info{};
+    info.struct_size = sizeof(info);
+    check(api().backend_info(b, &info));
+    if (name == info.name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(PluginLoading, EveryBrokenPluginIsRefusedWithPathAndReason) {
+  Device cpu("cpu");  // discovery first: the real backends are loaded
+  for (const Refusal& refusal : kRefusals) {
+    SCOPED_TRACE(refusal.plugin);
+    std::string path = corpus(refusal.plugin);
+    nnp_status status = api().load_plugin(path.c_str());
+    EXPECT_EQ(status, refusal.status) << api().last_error();
+    std::string message = api().last_error();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(refusal.reason), std::string::npos) << message;
+    nnp_plugin_info info{};
+    ASSERT_NE(find_record(path, info), nullptr);
+    EXPECT_EQ(info.loaded, 0);
+    EXPECT_EQ(info.status, refusal.status);
+    EXPECT_NE(std::string(info.reason).find(refusal.reason), std::string::npos) << info.reason;
+  }
+  // Nothing a refused plugin registered was kept.
+  EXPECT_FALSE(has_backend("init_fails"));
+  EXPECT_FALSE(has_backend("null_slot"));
+  EXPECT_FALSE(has_backend("other"));
+  // The good ones still work.
+  EXPECT_EQ((ones({2}, Dtype::f32, cpu) + ones({2}, Dtype::f32, cpu)).sum().item<float>(), 4.0f);
+  EXPECT_TRUE(has_backend("reference"));
+}
+
+TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
+  std::string path = corpus("good");
+  ASSERT_EQ(api().load_plugin(path.c_str()), NNP_OK) << api().last_error();
+  EXPECT_EQ(api().load_plugin(path.c_str()), NNP_OK);  // loading twice is a no-op
+  EXPECT_TRUE(has_backend("testdummy"));
+  nnp::test::expect_error([] { Device("testdummy:0"); }, NNP_NOT_FOUND,
+                          {"has no usable device", "test plugin: no such hardware"});
+  EXPECT_EQ(api().load_plugin("relative/libx.so"), NNP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api().last_error()).find("not absolute"), std::string::npos);
+  std::string missing = std::string(NNP_CORPUS_DIR) + "/libmissing.so";
+  EXPECT_EQ(api().load_plugin(missing.c_str()), NNP_NOT_FOUND);
+}
+
+TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
+  // The real plugins first, so the corpus's impostors of "cpu" are the ones refused.
+  std::string command = std::string("NNP_PLUGIN_PATH=") + NNP_PLUGIN_DIR + ":" + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  ASSERT_TRUE(pipe);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  for (const Refusal& refusal : kRefusals) {
+    EXPECT_NE(output.find("refused  " + corpus(refusal.plugin)), std::string::npos) << refusal.plugin << "\n" << output;
+    EXPECT_NE(output.find(refusal.reason), std::string::npos) << refusal.plugin << "\n" << output;
+  }
+  EXPECT_NE(output.find("loaded   test.good"), std::string::npos) << output;
+  EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
+  EXPECT_NE(output.find("loaded   nnplug.reference"), std::string::npos) << output;
+  EXPECT_NE(output.find("backends: cpu reference testdummy"), std::string::npos) << output;
+}

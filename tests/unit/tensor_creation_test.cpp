@@ -1,0 +1,122 @@
+// Creation, host round trips, dtype conversion and moving between devices.
+#include <cmath>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+using nnp::test::expect_error;
+using nnp::test::floats;
+
+class Creation : public ::testing::TestWithParam<const char*> {
+ protected:
+  Device device{GetParam()};
+};
+
+TEST_P(Creation, FullZerosOnes) {
+  Tensor t = full({2, 3}, 2.5, Dtype::f32, device);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.to_vector<float>(), std::vector<float>(6, 2.5f));
+  EXPECT_EQ(zeros({4}, Dtype::i64, device).to_vector<int64_t>(), std::vector<int64_t>(4, 0));
+  EXPECT_EQ(ones({2}, Dtype::boolean, device).to_vector<bool>(), (std::vector<bool>{true, true}));
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.strides(), (Shape{3, 1}));
+  EXPECT_EQ(t.device(), device);
+}
+
+TEST_P(Creation, ScalarsAndEmptyTensors) {
+  Tensor scalar = full({}, 7, Dtype::i32, device);
+  EXPECT_EQ(scalar.ndim(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  EXPECT_EQ(scalar.item<int32_t>(), 7);
+  Tensor none = empty({0, 5}, Dtype::f32, device);
+  EXPECT_EQ(none.numel(), 0);
+  EXPECT_EQ(none.to_vector<float>().size(), 0u);
+  EXPECT_EQ(none.sum().item<float>(), 0.0f);
+  EXPECT_EQ(none.sum({0}).shape(), (Shape{5}));
+  expect_error([&] { none.item<float>(); }, NNP_INVALID_ARGUMENT, {"0 elements"});
+}
+
+TEST_P(Creation, Arange) {
+  EXPECT_EQ(arange(0, 5, 1, Dtype::i64, device).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(1, 2, 0.25, Dtype::f32, device).to_vector<float>(), (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(arange(3, 0, -1, Dtype::i32, device).to_vector<int32_t>(), (std::vector<int32_t>{3, 2, 1}));
+  EXPECT_EQ(arange(2, 2, 1, Dtype::f32, device).numel(), 0);
+  expect_error([&] { arange(0, 1, 0, Dtype::f32, device); }, NNP_INVALID_ARGUMENT, {"step must be nonzero"});
+  expect_error([&] { arange(0, 5, -1, Dtype::f32, device); }, NNP_INVALID_ARGUMENT, {"sign of step"});
+}
+
+TEST_P(Creation, HostRoundTrip) {
+  std::vector<double> values = {1.5, -2.25, 3e10, 0.0, -0.0, 1e-300};
+  Tensor t = from_vector(values, {2, 3}, device);
+  EXPECT_EQ(t.dtype(), Dtype::f64);
+  EXPECT_EQ(t.to_vector<double>(), values);
+  expect_error([&] { from_vector(std::vector<float>{1, 2, 3}, {2, 2}, device); }, NNP_SHAPE_MISMATCH,
+               {"3 values"});
+}
+
+TEST_P(Creation, DtypeConversionRoundsLikePyTorch) {
+  Tensor t = from_vector(std::vector<float>{1.7f, -1.7f, 2.5f, 0.0f, 300.0f}, device);
+  EXPECT_EQ(t.to(Dtype::i64).to_vector<int64_t>(), (std::vector<int64_t>{1, -1, 2, 0, 300}));  // truncation
+  EXPECT_EQ(t.to(Dtype::boolean).to_vector<bool>(), (std::vector<bool>{true, true, true, false, true}));
+  // 1 + 2^-11 is halfway between two f16 values: ties go to even (1.0).
+  Tensor halfway = from_vector(std::vector<float>{1.0f + 1.0f / 2048, 65520.0f, 1e-8f}, device);
+  EXPECT_EQ(floats(halfway.to(Dtype::f16)), (std::vector<float>{1.0f, INFINITY, 0.0f}));
+  // bf16 keeps 8 bits of mantissa: 1 + 2^-8 rounds to even (1.0), 1 + 3*2^-8 up.
+  Tensor b = from_vector(std::vector<float>{1.0f + 1.0f / 256, 1.0f + 3.0f / 256}, device);
+  EXPECT_EQ(floats(b.to(Dtype::bf16)), (std::vector<float>{1.0f, 1.0f + 4.0f / 256}));
+  Tensor ints = from_vector(std::vector<int32_t>{-1, 256, 7}, device);
+  EXPECT_EQ(ints.to(Dtype::u8).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 0, 7}));  // wraps
+}
+
+TEST_P(Creation, ToSameDeviceAndDtypeSharesTheTensor) {
+  Tensor t = ones({3}, Dtype::f32, device);
+  EXPECT_EQ(t.to(device, Dtype::f32).get(), t.get());
+  EXPECT_NE(t.to(Dtype::f64).get(), t.get());
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Creation, ::testing::Values("cpu", "reference"));
+
+TEST(Devices, MoveBetweenBackendsKeepsValuesAndLayout) {
+  Tensor x = from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor on_reference = x.t().to(Device("reference"));
+  EXPECT_EQ(on_reference.device().name(), "reference:0");
+  EXPECT_EQ(on_reference.shape(), (Shape{3, 2}));
+  EXPECT_EQ(on_reference.to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  Tensor back = on_reference.to(Device("cpu"), Dtype::f64);
+  EXPECT_EQ(back.to_vector<double>(), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  Tensor target = zeros({2, 3}, Dtype::f32, Device("reference"));
+  target.copy_(x.slice(1, 0, 1));  // [2,1] broadcast into [2,3], across devices
+  EXPECT_EQ(target.to_vector<float>(), (std::vector<float>{1, 1, 1, 4, 4, 4}));
+}
+
+TEST(Devices, NamesAndErrors) {
+  EXPECT_EQ(Device("cpu").name(), "cpu:0");
+  EXPECT_EQ(Device("reference:0").name(), "reference:0");
+  EXPECT_EQ(Device("auto").name(), "cpu:0");  // cpu outscores reference
+  expect_error([] { Device("cuda:0"); }, NNP_NOT_FOUND, {"cuda:0", "no backend named 'cuda'", "cpu, reference"});
+  expect_error([] { Device("cpu:1"); }, NNP_NOT_FOUND, {"has 1 device(s)"});
+  expect_error([] { Device("cpu:x"); }, NNP_INVALID_ARGUMENT, {"backend:index"});
+  expect_error([] { Device(":0"); }, NNP_INVALID_ARGUMENT, {"empty"});
+  Tensor a = ones({2}), b = ones({2}, Dtype::f32, Device("reference"));
+  expect_error([&] { a + b; }, NNP_DEVICE_MISMATCH, {"add", "cpu:0", "reference:0"});
+}
+
+TEST(Random, SeededDrawsRepeatAndHaveTheRightDistribution) {
+  manual_seed(42);
+  std::vector<float> first = rand({1000}).to_vector<float>();
+  manual_seed(42);
+  EXPECT_EQ(rand({1000}).to_vector<float>(), first);
+  EXPECT_NE(rand({1000}).to_vector<float>(), first);  // the offset moved on
+  for (float v : first) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  Tensor normal = randn({200000}, Dtype::f64);
+  EXPECT_NEAR(normal.mean().item<double>(), 0.0, 0.01);
+  EXPECT_NEAR(normal.var().item<double>(), 1.0, 0.02);
+  Tensor dice = randint(1, 7, {10000});
+  EXPECT_EQ(dice.amin().item<int64_t>(), 1);
+  EXPECT_EQ(dice.amax().item<int64_t>(), 6);
+  expect_error([] { randint(5, 5, {3}); }, NNP_INVALID_ARGUMENT, {"low < high"});
+  expect_error([] { rand({3}, Dtype::i64); }, NNP_DTYPE_MISMATCH, {"floating-point"});
+}
