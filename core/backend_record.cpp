@@ -17,6 +17,7 @@ void BackendRecord::init_devices() const {
     int32_t count = table_.device_count(table_.state);
     device_count_ = count > 0 ? count : 0;
     devices_ = std::make_unique<DeviceSlot[]>(static_cast<size_t>(device_count_ > 0 ? device_count_ : 1));
+    devices_ready_.store(true, std::memory_order_release);
   });
 }
 
@@ -32,6 +33,10 @@ std::string BackendRecord::unavailable_reason() const {
 }
 
 const nnp_kernel_ctx& BackendRecord::context(int32_t device) const {
+  if (devices_ready_.load(std::memory_order_acquire)) {
+    DeviceSlot& slot = devices_[device];
+    if (slot.ready.load(std::memory_order_acquire)) return slot.ctx;
+  }
   init_devices();
   DeviceSlot& slot = devices_[device];
   std::call_once(slot.once, [&] {
@@ -39,6 +44,7 @@ const nnp_kernel_ctx& BackendRecord::context(int32_t device) const {
     slot.ctx.backend_state = table_.state;
     slot.ctx.device = device;
     slot.ctx.stream = table_.stream ? table_.stream(table_.state, device) : nullptr;
+    slot.ready.store(true, std::memory_order_release);
   });
   return slot.ctx;
 }

@@ -33,6 +33,7 @@ class BackendRecord {
  private:
   struct DeviceSlot {
     std::once_flag once;
+    std::atomic<bool> ready{false};  // lets later calls skip call_once
     nnp_kernel_ctx ctx{};
   };
   void init_devices() const;
@@ -43,6 +44,7 @@ class BackendRecord {
   std::string name_;
   std::string plugin_path_;
   mutable std::once_flag devices_once_;
+  mutable std::atomic<bool> devices_ready_{false};
   mutable int32_t device_count_ = 0;
   mutable std::unique_ptr<DeviceSlot[]> devices_;
 };

@@ -9,11 +9,6 @@ const char* dtype_name(nnp_dtype dtype) {
   return is_valid_dtype(dtype) ? names[dtype] : nullptr;
 }
 
-size_t dtype_size(nnp_dtype dtype) {
-  static const size_t sizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1};
-  return is_valid_dtype(dtype) ? sizes[dtype] : 0;
-}
-
 void check_dtype(const char* what, nnp_dtype dtype) {
   if (!is_valid_dtype(dtype))
     fail(NNP_INVALID_ARGUMENT, what, ": unknown dtype ", dtype, " (use one of NNP_F32 ... NNP_BOOL)");

@@ -13,12 +13,12 @@ class ObjectPool {
  public:
   template <typename... Args>
   static T* create(Args&&... args) {
-    FreeList& list = free_list();
+    FreeList* list = free_list();
     void* memory;
-    if (list.head) {
-      memory = list.head;
-      list.head = list.head->next;
-      --list.size;
+    if (list && list->head) {
+      memory = list->head;
+      list->head = list->head->next;
+      --list->size;
     } else {
       memory = ::operator new(sizeof(Slot));
     }
@@ -27,15 +27,15 @@ class ObjectPool {
 
   static void destroy(T* object) {
     object->~T();
-    FreeList& list = free_list();
-    if (list.size >= kMaxCached) {
+    FreeList* list = free_list();
+    if (list == nullptr || list->size >= kMaxCached) {
       ::operator delete(static_cast<void*>(object));
       return;
     }
     Node* node = reinterpret_cast<Node*>(object);
-    node->next = list.head;
-    list.head = node;
-    ++list.size;
+    node->next = list->head;
+    list->head = node;
+    ++list->size;
   }
 
  private:
@@ -50,17 +50,37 @@ class ObjectPool {
   struct FreeList {
     Node* head = nullptr;
     size_t size = 0;
-    ~FreeList() {
-      while (head) {
-        Node* next = head->next;
-        ::operator delete(static_cast<void*>(head));
-        head = next;
+  };
+  // Owns this thread's list and frees it at thread exit.
+  struct Holder {
+    FreeList list;
+    ~Holder() {
+      while (list.head) {
+        Node* next = list.head->next;
+        ::operator delete(static_cast<void*>(list.head));
+        list.head = next;
       }
+      current() = nullptr;
+      exited() = true;
     }
   };
-  static FreeList& free_list() {
-    thread_local FreeList list;
+  // The hot path reads one trivially destructible initial-exec TLS pointer:
+  // no __tls_get_addr and no guard variable on every op. The Holder (whose
+  // destructor needs a guard) is touched once per thread.
+  static FreeList*& current() {
+    static thread_local FreeList* list __attribute__((tls_model("initial-exec"))) = nullptr;
     return list;
+  }
+  static bool& exited() {
+    static thread_local bool flag __attribute__((tls_model("initial-exec"))) = false;
+    return flag;
+  }
+  static FreeList* free_list() {
+    FreeList* list = current();
+    if (list != nullptr || exited()) return list;  // nullptr after thread exit: plain new/delete
+    static thread_local Holder holder;
+    current() = &holder.list;
+    return current();
   }
 };
 

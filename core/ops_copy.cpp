@@ -94,7 +94,7 @@ TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
 TensorRef contiguous(const Tensor& t) { return t.is_contiguous() ? TensorRef::share(&t) : clone(t); }
 
 TensorRef clone(const Tensor& t) {
-  TensorRef out = make_tensor(t.shape, t.dtype, t.device);
+  TensorRef out = make_tensor_like(t.shape, t.dtype, t);
   if (t.numel > 0) kernel_copy(*out, t);
   return out;
 }

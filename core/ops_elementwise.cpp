@@ -39,7 +39,7 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
     TensorRef promoted = to(x, x.device, NNP_F32);
     return unary(op, *promoted);
   }
-  TensorRef out = make_tensor(x.shape, x.dtype, x.device);
+  TensorRef out = make_tensor_like(x.shape, x.dtype, x);
   if (out->numel == 0) return out;
   nnp_view vx = kernel_view(x), vo = kernel_view(*out);
   nnp_view* views[] = {&vo, &vx};
@@ -56,14 +56,17 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
   if (a.dtype == NNP_BOOL && op <= NNP_BINARY_POW)
     fail(NNP_DTYPE_MISMATCH, name, ": arithmetic is not defined for bool tensors (shapes ", format_dims(a.shape),
          " and ", format_dims(b.shape), "); convert with to(dtype)");
-  Dims shape = broadcast_shapes(name, a.shape, b.shape);
+  Dims shape = a.shape == b.shape ? a.shape : broadcast_shapes(name, a.shape, b.shape);
   if (op == NNP_BINARY_DIV && !is_floating(a.dtype)) {  // true division, as PyTorch
     TensorRef fa = to(a, a.device, NNP_F32), fb = to(b, b.device, NNP_F32);
     return binary(op, *fa, *fb);
   }
-  TensorRef out = make_tensor(shape, is_comparison(op) ? NNP_BOOL : a.dtype, a.device);
+  TensorRef out = make_tensor_like(shape, is_comparison(op) ? NNP_BOOL : a.dtype, a);
   if (out->numel == 0) return out;
-  nnp_view va = broadcast_view(a, shape), vb = broadcast_view(b, shape), vo = kernel_view(*out);
+  const bool same_shapes = a.shape == b.shape;
+  nnp_view va = same_shapes ? kernel_view(a) : broadcast_view(a, shape);
+  nnp_view vb = same_shapes ? kernel_view(b) : broadcast_view(b, shape);
+  nnp_view vo = kernel_view(*out);
   nnp_view* views[] = {&vo, &va, &vb};
   coalesce(views, 3);
   run_kernel(a, name, a.backend().kernels().binary(&kernel_ctx(a), op, &va, &vb, &vo));
@@ -78,7 +81,7 @@ TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
          format_dims(cond.shape), "; compare first (for example ne(x, 0))");
   check_same_dtype("where", a, b);
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape);
-  TensorRef out = make_tensor(shape, a.dtype, a.device);
+  TensorRef out = make_tensor_like(shape, a.dtype, a);
   if (out->numel == 0) return out;
   nnp_view vc = broadcast_view(cond, shape), va = broadcast_view(a, shape), vb = broadcast_view(b, shape);
   nnp_view vo = kernel_view(*out);

@@ -39,7 +39,7 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
            format_dims(first.shape), "; sizes must match except in dimension ", d);
     shape.d[d] += t.shape.d[d];
   }
-  TensorRef out = make_tensor(shape, first.dtype, first.device);
+  TensorRef out = make_tensor_like(shape, first.dtype, first);
   int64_t offset = 0;
   for (int32_t i = 0; i < count; ++i) {
     int64_t size = tensors[i]->shape.d[d];
@@ -62,7 +62,7 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   int32_t d = wrap_dim("index_select", dim, x.shape.ndim);
   Dims shape = x.shape;
   shape.d[d] = idx->numel;
-  TensorRef out = make_tensor(shape, x.dtype, x.device);
+  TensorRef out = make_tensor_like(shape, x.dtype, x);
   if (out->numel == 0) return out;
   if (x.shape.d[d] == 0)
     fail(NNP_INVALID_ARGUMENT, "index_select: cannot select from dimension ", d, " of size 0 (shape ",
@@ -83,7 +83,7 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
     if (i != d && idx->shape.d[i] > x.shape.d[i])
       fail(NNP_SHAPE_MISMATCH, "gather: index shape ", format_dims(idx->shape), " exceeds input shape ",
            format_dims(x.shape), " at dimension ", i);
-  TensorRef out = make_tensor(idx->shape, x.dtype, x.device);
+  TensorRef out = make_tensor_like(idx->shape, x.dtype, x);
   if (out->numel == 0) return out;
   nnp_view vx = kernel_view(x), vi = kernel_view(*idx), vo = kernel_view(*out);
   run_kernel(x, "gather", x.backend().kernels().gather(&kernel_ctx(x), &vx, d, &vi, &vo));

@@ -71,7 +71,7 @@ TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t
     fail(NNP_INVALID_ARGUMENT, name, ": cannot reduce over zero elements (shape ", format_dims(x.shape),
          "); there is no identity for this reduction");
 
-  TensorRef out = make_tensor(out_shape, is_arg ? NNP_I64 : x.dtype, x.device);
+  TensorRef out = make_tensor_like(out_shape, is_arg ? NNP_I64 : x.dtype, x);
   if (out->numel > 0) {
     nnp_view vo = kernel_view(*out);
     run_kernel(x, name, x.backend().kernels().reduce(&kernel_ctx(x), op, &vx, nreduce, correction, &vo));

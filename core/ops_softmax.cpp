@@ -14,7 +14,7 @@ TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
     TensorRef result = softmax(*row, 0, log);
     return squeeze(*result, 0, false);
   }
-  TensorRef out = make_tensor(x.shape, x.dtype, x.device);
+  TensorRef out = make_tensor_like(x.shape, x.dtype, x);
   if (out->numel == 0) return out;
   nnp_view vx = kernel_view(x), vo = kernel_view(*out);
   run_kernel(x, name, x.backend().kernels().softmax(&kernel_ctx(x), &vx, d, log ? 1 : 0, &vo));

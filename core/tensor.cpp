@@ -26,8 +26,9 @@ void release(Tensor* t) {
 
 const BackendRecord& backend_of(nnp_device device) { return PluginRegistry::instance().backend(device.backend); }
 
-TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device) {
-  const BackendRecord& backend = backend_of(device);
+namespace {
+
+TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& backend, nnp_device device) {
   size_t bytes = checked_bytes("allocation", shape, dtype_size(dtype));
   void* data = nullptr;
   if (bytes > 0) {
@@ -48,6 +49,16 @@ TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device) {
   t->dtype = dtype;
   t->device = device;
   return TensorRef::adopt(t);
+}
+
+}  // namespace
+
+TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  return allocate(shape, dtype, backend_of(device), device);
+}
+
+TensorRef make_tensor_like(const Dims& shape, nnp_dtype dtype, const Tensor& like) {
+  return allocate(shape, dtype, like.backend(), like.device);
 }
 
 TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, int64_t offset) {

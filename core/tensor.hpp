@@ -80,6 +80,8 @@ class TensorRef {
 
 // A new tensor with fresh, uninitialised contiguous storage.
 TensorRef make_tensor(const Dims& shape, nnp_dtype dtype, nnp_device device);
+// The same on like's device (skips the registry lookup on op paths).
+TensorRef make_tensor_like(const Dims& shape, nnp_dtype dtype, const Tensor& like);
 // A tensor sharing base's storage with another shape, strides and offset.
 TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, int64_t offset);
 

@@ -5,21 +5,25 @@
 namespace nnp::cpu {
 
 size_t CachingAllocator::size_class(size_t bytes) {
-  if (bytes <= 4096) return (bytes + 63) & ~size_t{63};
+  if (bytes <= kSmallLimit) return bytes == 0 ? 64 : (bytes + 63) & ~size_t{63};
   size_t power = 4096;
   while (power * 2 < bytes) power *= 2;
   size_t step = power / 4;
   return (bytes + step - 1) / step * step;
 }
 
+std::vector<void*>& CachingAllocator::free_list(size_t size_class) {
+  return size_class <= kSmallLimit ? small_[size_class / 64] : large_[size_class];
+}
+
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = size_class(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_.find(size);
-    if (it != free_.end() && !it->second.empty()) {
-      void* ptr = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>& list = free_list(size);
+    if (!list.empty()) {
+      void* ptr = list.back();
+      list.pop_back();
       cached_ -= size;
       return ptr;
     }
@@ -38,7 +42,7 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cached_ + size <= kMaxCachedBytes) {
-      free_[size].push_back(ptr);
+      free_list(size).push_back(ptr);
       cached_ += size;
       return;
     }
@@ -48,9 +52,13 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
 
 void CachingAllocator::release_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [size, blocks] : free_)
+  for (std::vector<void*>& blocks : small_) {
     for (void* ptr : blocks) std::free(ptr);
-  free_.clear();
+    blocks.clear();
+  }
+  for (auto& [size, blocks] : large_)
+    for (void* ptr : blocks) std::free(ptr);
+  large_.clear();
   cached_ = 0;
 }
 

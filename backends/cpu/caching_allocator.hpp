@@ -24,8 +24,12 @@ class CachingAllocator {
 
  private:
   static constexpr size_t kMaxCachedBytes = size_t{2} << 30;
+  static constexpr size_t kSmallLimit = 4096;
+  std::vector<void*>& free_list(size_t size_class);  // caller holds mutex_
+
   mutable std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::vector<void*> small_[kSmallLimit / 64 + 1];  // indexed by class / 64: no hashing for small blocks
+  std::unordered_map<size_t, std::vector<void*>> large_;
   size_t cached_ = 0;
 };
 

@@ -95,6 +95,19 @@ void for_each_run_range(const nnp_view* const (&views)[N], int64_t begin, int64_
 
 template <int N, typename Body>
 void for_each_run(const nnp_view* const (&views)[N], int64_t cost_per_element, Body body) {
+  const nnp_view& first = *views[0];
+  if (first.ndim <= 1 && (first.ndim == 0 || first.shape[0] * cost_per_element < kParallelGrain)) {
+    // One short run (the common case for small, coalesced tensors).
+    const int64_t n = first.ndim == 0 ? 1 : first.shape[0];
+    if (n == 0) return;
+    Run<N> run;
+    for (int k = 0; k < N; ++k) {
+      run.ptr[k] = static_cast<char*>(views[k]->data);
+      run.stride[k] = first.ndim == 0 ? 0 : views[k]->strides[0];
+    }
+    body(run, n);
+    return;
+  }
   parallel_for(view_numel(*views[0]), cost_per_element,
                [&](int64_t begin, int64_t end) { for_each_run_range<N>(views, begin, end, body); });
 }

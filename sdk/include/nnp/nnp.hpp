@@ -141,7 +141,14 @@ template <typename T>
 class ArrayRef {
  public:
   ArrayRef() = default;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // borrowing for the call is the point
+#endif
   ArrayRef(std::initializer_list<T> list) : data_(list.begin()), size_(list.size()) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
   const T* data() const { return data_; }

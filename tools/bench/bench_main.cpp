@@ -1,0 +1,63 @@
+// Runs the benchmarks, then prints each workload's ratio against its peer
+// measured in this same run (the figures WORKLOADS.md asks for).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <vector>
+#include <map>
+#include <string>
+
+namespace {
+
+// Console output as usual, plus each run's time and GFLOP/s kept by name.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  struct Figure {
+    double seconds_per_iteration = 0;
+    double gflops = 0;
+  };
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      // With repetitions only the median counts; without, the single run.
+      if (run.run_type == Run::RT_Aggregate ? run.aggregate_name != "median" : run.repetitions > 1) continue;
+      Figure& figure = figures[run.run_name.function_name];
+      figure.seconds_per_iteration = run.GetAdjustedRealTime() /
+                                     benchmark::GetTimeUnitMultiplier(run.time_unit);
+      auto it = run.counters.find("GFLOP/s");
+      if (it != run.counters.end()) figure.gflops = it->second.value / 1e9;  // the counter is in FLOP/s
+    }
+  }
+  std::map<std::string, Figure> figures;
+};
+
+void print_ratio(const RatioReporter& r, const char* workload, const char* ours, const char* peer, bool by_rate,
+                 const char* target) {
+  auto a = r.figures.find(ours), b = r.figures.find(peer);
+  if (a == r.figures.end() || b == r.figures.end()) {
+    std::printf("%-4s %s vs %s: not measured in this run (peer missing or filtered out)\n", workload, ours, peer);
+    return;
+  }
+  if (by_rate)
+    std::printf("%-4s %-12s %8.1f GFLOP/s  %-16s %8.1f GFLOP/s  ratio %.3f  (target %s)\n", workload, ours,
+                a->second.gflops, peer, b->second.gflops, a->second.gflops / b->second.gflops, target);
+  else
+    std::printf("%-4s %-12s %8.1f ns/op    %-16s %8.1f ns/op    ratio %.3f  (target %s)\n", workload, ours,
+                a->second.seconds_per_iteration * 1e9, peer, b->second.seconds_per_iteration * 1e9,
+                a->second.seconds_per_iteration / b->second.seconds_per_iteration, target);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\nratios measured in this run (nnplug / peer):\n");
+  print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.25");
+  print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.95");
+  print_ratio(reporter, "W4", "W4/nnplug", "W4/libtorch", true, "informative");
+  benchmark::Shutdown();
+  return 0;
+}
