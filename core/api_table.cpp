@@ -61,10 +61,18 @@ const char* api_last_error() { return last_error_message(); }
 nnp_status api_last_status() { return last_error_status(); }
 void api_set_error(nnp_status status, const char* message) { set_last_error(status, message); }
 const char* api_status_name(nnp_status status) {
-  static const char* const names[] = {"NNP_OK",          "NNP_INVALID_ARGUMENT", "NNP_SHAPE_MISMATCH",
-                                      "NNP_DTYPE_MISMATCH", "NNP_DEVICE_MISMATCH", "NNP_OUT_OF_MEMORY",
-                                      "NNP_DEVICE_ERROR", "NNP_NOT_FOUND",       "NNP_UNIMPLEMENTED",
-                                      "NNP_ABI_MISMATCH", "NNP_IO_ERROR",        "NNP_CORRUPT_DATA",
+  static const char* const names[] = {"NNP_OK",
+                                      "NNP_INVALID_ARGUMENT",
+                                      "NNP_SHAPE_MISMATCH",
+                                      "NNP_DTYPE_MISMATCH",
+                                      "NNP_DEVICE_MISMATCH",
+                                      "NNP_OUT_OF_MEMORY",
+                                      "NNP_DEVICE_ERROR",
+                                      "NNP_NOT_FOUND",
+                                      "NNP_UNIMPLEMENTED",
+                                      "NNP_ABI_MISMATCH",
+                                      "NNP_IO_ERROR",
+                                      "NNP_CORRUPT_DATA",
                                       "NNP_INTERNAL"};
   return status >= 0 && status <= NNP_INTERNAL ? names[status] : "NNP_UNKNOWN_STATUS";
 }
@@ -107,8 +115,8 @@ nnp_status api_backend_info(int32_t i, nnp_backend_info* info) {
       const char* text = backend.table().unavailable_reason(backend.table().state);
       if (text) reason = text;
     }
-    write_info(info, nnp_backend_info{0, backend.name().c_str(), backend.plugin_path().c_str(),
-                                      backend.table().score, backend.device_count(), reason});
+    write_info(info, nnp_backend_info{0, backend.name().c_str(), backend.plugin_path().c_str(), backend.table().score,
+                                      backend.device_count(), reason});
   });
 }
 nnp_status api_plugin_search_path(char* buf, size_t size, size_t* needed) {
@@ -138,8 +146,8 @@ nnp_status api_device_info(nnp_device device, nnp_device_info* info) {
     const BackendRecord& backend = backend_of(device);
     nnp_device_info full{};
     full.struct_size = sizeof(full);
-    check_plugin_status(backend.table().device_info(backend.table().state, device.index, &full),
-                        backend.name().c_str(), "device_info");
+    check_plugin_status(backend.table().device_info(backend.table().state, device.index, &full), backend.name().c_str(),
+                        "device_info");
     full.backend = backend.name().c_str();
     if (full.description == nullptr) full.description = "";
     write_info(info, full);
@@ -250,13 +258,11 @@ nnp_status api_unary(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out) {
   return guard([&] { *out_arg(out, "unary") = unary(op, arg(x, "unary", "x")).take(); });
 }
 nnp_status api_binary(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
-  return guard(
-      [&] { *out_arg(out, "binary") = binary(op, arg(a, "binary", "a"), arg(b, "binary", "b")).take(); });
+  return guard([&] { *out_arg(out, "binary") = binary(op, arg(a, "binary", "a"), arg(b, "binary", "b")).take(); });
 }
 nnp_status api_where(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
   return guard([&] {
-    *out_arg(out, "where") =
-        where(arg(cond, "where", "cond"), arg(a, "where", "a"), arg(b, "where", "b")).take();
+    *out_arg(out, "where") = where(arg(cond, "where", "cond"), arg(a, "where", "a"), arg(b, "where", "b")).take();
   });
 }
 nnp_status api_reduce(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
@@ -281,16 +287,15 @@ nnp_status api_index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* 
   });
 }
 nnp_status api_gather(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out) {
-  return guard([&] {
-    *out_arg(out, "gather") = gather(arg(x, "gather", "x"), dim, arg(index, "gather", "index")).take();
-  });
+  return guard(
+      [&] { *out_arg(out, "gather") = gather(arg(x, "gather", "x"), dim, arg(index, "gather", "index")).take(); });
 }
 nnp_status api_scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
                            nnp_tensor** out) {
   return guard([&] {
-    *out_arg(out, "scatter_add") = scatter_add(arg(x, "scatter_add", "x"), dim, arg(index, "scatter_add", "index"),
-                                               arg(src, "scatter_add", "src"))
-                                       .take();
+    *out_arg(out, "scatter_add") =
+        scatter_add(arg(x, "scatter_add", "x"), dim, arg(index, "scatter_add", "index"), arg(src, "scatter_add", "src"))
+            .take();
   });
 }
 
@@ -369,11 +374,11 @@ const nnp_api* api_table() { return &kApi; }
 extern "C" NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor) {
   if (major != NNP_ABI_MAJOR || minor > NNP_ABI_MINOR) {
     nnp::core::set_last_error(
-        NNP_ABI_MISMATCH, nnp::core::str_cat("nnp_get_api: the caller asks for ABI ", major, ".", minor,
-                                         " but this libnnp implements ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
-                                         major != NNP_ABI_MAJOR ? " (major versions differ)"
-                                                                : " (the caller's minor is newer)")
-                              .c_str());
+        NNP_ABI_MISMATCH,
+        nnp::core::str_cat("nnp_get_api: the caller asks for ABI ", major, ".", minor,
+                           " but this libnnp implements ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
+                           major != NNP_ABI_MAJOR ? " (major versions differ)" : " (the caller's minor is newer)")
+            .c_str());
     return nullptr;
   }
   return &nnp::core::kApi;

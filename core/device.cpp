@@ -27,8 +27,9 @@ std::string folders_searched(const PluginRegistry& registry) {
 [[noreturn]] void fail_missing_backend(const std::string& requested, const std::string& backend) {
   PluginRegistry& registry = PluginRegistry::instance();
   if (registry.find_backend("cpu") == nullptr)
-    fail(NNP_NOT_FOUND, "device '", requested, "': no CPU backend is loaded (backends loaded: ",
-         loaded_backend_names(registry), "; folders searched: ", folders_searched(registry),
+    fail(NNP_NOT_FOUND, "device '", requested,
+         "': no CPU backend is loaded (backends loaded: ", loaded_backend_names(registry),
+         "; folders searched: ", folders_searched(registry),
          "). Build or install the backends, or point NNP_PLUGIN_PATH at their folder; `nnplug plugins` "
          "shows what was refused and why");
   fail(NNP_NOT_FOUND, "device '", requested, "': no backend named '", backend,
@@ -46,8 +47,7 @@ nnp_device parse_device(const char* name) {
     const BackendRecord* best = nullptr;
     for (int32_t i = 0; i < registry.backend_count(); ++i) {
       const BackendRecord& candidate = registry.backend(i);
-      if (candidate.device_count() > 0 && (!best || candidate.table().score > best->table().score))
-        best = &candidate;
+      if (candidate.device_count() > 0 && (!best || candidate.table().score > best->table().score)) best = &candidate;
     }
     if (best == nullptr) fail_missing_backend(text, "cpu");
     return nnp_device{best->id(), 0};
@@ -60,7 +60,8 @@ nnp_device parse_device(const char* name) {
     char* end = nullptr;
     index = std::strtoll(digits.c_str(), &end, 10);
     if (digits.empty() || *end != '\0' || index < 0 || digits[0] == '-' || digits[0] == '+')
-      fail(NNP_INVALID_ARGUMENT, "device '", text, "': expected 'backend' or 'backend:index' with index >= 0, or 'auto'");
+      fail(NNP_INVALID_ARGUMENT, "device '", text,
+           "': expected 'backend' or 'backend:index' with index >= 0, or 'auto'");
   }
   if (backend_name.empty())
     fail(NNP_INVALID_ARGUMENT, "device '", text, "': the backend name is empty (examples: cpu, cuda:0, auto)");

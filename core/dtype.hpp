@@ -8,7 +8,7 @@
 namespace nnp::core {
 
 inline bool is_valid_dtype(nnp_dtype dtype) { return dtype >= 0 && dtype < NNP_DTYPE_COUNT; }
-const char* dtype_name(nnp_dtype dtype);  // nullptr when unknown
+const char* dtype_name(nnp_dtype dtype);     // nullptr when unknown
 inline size_t dtype_size(nnp_dtype dtype) {  // 0 when unknown
   constexpr size_t sizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1};
   return is_valid_dtype(dtype) ? sizes[dtype] : 0;

@@ -41,9 +41,9 @@ TensorRef unary(nnp_unary_op op, const Tensor& x);  // ops_elementwise.cpp
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
-                 double correction);  // ops_reduce.cpp
-TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
-TensorRef softmax(const Tensor& x, int64_t dim, bool log);  // ops_softmax.cpp
+                 double correction);                                      // ops_reduce.cpp
+TensorRef matmul(const Tensor& a, const Tensor& b);                       // ops_matmul.cpp
+TensorRef softmax(const Tensor& x, int64_t dim, bool log);                // ops_softmax.cpp
 TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);  // ops_indexing.cpp
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);

@@ -37,14 +37,14 @@ TensorRef stage_on(const Tensor& src, nnp_device device) {
   std::vector<unsigned char> buffer;
   if (!from.host_memory()) {
     buffer.resize(bytes);
-    check_plugin_status(from.table().copy_to_host(from.table().state, packed->device.index, buffer.data(),
-                                                  packed->data(), bytes),
-                        from.name().c_str(), "copy to host");
+    check_plugin_status(
+        from.table().copy_to_host(from.table().state, packed->device.index, buffer.data(), packed->data(), bytes),
+        from.name().c_str(), "copy to host");
     host = buffer.data();
   }
-  check_plugin_status(to_backend.table().copy_from_host(to_backend.table().state, device.index, staged->data(),
-                                                        host, bytes),
-                      to_backend.name().c_str(), "copy from host");
+  check_plugin_status(
+      to_backend.table().copy_from_host(to_backend.table().state, device.index, staged->data(), host, bytes),
+      to_backend.name().c_str(), "copy from host");
   return staged;
 }
 

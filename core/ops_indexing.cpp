@@ -77,8 +77,8 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
   TensorRef idx = as_index("gather", x, index);
   int32_t d = wrap_dim("gather", dim, x.shape.ndim);
   if (idx->shape.ndim != x.shape.ndim)
-    fail(NNP_SHAPE_MISMATCH, "gather: index shape ", format_dims(idx->shape), " and input shape ",
-         format_dims(x.shape), " must have the same number of dimensions");
+    fail(NNP_SHAPE_MISMATCH, "gather: index shape ", format_dims(idx->shape), " and input shape ", format_dims(x.shape),
+         " must have the same number of dimensions");
   for (int32_t i = 0; i < x.shape.ndim; ++i)
     if (i != d && idx->shape.d[i] > x.shape.d[i])
       fail(NNP_SHAPE_MISMATCH, "gather: index shape ", format_dims(idx->shape), " exceeds input shape ",

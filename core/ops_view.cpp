@@ -20,7 +20,8 @@ Dims infer_shape(const char* op, const Tensor& t, const int64_t* shape, int32_t 
       if (infer >= 0) fail(NNP_INVALID_ARGUMENT, op, ": only one dimension can be -1, got ", format_dims(shape, ndim));
       infer = i;
     } else if (shape[i] < 0) {
-      fail(NNP_INVALID_ARGUMENT, op, ": invalid size ", shape[i], " at dimension ", i, " of ", format_dims(shape, ndim));
+      fail(NNP_INVALID_ARGUMENT, op, ": invalid size ", shape[i], " at dimension ", i, " of ",
+           format_dims(shape, ndim));
     } else {
       known *= shape[i];
     }
@@ -52,8 +53,8 @@ bool view_strides(const Tensor& t, const Dims& new_shape, Dims& strides) {
   int64_t tensor_numel = 1, view_numel = 1;
   for (int32_t tensor_d = t.shape.ndim - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= t.shape.d[tensor_d];
-    bool run_ends = tensor_d == 0 || (t.shape.d[tensor_d - 1] != 1 &&
-                                      t.strides.d[tensor_d - 1] != tensor_numel * chunk_base_stride);
+    bool run_ends = tensor_d == 0 ||
+                    (t.shape.d[tensor_d - 1] != 1 && t.strides.d[tensor_d - 1] != tensor_numel * chunk_base_stride);
     if (!run_ends) continue;
     while (view_d >= 0 && (view_numel < tensor_numel || new_shape.d[view_d] == 1)) {
       strides.d[view_d] = view_numel * chunk_base_stride;
@@ -101,8 +102,8 @@ TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
 
 TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
   if (ndim != t.shape.ndim)
-    fail(NNP_INVALID_ARGUMENT, "permute: got ", ndim, " dimensions for a tensor of shape ", format_dims(t.shape),
-         " (", t.shape.ndim, " dimensions)");
+    fail(NNP_INVALID_ARGUMENT, "permute: got ", ndim, " dimensions for a tensor of shape ", format_dims(t.shape), " (",
+         t.shape.ndim, " dimensions)");
   if (ndim > 0 && dims == nullptr) fail(NNP_INVALID_ARGUMENT, "permute: dims is NULL");
   Dims shape, strides;
   shape.ndim = strides.ndim = ndim;
@@ -136,8 +137,8 @@ TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_
 
 TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
   if (ndim < t.shape.ndim || ndim > NNP_MAX_DIMS)
-    fail(NNP_INVALID_ARGUMENT, "expand: the number of sizes (", ndim,
-         ") must be at least the tensor's dimensions (", t.shape.ndim, ") and at most ", NNP_MAX_DIMS);
+    fail(NNP_INVALID_ARGUMENT, "expand: the number of sizes (", ndim, ") must be at least the tensor's dimensions (",
+         t.shape.ndim, ") and at most ", NNP_MAX_DIMS);
   if (ndim > 0 && shape == nullptr) fail(NNP_INVALID_ARGUMENT, "expand: shape is NULL");
   Dims out, strides;
   out.ndim = strides.ndim = ndim;

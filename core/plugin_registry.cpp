@@ -97,7 +97,7 @@ struct PluginRegistry::Impl {
   std::recursive_mutex mutex;
   std::deque<PluginRecord> plugins;
   std::deque<boost::dll::shared_library> libraries;  // kept open until exit
-  std::map<std::string, size_t> by_path;  // canonical path -> plugin index
+  std::map<std::string, size_t> by_path;             // canonical path -> plugin index
   std::array<std::unique_ptr<BackendRecord>, kMaxBackends> backends;
   std::atomic<int32_t> backend_count{0};
   std::once_flag discovered;
@@ -144,8 +144,9 @@ struct PluginRegistry::Impl {
       fail(NNP_IO_ERROR, "not a loadable shared library (", e.what(), ")");
     }
     if (!library.has("nnp_plugin_entry"))
-      fail(NNP_NOT_FOUND, "exports no nnp_plugin_entry symbol, so it is not an nnplug plugin (define it with "
-                          "NNP_PLUGIN_ENTRY from nnp/plugin.h)");
+      fail(NNP_NOT_FOUND,
+           "exports no nnp_plugin_entry symbol, so it is not an nnplug plugin (define it with "
+           "NNP_PLUGIN_ENTRY from nnp/plugin.h)");
 
     const nnp_plugin_descriptor* descriptor = nullptr;
     try {
@@ -165,8 +166,7 @@ struct PluginRegistry::Impl {
       fail(NNP_ABI_MISMATCH, "built for ABI ", descriptor->abi_major, ".", descriptor->abi_minor,
            ", newer than this nnplug's ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
            ": upgrade nnplug or rebuild the plugin against this SDK");
-    if (descriptor->name == nullptr || *descriptor->name == '\0')
-      fail(NNP_INVALID_ARGUMENT, "descriptor has no name");
+    if (descriptor->name == nullptr || *descriptor->name == '\0') fail(NNP_INVALID_ARGUMENT, "descriptor has no name");
     record.name = descriptor->name;
     record.version = descriptor->version ? descriptor->version : "";
     for (const PluginRecord& other : plugins)

@@ -14,8 +14,7 @@ Dims Dims::from_user(const char* what, const int64_t* values, int32_t ndim) {
   dims.ndim = ndim;
   for (int32_t i = 0; i < ndim; ++i) {
     if (values[i] < 0)
-      fail(NNP_INVALID_ARGUMENT, what, ": shape ", format_dims(values, ndim), " has a negative size at dimension ",
-           i);
+      fail(NNP_INVALID_ARGUMENT, what, ": shape ", format_dims(values, ndim), " has a negative size at dimension ", i);
     dims.d[i] = values[i];
   }
   return dims;

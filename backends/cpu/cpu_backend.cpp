@@ -1,7 +1,6 @@
 // The CPU backend plugin: host memory through a caching allocator, OpenBLAS
 // for GEMM, OpenMP-threaded loops for the rest.
 #include <nnp/plugin.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -61,8 +60,8 @@ nnp_status copy_bytes(void*, int32_t, void* dst, const void* src, size_t bytes) 
 nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
 const nnp_kernels kKernels = {
-    sizeof(nnp_kernels), copy,    fill,         unary,  binary,      where,  reduce,
-    gemm,                softmax, index_select, gather, scatter_add, random,
+    sizeof(nnp_kernels), copy,   fill,        unary,  binary, where, reduce, gemm, softmax,
+    index_select,        gather, scatter_add, random,
 };
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {

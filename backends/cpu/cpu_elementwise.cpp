@@ -31,7 +31,8 @@ C unary_value(nnp_unary_op op, C x) {
       default: return static_cast<C>((x > C(0)) - (x < C(0)));
     }
   } else if constexpr (std::is_same_v<C, bool>) {
-    return op == NNP_UNARY_SIGN || op == NNP_UNARY_ABS || op == NNP_UNARY_RELU ? x : !x;  // never asked: core refuses bool
+    return op == NNP_UNARY_SIGN || op == NNP_UNARY_ABS || op == NNP_UNARY_RELU ? x
+                                                                               : !x;  // never asked: core refuses bool
   } else {
     using U = std::make_unsigned_t<C>;
     switch (op) {
@@ -222,7 +223,8 @@ nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst)
         std::memcpy(r.ptr[0], r.ptr[1], static_cast<size_t>(n) * size);
         return;
       }
-      for (int64_t i = 0; i < n; ++i) std::memcpy(r.ptr[0] + i * r.stride[0] * size, r.ptr[1] + i * r.stride[1] * size, size);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(r.ptr[0] + i * r.stride[0] * size, r.ptr[1] + i * r.stride[1] * size, size);
     });
     return NNP_OK;
   }
@@ -258,9 +260,9 @@ nnp_status unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, cons
   return NNP_OK;
 }
 
-nnp_status binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, const nnp_view* b,
-                  const nnp_view* out) {
-  return dispatch(a->dtype, [&](auto tag) -> nnp_status { return binary_typed<typename decltype(tag)::type>(op, a, b, out); });
+nnp_status binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, const nnp_view* b, const nnp_view* out) {
+  return dispatch(a->dtype,
+                  [&](auto tag) -> nnp_status { return binary_typed<typename decltype(tag)::type>(op, a, b, out); });
 }
 
 nnp_status where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* a, const nnp_view* b,

@@ -60,13 +60,13 @@ void call_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c,
 
 void call_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k) {
   cblas_dgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
-              0.0, c, static_cast<blasint>(n));
+              static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld), 0.0,
+              c, static_cast<blasint>(n));
 }
 
 template <typename T>
-void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, const nnp_view& va,
-              const nnp_view& vb, int32_t nb) {
+void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, const nnp_view& va, const nnp_view& vb,
+              int32_t nb) {
   const int64_t ars = va.strides[nb], acs = va.strides[nb + 1], brs = vb.strides[nb], bcs = vb.strides[nb + 1];
   if (k == 0) {
     for (int64_t i = 0; i < m * n; ++i) c[i] = Traits<T>::store(0);

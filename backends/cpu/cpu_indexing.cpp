@@ -50,7 +50,8 @@ nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, c
   const int64_t* idx = static_cast<const int64_t*>(index->data);
   const int64_t n = index->shape[0], size = x->shape[dim], istride = index->strides[0];
   for (int64_t j = 0; j < n; ++j)
-    if (idx[j * istride] < 0 || idx[j * istride] >= size) return out_of_range("index_select", idx[j * istride], size, dim);
+    if (idx[j * istride] < 0 || idx[j * istride] >= size)
+      return out_of_range("index_select", idx[j * istride], size, dim);
   const size_t item = element_size(x->dtype);
   if (dim == 0 && is_contiguous(*x) && is_contiguous(*out)) {
     // Whole rows (embedding lookups): one memcpy each.
@@ -72,8 +73,7 @@ nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, c
   return NNP_OK;
 }
 
-nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
-                  const nnp_view* out) {
+nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out) {
   const size_t item = element_size(x->dtype);
   const int64_t size = x->ndim > 0 ? x->shape[dim] : 1;
   const int64_t xstride = x->ndim > 0 ? x->strides[dim] : 0;
@@ -111,7 +111,8 @@ nnp_status scatter_add(const nnp_kernel_ctx*, const nnp_view* out, int32_t dim, 
   nnp_status status = NNP_OK;
   walk_pair(*index, *index, *index, [&](const int64_t*, int64_t oi, int64_t) {
     const int64_t selected = static_cast<const int64_t*>(index->data)[oi];
-    if (status == NNP_OK && (selected < 0 || selected >= size)) status = out_of_range("scatter_add", selected, size, dim);
+    if (status == NNP_OK && (selected < 0 || selected >= size))
+      status = out_of_range("scatter_add", selected, size, dim);
   });
   if (status != NNP_OK) return status;
   nnp_view os = *out;

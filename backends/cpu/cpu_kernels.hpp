@@ -18,8 +18,7 @@ inline nnp_status fail(nnp_status status, const std::string& message) {
 nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst);
 nnp_status fill(const nnp_kernel_ctx*, const nnp_view* dst, double value);
 nnp_status unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, const nnp_view* out);
-nnp_status binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, const nnp_view* b,
-                  const nnp_view* out);
+nnp_status binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* a, const nnp_view* b,
                  const nnp_view* out);
 nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, int32_t nreduce, double correction,
@@ -28,8 +27,7 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
 nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);
-nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
-                  const nnp_view* out);
+nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out);
 nnp_status scatter_add(const nnp_kernel_ctx*, const nnp_view* out, int32_t dim, const nnp_view* index,
                        const nnp_view* src);
 nnp_status random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, uint64_t offset, double a, double b,

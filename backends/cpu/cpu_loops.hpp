@@ -8,7 +8,6 @@
 #pragma once
 
 #include <nnp/plugin.h>
-
 #include <omp.h>
 
 #include <algorithm>
@@ -38,7 +37,7 @@ void parallel_for(int64_t total, int64_t cost_per_item, Body body) {
     return;
   }
   int64_t chunks = std::min<int64_t>(threads, total);
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
     if (begin < end) body(begin, end);

@@ -16,8 +16,8 @@ nnp_status random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, ui
       for (int64_t i = begin; i < end; ++i) {
         const uint64_t counter = offset + static_cast<uint64_t>(i);
         if (kind == NNP_RANDOM_INT)
-          data[i] = convert<T>(nnp_philox_int(nnp_philox4x32_10(counter, seed), static_cast<int64_t>(a),
-                                              static_cast<int64_t>(b)));
+          data[i] = convert<T>(
+              nnp_philox_int(nnp_philox4x32_10(counter, seed), static_cast<int64_t>(a), static_cast<int64_t>(b)));
         else
           data[i] = convert<T>(nnp_philox_value(kind, seed, counter, a, b));
       }

@@ -127,8 +127,10 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
           best_at = position;
         }
       });
-      if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN) static_cast<int64_t*>(out.data)[o] = best_at;
-      else static_cast<T*>(out.data)[o] = Tr::store(best);
+      if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN)
+        static_cast<int64_t*>(out.data)[o] = best_at;
+      else
+        static_cast<T*>(out.data)[o] = Tr::store(best);
     }
   });
 }

@@ -45,8 +45,10 @@ inline constexpr bool is_floating_v = std::is_floating_point_v<typename Traits<T
 template <typename To, typename FromCompute>
 inline To convert(FromCompute v) {
   using ToCompute = typename Traits<To>::compute;
-  if constexpr (std::is_same_v<ToCompute, bool>) return Traits<To>::store(v != FromCompute(0));
-  else return Traits<To>::store(static_cast<ToCompute>(v));
+  if constexpr (std::is_same_v<ToCompute, bool>)
+    return Traits<To>::store(v != FromCompute(0));
+  else
+    return Traits<To>::store(static_cast<ToCompute>(v));
 }
 
 template <typename T>

@@ -51,18 +51,9 @@ int64_t unary_i(nnp_unary_op op, int64_t x) {
   }
 }
 
-bool compare(nnp_binary_op op, double a, double b) {
-  switch (op) {
-    case NNP_BINARY_EQ: return a == b;
-    case NNP_BINARY_NE: return a != b;
-    case NNP_BINARY_LT: return a < b;
-    case NNP_BINARY_LE: return a <= b;
-    case NNP_BINARY_GT: return a > b;
-    default: return a >= b;
-  }
-}
-
-bool compare_i(nnp_binary_op op, int64_t a, int64_t b) {
+// Works on doubles (floating dtypes) and int64 (the rest) alike.
+template <typename V>
+bool compare(nnp_binary_op op, V a, V b) {
   switch (op) {
     case NNP_BINARY_EQ: return a == b;
     case NNP_BINARY_NE: return a != b;
@@ -110,8 +101,10 @@ nnp_status k_copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* ds
   if (numel_of(*dst) == 0) return NNP_OK;
   do {
     int64_t so = offset_of(*src, index), d = offset_of(*dst, index);
-    if (is_float(src->dtype)) store_f(*dst, d, load_f(*src, so));
-    else store_i(*dst, d, load_i(*src, so));
+    if (is_float(src->dtype))
+      store_f(*dst, d, load_f(*src, so));
+    else
+      store_i(*dst, d, load_i(*src, so));
   } while (next_index(index, dst->shape, dst->ndim));
   return NNP_OK;
 }
@@ -129,8 +122,10 @@ nnp_status k_unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, co
   if (numel_of(*out) == 0) return NNP_OK;
   do {
     int64_t xo = offset_of(*x, index), oo = offset_of(*out, index);
-    if (is_float(x->dtype)) store_f(*out, oo, unary_f(op, load_f(*x, xo)));
-    else store_i(*out, oo, unary_i(op, load_i(*x, xo)));
+    if (is_float(x->dtype))
+      store_f(*out, oo, unary_f(op, load_f(*x, xo)));
+    else
+      store_i(*out, oo, unary_i(op, load_i(*x, xo)));
   } while (next_index(index, out->shape, out->ndim));
   return NNP_OK;
 }
@@ -143,7 +138,7 @@ nnp_status k_binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, 
   do {
     int64_t ao = offset_of(*a, index), bo = offset_of(*b, index), oo = offset_of(*out, index);
     if (op >= NNP_BINARY_EQ) {
-      bool r = floating ? compare(op, load_f(*a, ao), load_f(*b, bo)) : compare_i(op, load_i(*a, ao), load_i(*b, bo));
+      bool r = floating ? compare(op, load_f(*a, ao), load_f(*b, bo)) : compare(op, load_i(*a, ao), load_i(*b, bo));
       store_i(*out, oo, r ? 1 : 0);
     } else if (floating) {
       store_f(*out, oo, binary_f(op, load_f(*a, ao), load_f(*b, bo)));
@@ -164,8 +159,10 @@ nnp_status k_where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* 
   do {
     const nnp_view& pick = load_i(*cond, offset_of(*cond, index)) ? *a : *b;
     int64_t po = offset_of(pick, index), oo = offset_of(*out, index);
-    if (is_float(out->dtype)) store_f(*out, oo, load_f(pick, po));
-    else store_i(*out, oo, load_i(pick, po));
+    if (is_float(out->dtype))
+      store_f(*out, oo, load_f(pick, po));
+    else
+      store_i(*out, oo, load_i(pick, po));
   } while (next_index(index, out->shape, out->ndim));
   return NNP_OK;
 }
@@ -187,8 +184,10 @@ nnp_status k_reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, 
       int64_t* r = full + nkeep;
       do {
         int64_t o = offset_of(*x, full);
-        if (floating) values.push_back(load_f(*x, o));
-        else ivalues.push_back(load_i(*x, o));
+        if (floating)
+          values.push_back(load_f(*x, o));
+        else
+          ivalues.push_back(load_i(*x, o));
       } while (next_index(r, rshape, nreduce));
     }
     int64_t oo = offset_of(*out, keep);
@@ -218,8 +217,10 @@ nnp_status k_reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, 
           }
         }
       }
-      if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN) store_i(*out, oo, arg);
-      else store_f(*out, oo, result);
+      if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN)
+        store_i(*out, oo, arg);
+      else
+        store_f(*out, oo, result);
     } else {
       int64_t result = 0, arg = 0;
       if (op == NNP_REDUCE_SUM) {
@@ -310,14 +311,15 @@ nnp_status k_index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim,
     if (selected < 0 || selected >= x->shape[dim]) return index_error("index_select", selected, x->shape[dim], dim);
     ix[dim] = selected;
     int64_t xo = offset_of(*x, ix), oo = offset_of(*out, io);
-    if (is_float(x->dtype)) store_f(*out, oo, load_f(*x, xo));
-    else store_i(*out, oo, load_i(*x, xo));
+    if (is_float(x->dtype))
+      store_f(*out, oo, load_f(*x, xo));
+    else
+      store_i(*out, oo, load_i(*x, xo));
   } while (next_index(io, out->shape, out->ndim));
   return NNP_OK;
 }
 
-nnp_status k_gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
-                    const nnp_view* out) {
+nnp_status k_gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out) {
   int64_t io[NNP_MAX_DIMS] = {};
   do {
     int64_t selected = load_i(*index, offset_of(*index, io));
@@ -326,8 +328,10 @@ nnp_status k_gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const
     for (int32_t i = 0; i < out->ndim; ++i) ix[i] = io[i];
     ix[dim] = selected;
     int64_t xo = offset_of(*x, ix), oo = offset_of(*out, io);
-    if (is_float(x->dtype)) store_f(*out, oo, load_f(*x, xo));
-    else store_i(*out, oo, load_i(*x, xo));
+    if (is_float(x->dtype))
+      store_f(*out, oo, load_f(*x, xo));
+    else
+      store_i(*out, oo, load_i(*x, xo));
   } while (out->ndim > 0 && next_index(io, out->shape, out->ndim));
   return NNP_OK;
 }
@@ -337,15 +341,16 @@ nnp_status k_scatter_add(const nnp_kernel_ctx*, const nnp_view* out, int32_t dim
   int64_t is[NNP_MAX_DIMS] = {};
   do {
     int64_t selected = load_i(*index, offset_of(*index, is));
-    if (selected < 0 || selected >= out->shape[dim])
-      return index_error("scatter_add", selected, out->shape[dim], dim);
+    if (selected < 0 || selected >= out->shape[dim]) return index_error("scatter_add", selected, out->shape[dim], dim);
     int64_t io[NNP_MAX_DIMS];
     for (int32_t i = 0; i < src->ndim; ++i) io[i] = is[i];
     io[dim] = selected;
     int64_t oo = offset_of(*out, io), so = offset_of(*src, is);
-    if (is_float(out->dtype)) store_f(*out, oo, load_f(*out, oo) + load_f(*src, so));
-    else store_i(*out, oo, static_cast<int64_t>(static_cast<uint64_t>(load_i(*out, oo)) +
-                                                static_cast<uint64_t>(load_i(*src, so))));
+    if (is_float(out->dtype))
+      store_f(*out, oo, load_f(*out, oo) + load_f(*src, so));
+    else
+      store_i(*out, oo,
+              static_cast<int64_t>(static_cast<uint64_t>(load_i(*out, oo)) + static_cast<uint64_t>(load_i(*src, so))));
   } while (src->ndim > 0 && next_index(is, index->shape, index->ndim));
   return NNP_OK;
 }
@@ -356,8 +361,8 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, 
   for (int64_t i = 0; i < n; ++i) {
     uint64_t counter = offset + static_cast<uint64_t>(i);
     if (kind == NNP_RANDOM_INT)
-      store_i(*out, i, nnp_philox_int(nnp_philox4x32_10(counter, seed), static_cast<int64_t>(a),
-                                      static_cast<int64_t>(b)));
+      store_i(*out, i,
+              nnp_philox_int(nnp_philox4x32_10(counter, seed), static_cast<int64_t>(a), static_cast<int64_t>(b)));
     else
       store_f(*out, i, nnp_philox_value(kind, seed, counter, a, b));
   }
@@ -365,8 +370,8 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, 
 }
 
 const nnp_kernels kKernels = {
-    sizeof(nnp_kernels), k_copy,  k_fill,         k_unary,  k_binary,      k_where,  k_reduce,
-    k_gemm,              k_softmax, k_index_select, k_gather, k_scatter_add, k_random,
+    sizeof(nnp_kernels), k_copy,         k_fill,   k_unary,       k_binary, k_where, k_reduce, k_gemm,
+    k_softmax,           k_index_select, k_gather, k_scatter_add, k_random,
 };
 
 }  // namespace

@@ -24,7 +24,7 @@ struct Case {
   std::string dtype;
   std::string layout;  // what the inputs look like: shapes, strides, broadcast
   bool passed = false;
-  double worst = 0;  // largest |error| / (atol + rtol * |expected|); <= 1 passes
+  double worst = 0;    // largest |error| / (atol + rtol * |expected|); <= 1 passes
   std::string detail;  // first mismatch or error text
 };
 

@@ -56,12 +56,12 @@ void release(void*, int32_t, void*, size_t) {}
 nnp_status copy_bytes(void*, int32_t, void*, const void*, size_t) { return unimplemented(); }
 nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
-nnp_kernels kernels = {sizeof(nnp_kernels), k_copy,    k_fill,  k_unary,  k_binary,  k_where, k_reduce,
-                       k_gemm,              k_softmax, k_index, k_index,  k_index,   k_random};
+nnp_kernels kernels = {sizeof(nnp_kernels), k_copy,  k_fill,  k_unary, k_binary, k_where, k_reduce, k_gemm,
+                       k_softmax,           k_index, k_index, k_index, k_random};
 
-nnp_backend backend = {sizeof(nnp_backend), NNP_TEST_BACKEND_NAME, 1, 0, nullptr, device_count,
-                       unavailable_reason,  device_info,          alloc, release, copy_bytes, copy_bytes,
-                       copy_bytes,          synchronize,          nullptr, &kernels};
+nnp_backend backend = {sizeof(nnp_backend), NNP_TEST_BACKEND_NAME, 1,       0,       nullptr,    device_count,
+                       unavailable_reason,  device_info,           alloc,   release, copy_bytes, copy_bytes,
+                       copy_bytes,          synchronize,           nullptr, &kernels};
 
 [[maybe_unused]] nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
@@ -89,20 +89,20 @@ NNP_PLUGIN_ENTRY {
   return nullptr;
 #else
   static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
+    sizeof(nnp_plugin_descriptor),
 #if NNP_TEST_PLUGIN == WRONG_MAJOR
-      NNP_ABI_MAJOR + 1,
+    NNP_ABI_MAJOR + 1,
 #else
-      NNP_ABI_MAJOR,
+    NNP_ABI_MAJOR,
 #endif
 #if NNP_TEST_PLUGIN == NEWER_MINOR
-      NNP_ABI_MINOR + 1,
+    NNP_ABI_MINOR + 1,
 #else
-      NNP_ABI_MINOR,
+    NNP_ABI_MINOR,
 #endif
-      NNP_TEST_PLUGIN_NAME,
-      "0.0.1",
-      init,
+    NNP_TEST_PLUGIN_NAME,
+    "0.0.1",
+    init,
   };
   return &descriptor;
 #endif

@@ -3,10 +3,10 @@
 // state"). malloc and friends are interposed for the whole process, plugins
 // included, and counted while `counting` is set.
 #include <gtest/gtest.h>
-#include <nnp/nnp.hpp>
 
 #include <atomic>
 #include <cstdlib>
+#include <nnp/nnp.hpp>
 
 extern "C" {
 void* __libc_malloc(size_t);

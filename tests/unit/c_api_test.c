@@ -2,17 +2,16 @@
  * table, devices, a computation, the copy out and an error with its text. */
 #include <nnp/nnp.h>
 #include <nnp/plugin.h>
-
 #include <stdio.h>
 #include <string.h>
 
 static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 int main(void) {
@@ -54,7 +53,9 @@ int main(void) {
   api->tensor_release(b);
   api->tensor_release(a);
   api->tensor_release(NULL);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("C API: all checks passed\n");
+  if (failures)
+    fprintf(stderr, "%d check(s) failed\n", failures);
+  else
+    printf("C API: all checks passed\n");
   return failures ? 1 : 0;
 }

@@ -42,12 +42,8 @@ const nnp_plugin_info* find_record(const std::string& path, nnp_plugin_info& inf
 }
 
 bool has_backend(const std::string& name) {
-  for (int32_t b = 0; b < api().backend_count(); ++b) {
-    nnp_backend_info info{};
-    info.struct_size = sizeof(info);
-    check(api().backend_info(b, &info));
+  for (const nnp_backend_info& info : nnp::backends())
     if (name == info.name) return true;
-  }
   return false;
 }
 
@@ -93,7 +89,8 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
 
 TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
   // The real plugins first, so the corpus's impostors of "cpu" are the ones refused.
-  std::string command = std::string("NNP_PLUGIN_PATH=") + NNP_PLUGIN_DIR + ":" + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
+  std::string command =
+      std::string("NNP_PLUGIN_PATH=") + NNP_PLUGIN_DIR + ":" + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   ASSERT_TRUE(pipe);
   std::string output;

@@ -50,8 +50,7 @@ TEST_P(Creation, HostRoundTrip) {
   Tensor t = from_vector(values, {2, 3}, device);
   EXPECT_EQ(t.dtype(), Dtype::f64);
   EXPECT_EQ(t.to_vector<double>(), values);
-  expect_error([&] { from_vector(std::vector<float>{1, 2, 3}, {2, 2}, device); }, NNP_SHAPE_MISMATCH,
-               {"3 values"});
+  expect_error([&] { from_vector(std::vector<float>{1, 2, 3}, {2, 2}, device); }, NNP_SHAPE_MISMATCH, {"3 values"});
 }
 
 TEST_P(Creation, DtypeConversionRoundsLikePyTorch) {

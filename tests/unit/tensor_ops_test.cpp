@@ -25,8 +25,11 @@ TEST_P(Ops, BroadcastingArithmetic) {
   EXPECT_EQ((b / 4.0).to_vector<float>(), (std::vector<float>{2.5f, 5, 7.5f}));
   EXPECT_EQ((1.0 - b).to_vector<float>(), (std::vector<float>{-9, -19, -29}));
   EXPECT_EQ(b.pow(2).to_vector<float>(), (std::vector<float>{100, 400, 900}));
-  expect_error([&] { f({1, 2, 3, 4, 5, 6}, {2, 3}) + f({1, 2, 3, 4}); }, NNP_SHAPE_MISMATCH,
-               {"add: shapes [2,3] and [4] cannot be broadcast"});
+  expect_error(
+      [&] {
+        f({1, 2, 3, 4, 5, 6}, {2, 3}) + f({1, 2, 3, 4});
+      },
+      NNP_SHAPE_MISMATCH, {"add: shapes [2,3] and [4] cannot be broadcast"});
   expect_error([&] { b + b.to(Dtype::f64); }, NNP_DTYPE_MISMATCH, {"f32 and f64"});
 }
 
@@ -126,8 +129,11 @@ TEST_P(Ops, Matmul) {
   EXPECT_EQ(batch.amax().item<float>(), 4);
   EXPECT_EQ(zeros({3, 0}, Dtype::f32, device).matmul(zeros({0, 2}, Dtype::f32, device)).to_vector<float>(),
             std::vector<float>(6, 0));
-  expect_error([&] { ones({4, 3}, Dtype::f32, device).matmul(ones({4, 3}, Dtype::f32, device)); },
-               NNP_SHAPE_MISMATCH, {"matmul: shapes [4,3] and [4,3] cannot be multiplied (inner dimensions 3 and 4)"});
+  expect_error(
+      [&] {
+        ones({4, 3}, Dtype::f32, device).matmul(ones({4, 3}, Dtype::f32, device));
+      },
+      NNP_SHAPE_MISMATCH, {"matmul: shapes [4,3] and [4,3] cannot be multiplied (inner dimensions 3 and 4)"});
 }
 
 TEST_P(Ops, Softmax) {

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <nnp/nnp.hpp>
 
+#include <nnp/nnp.hpp>
 #include <string>
 #include <vector>
 

@@ -25,8 +25,8 @@ void W4_libtorch(benchmark::State& state) {
     torch::Tensor c = torch::matmul(a, b);
     benchmark::DoNotOptimize(c.data_ptr());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(W4_libtorch)->Name("W4/libtorch")->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 

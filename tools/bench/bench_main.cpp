@@ -3,9 +3,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <vector>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -22,8 +22,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
       // With repetitions only the median counts; without, the single run.
       if (run.run_type == Run::RT_Aggregate ? run.aggregate_name != "median" : run.repetitions > 1) continue;
       Figure& figure = figures[run.run_name.function_name];
-      figure.seconds_per_iteration = run.GetAdjustedRealTime() /
-                                     benchmark::GetTimeUnitMultiplier(run.time_unit);
+      figure.seconds_per_iteration = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
       auto it = run.counters.find("GFLOP/s");
       if (it != run.counters.end()) figure.gflops = it->second.value / 1e9;  // the counter is in FLOP/s
     }

@@ -1,5 +1,6 @@
 // nnplug's side of the workloads (../shared/WORKLOADS.md).
 #include <benchmark/benchmark.h>
+
 #include <nnp/nnp.hpp>
 
 namespace {
@@ -24,8 +25,8 @@ void W4_nnplug(benchmark::State& state) {
     nnp::Tensor c = a.matmul(b);
     benchmark::DoNotOptimize(c.get());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(W4_nnplug)->Name("W4/nnplug")->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 

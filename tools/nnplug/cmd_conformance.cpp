@@ -1,8 +1,7 @@
 // nnplug conformance: runs the backend conformance kit.
-#include <nnp/nnp.hpp>
-
 #include <filesystem>
 #include <iostream>
+#include <nnp/nnp.hpp>
 
 #include "conformance_kit.hpp"
 #include "options.hpp"
@@ -31,12 +30,8 @@ int run_conformance(const Args& args) {
     nnp::check(api.load_plugin(path.c_str()));
     // The plugin's backend is the one registered from this path.
     device.clear();
-    for (int32_t b = 0; b < api.backend_count(); ++b) {
-      nnp_backend_info info{};
-      info.struct_size = sizeof(info);
-      nnp::check(api.backend_info(b, &info));
+    for (const nnp_backend_info& info : nnp::backends())
       if (std::filesystem::equivalent(info.plugin_path, path)) device = info.name;
-    }
     if (device.empty()) {
       std::cerr << "nnplug conformance: " << path << " registered no backend\n";
       return 1;

@@ -1,8 +1,7 @@
 // nnplug devices: every backend, its devices, or why it has none.
-#include <nnp/nnp.hpp>
-
 #include <iomanip>
 #include <iostream>
+#include <nnp/nnp.hpp>
 
 #include "options.hpp"
 
@@ -17,15 +16,14 @@ int run_devices(const Args& args) {
     return *stop;
 
   const nnp_api& api = nnp::api();
-  int32_t backends = api.backend_count();
-  if (backends == 0 || nnp::devices().empty()) {
+  if (nnp::devices().empty()) {
     nnp::Device probe("cpu");  // throws the loader's explanation
   }
-  std::cout << std::left << std::setw(14) << "device" << std::setw(8) << "score" << "description\n";
-  for (int32_t b = 0; b < backends; ++b) {
-    nnp_backend_info info{};
-    info.struct_size = sizeof(info);
-    nnp::check(api.backend_info(b, &info));
+  std::cout << std::left << std::setw(14) << "device" << std::setw(8) << "score"
+            << "description\n";
+  std::vector<nnp_backend_info> all = nnp::backends();
+  for (int32_t b = 0; b < static_cast<int32_t>(all.size()); ++b) {
+    const nnp_backend_info& info = all[static_cast<size_t>(b)];
     if (info.device_count == 0) {
       std::cout << std::setw(14) << info.name << std::setw(8) << info.score << "(no devices"
                 << (*info.unavailable_reason ? std::string(": ") + info.unavailable_reason : std::string()) << ")\n";

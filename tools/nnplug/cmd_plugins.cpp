@@ -1,7 +1,6 @@
 // nnplug plugins: what the loader found, what it loaded and what it refused.
-#include <nnp/nnp.hpp>
-
 #include <iostream>
+#include <nnp/nnp.hpp>
 #include <string>
 
 #include "options.hpp"
@@ -45,12 +44,7 @@ int run_plugins(const Args& args) {
     }
   }
   std::cout << "backends:";
-  for (int32_t b = 0; b < api.backend_count(); ++b) {
-    nnp_backend_info info{};
-    info.struct_size = sizeof(info);
-    nnp::check(api.backend_info(b, &info));
-    std::cout << " " << info.name;
-  }
+  for (const nnp_backend_info& info : nnp::backends()) std::cout << " " << info.name;
   std::cout << "\n" << count - refused << " loaded, " << refused << " refused\n";
   return 0;
 }

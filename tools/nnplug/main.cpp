@@ -1,10 +1,9 @@
 // nnplug: the command-line tool. `nnplug COMMAND --help` describes each one.
-#include <nnp/nnp.hpp>
-
 #include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <nnp/nnp.hpp>
 
 #include "commands.hpp"
 
@@ -26,7 +25,8 @@ const std::map<std::string, Command>& commands() {
 
 void usage(std::ostream& out) {
   out << "usage: nnplug COMMAND [OPTIONS]\n\ncommands:\n";
-  for (const auto& [name, command] : commands()) out << "  " << name << std::string(14 - name.size(), ' ') << command.summary << "\n";
+  for (const auto& [name, command] : commands())
+    out << "  " << name << std::string(14 - name.size(), ' ') << command.summary << "\n";
   out << "\nRun 'nnplug COMMAND --help' for a command's options.\n";
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/program_options.hpp>
-
 #include <iostream>
 #include <optional>
 #include <string>
@@ -24,7 +23,8 @@ inline std::optional<int> parse_options(const char* command, const char* descrip
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "nnplug " << command << ": " << e.what() << "\n\n"
-              << "usage: nnplug " << command << " [OPTIONS]\n" << options;
+              << "usage: nnplug " << command << " [OPTIONS]\n"
+              << options;
     return 2;
   }
   if (vm.count("help")) {

@@ -84,10 +84,10 @@ typedef struct nnp_device {
 
 typedef struct nnp_device_info {
   size_t struct_size;
-  const char* backend; /* "cpu", "cuda", ... */
+  const char* backend;     /* "cpu", "cuda", ... */
   const char* description; /* e.g. the processor or GPU model */
-  uint64_t total_memory; /* bytes, 0 when unknown */
-  int32_t score; /* higher is preferred by "auto" */
+  uint64_t total_memory;   /* bytes, 0 when unknown */
+  int32_t score;           /* higher is preferred by "auto" */
 } nnp_device_info;
 
 typedef struct nnp_backend_info {
@@ -106,8 +106,8 @@ typedef struct nnp_plugin_info {
   const char* path;
   const char* name; /* "" when the plugin was refused before naming itself */
   const char* version;
-  int32_t loaded; /* 1 loaded, 0 refused */
-  nnp_status status; /* why it was refused */
+  int32_t loaded;     /* 1 loaded, 0 refused */
+  nnp_status status;  /* why it was refused */
   const char* reason; /* "" when loaded */
 } nnp_plugin_info;
 
@@ -158,15 +158,15 @@ enum {
   NNP_REDUCE_MIN,
   NNP_REDUCE_ARGMAX, /* produces NNP_I64 */
   NNP_REDUCE_ARGMIN, /* produces NNP_I64 */
-  NNP_REDUCE_VAR, /* uses the correction argument (1 = unbiased) */
+  NNP_REDUCE_VAR,    /* uses the correction argument (1 = unbiased) */
   NNP_REDUCE_COUNT
 };
 
 typedef int32_t nnp_random_kind;
 enum {
   NNP_RANDOM_UNIFORM = 0, /* [a, b) */
-  NNP_RANDOM_NORMAL, /* mean a, standard deviation b */
-  NNP_RANDOM_INT, /* integers in [a, b) */
+  NNP_RANDOM_NORMAL,      /* mean a, standard deviation b */
+  NNP_RANDOM_INT,         /* integers in [a, b) */
   NNP_RANDOM_COUNT
 };
 
@@ -190,8 +190,8 @@ struct nnp_api {
   void (*set_error)(nnp_status status, const char* message);
   const char* (*status_name)(nnp_status status);
   const char* (*dtype_name)(nnp_dtype dtype); /* "f32", ...; NULL if unknown */
-  size_t (*dtype_size)(nnp_dtype dtype); /* bytes per element; 0 if unknown */
-  const char* (*version)(void); /* "0.1.0" */
+  size_t (*dtype_size)(nnp_dtype dtype);      /* bytes per element; 0 if unknown */
+  const char* (*version)(void);               /* "0.1.0" */
 
   /* -- plugins, backends, devices -- */
   /* Load one plugin now (absolute path). Discovery of the search folders
@@ -217,9 +217,9 @@ struct nnp_api {
   void (*tensor_retain)(nnp_tensor* t);
   void (*tensor_release)(nnp_tensor* t); /* NULL is ignored */
   int32_t (*tensor_ndim)(const nnp_tensor* t);
-  const int64_t* (*tensor_shape)(const nnp_tensor* t); /* ndim entries */
+  const int64_t* (*tensor_shape)(const nnp_tensor* t);   /* ndim entries */
   const int64_t* (*tensor_strides)(const nnp_tensor* t); /* in elements */
-  int64_t (*tensor_offset)(const nnp_tensor* t); /* into storage, elements */
+  int64_t (*tensor_offset)(const nnp_tensor* t);         /* into storage, elements */
   int64_t (*tensor_numel)(const nnp_tensor* t);
   nnp_dtype (*tensor_dtype)(const nnp_tensor* t);
   nnp_device (*tensor_device)(const nnp_tensor* t);

@@ -106,7 +106,7 @@ class Device {
  public:
   // "cpu", "cuda:1", "reference", "auto".
   Device(const char* name) { check(api().device_parse(name, &device_)); }  // NOLINT: implicit by design
-  Device(const std::string& name) : Device(name.c_str()) {}  // NOLINT
+  Device(const std::string& name) : Device(name.c_str()) {}                // NOLINT
   explicit Device(nnp_device raw) : device_(raw) {}
   static Device cpu() {
     static const Device device("cpu");
@@ -150,7 +150,7 @@ class ArrayRef {
 #pragma GCC diagnostic pop
 #endif
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
-  ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
+  ArrayRef(const T& one) : data_(&one), size_(1) {}                        // NOLINT
   const T* data() const { return data_; }
   int32_t size() const { return static_cast<int32_t>(size_); }
   std::vector<T> vec() const { return std::vector<T>(data_, data_ + size_); }
@@ -225,8 +225,9 @@ class Tensor {
   }
   template <typename T>
   T item() const {
-    if (numel() != 1) throw Error(NNP_INVALID_ARGUMENT, "item: the tensor has " + std::to_string(numel()) +
-                                                            " elements; item() needs exactly one");
+    if (numel() != 1)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "item: the tensor has " + std::to_string(numel()) + " elements; item() needs exactly one");
     return to_vector<T>()[0];
   }
 
@@ -270,9 +271,7 @@ class Tensor {
   Tensor silu() const { return unary(NNP_UNARY_SILU); }
   Tensor sign() const { return unary(NNP_UNARY_SIGN); }
 
-  Tensor binary(nnp_binary_op op, const Tensor& other) const {
-    return call(api().binary, op, handle_, other.handle_);
-  }
+  Tensor binary(nnp_binary_op op, const Tensor& other) const { return call(api().binary, op, handle_, other.handle_); }
   Tensor binary(nnp_binary_op op, double scalar) const { return binary(op, scalar_like(scalar)); }
   Tensor add(const Tensor& o) const { return binary(NNP_BINARY_ADD, o); }
   Tensor sub(const Tensor& o) const { return binary(NNP_BINARY_SUB, o); }
@@ -293,18 +292,10 @@ class Tensor {
   Tensor reduce(nnp_reduce_op op, DimsRef dims, bool keepdim, double correction = 0) const {
     return call(api().reduce, op, handle_, dims.data(), dims.size(), keepdim ? 1 : 0, correction);
   }
-  Tensor sum(DimsRef dims = {}, bool keepdim = false) const {
-    return reduce(NNP_REDUCE_SUM, dims, keepdim);
-  }
-  Tensor mean(DimsRef dims = {}, bool keepdim = false) const {
-    return reduce(NNP_REDUCE_MEAN, dims, keepdim);
-  }
-  Tensor amax(DimsRef dims = {}, bool keepdim = false) const {
-    return reduce(NNP_REDUCE_MAX, dims, keepdim);
-  }
-  Tensor amin(DimsRef dims = {}, bool keepdim = false) const {
-    return reduce(NNP_REDUCE_MIN, dims, keepdim);
-  }
+  Tensor sum(DimsRef dims = {}, bool keepdim = false) const { return reduce(NNP_REDUCE_SUM, dims, keepdim); }
+  Tensor mean(DimsRef dims = {}, bool keepdim = false) const { return reduce(NNP_REDUCE_MEAN, dims, keepdim); }
+  Tensor amax(DimsRef dims = {}, bool keepdim = false) const { return reduce(NNP_REDUCE_MAX, dims, keepdim); }
+  Tensor amin(DimsRef dims = {}, bool keepdim = false) const { return reduce(NNP_REDUCE_MIN, dims, keepdim); }
   Tensor argmax() const { return reduce(NNP_REDUCE_ARGMAX, {}, false); }
   Tensor argmax(int32_t dim, bool keepdim = false) const { return reduce(NNP_REDUCE_ARGMAX, dim, keepdim); }
   Tensor argmin() const { return reduce(NNP_REDUCE_ARGMIN, {}, false); }
@@ -366,12 +357,10 @@ inline Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
 
 // -- creation --
 inline Tensor empty(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().empty, shape.data(), shape.size(), static_cast<nnp_dtype>(dtype),
-                      device.raw());
+  return Tensor::call(api().empty, shape.data(), shape.size(), static_cast<nnp_dtype>(dtype), device.raw());
 }
 inline Tensor full(ShapeRef shape, double value, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
-  return Tensor::call(api().full, shape.data(), shape.size(), value,
-                      static_cast<nnp_dtype>(dtype), device.raw());
+  return Tensor::call(api().full, shape.data(), shape.size(), value, static_cast<nnp_dtype>(dtype), device.raw());
 }
 inline Tensor zeros(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& device = Device::cpu()) {
   return full(shape, 0.0, dtype, device);
@@ -410,8 +399,8 @@ inline Tensor randn(ShapeRef shape, Dtype dtype = Dtype::f32, const Device& devi
 }
 inline Tensor randint(int64_t low, int64_t high, ShapeRef shape, Dtype dtype = Dtype::i64,
                       const Device& device = Device::cpu()) {
-  return Tensor::call(api().random, NNP_RANDOM_INT, static_cast<double>(low), static_cast<double>(high),
-                      shape.data(), shape.size(), static_cast<nnp_dtype>(dtype), device.raw());
+  return Tensor::call(api().random, NNP_RANDOM_INT, static_cast<double>(low), static_cast<double>(high), shape.data(),
+                      shape.size(), static_cast<nnp_dtype>(dtype), device.raw());
 }
 inline void manual_seed(uint64_t seed) { api().manual_seed(seed); }
 
@@ -429,14 +418,20 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
 
 // -- plugins and devices --
 inline void load_plugin(const std::string& path) { check(api().load_plugin(path.c_str())); }
+// Every loaded backend, indexed by its id.
+inline std::vector<nnp_backend_info> backends() {
+  std::vector<nnp_backend_info> out(static_cast<size_t>(api().backend_count()));
+  for (size_t b = 0; b < out.size(); ++b) {
+    out[b].struct_size = sizeof(nnp_backend_info);
+    check(api().backend_info(static_cast<int32_t>(b), &out[b]));
+  }
+  return out;
+}
 inline std::vector<Device> devices() {
   std::vector<Device> out;
-  for (int32_t b = 0; b < api().backend_count(); ++b) {
-    nnp_backend_info info{};
-    info.struct_size = sizeof(info);
-    check(api().backend_info(b, &info));
-    for (int32_t i = 0; i < info.device_count; ++i) out.emplace_back(nnp_device{b, i});
-  }
+  std::vector<nnp_backend_info> all = backends();
+  for (size_t b = 0; b < all.size(); ++b)
+    for (int32_t i = 0; i < all[b].device_count; ++i) out.emplace_back(nnp_device{static_cast<int32_t>(b), i});
   return out;
 }
 

@@ -68,7 +68,7 @@ NNP_HD double nnp_philox_uniform(nnp_philox_words r) {
  * rounding to the output dtype hides libm differences between devices). */
 NNP_HD double nnp_philox_normal(nnp_philox_words r) {
   double u1 = ((double)r.w[2] + 1.0) * (1.0 / 4294967296.0); /* (0, 1] */
-  double u2 = (double)r.w[3] * (1.0 / 4294967296.0); /* [0, 1) */
+  double u2 = (double)r.w[3] * (1.0 / 4294967296.0);         /* [0, 1) */
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 

@@ -29,9 +29,9 @@ extern "C" {
 
 typedef struct nnp_plugin_descriptor {
   size_t struct_size;
-  uint32_t abi_major; /* NNP_ABI_MAJOR the plugin was built against */
-  uint32_t abi_minor; /* NNP_ABI_MINOR the plugin was built against */
-  const char* name; /* unique among loaded plugins */
+  uint32_t abi_major;  /* NNP_ABI_MAJOR the plugin was built against */
+  uint32_t abi_minor;  /* NNP_ABI_MINOR the plugin was built against */
+  const char* name;    /* unique among loaded plugins */
   const char* version; /* the plugin's own version string */
   /* Registers what the plugin provides. Nothing registered is kept unless
    * init returns NNP_OK. `api` stays valid until process exit. */
@@ -61,8 +61,8 @@ typedef struct nnp_view {
 typedef struct nnp_kernel_ctx {
   size_t struct_size;
   void* backend_state; /* nnp_backend.state */
-  int32_t device; /* index on the backend */
-  void* stream; /* nnp_backend.stream(device), or NULL */
+  int32_t device;      /* index on the backend */
+  void* stream;        /* nnp_backend.stream(device), or NULL */
 } nnp_kernel_ctx;
 
 /* Every kernel returns NNP_OK or a failure status after calling
@@ -128,9 +128,9 @@ enum {
 typedef struct nnp_backend {
   size_t struct_size;
   const char* name; /* "cpu", "cuda", ...: the device prefix */
-  int32_t score; /* preference for "auto"; cpu is 100 */
-  uint32_t flags; /* NNP_BACKEND_* */
-  void* state; /* passed back to every call */
+  int32_t score;    /* preference for "auto"; cpu is 100 */
+  uint32_t flags;   /* NNP_BACKEND_* */
+  void* state;      /* passed back to every call */
   /* How many devices; 0 when the hardware or driver is missing. Must be cheap
    * and must not create device contexts. */
   int32_t (*device_count)(void* state);
