@@ -64,6 +64,13 @@ TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_de
   size_t bytes = t->storage->bytes;
   if (bytes == 0) return t;
   if (data == nullptr) fail(NNP_INVALID_ARGUMENT, "from_host: data is NULL for shape ", format_dims(shape));
+  std::vector<unsigned char> normalized;
+  if (dtype == NNP_BOOL) {  // any nonzero byte is true; kernels rely on 0 and 1 only
+    const unsigned char* bytes_in = static_cast<const unsigned char*>(data);
+    normalized.assign(bytes_in, bytes_in + bytes);
+    for (unsigned char& b : normalized) b = b != 0;
+    data = normalized.data();
+  }
   const nnp_backend& table = t->backend().table();
   check_plugin_status(table.copy_from_host(table.state, device.index, t->data(), data, bytes),
                       t->backend().name().c_str(), "from_host");

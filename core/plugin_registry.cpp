@@ -34,6 +34,10 @@ namespace {
 
 constexpr int32_t kMaxBackends = 64;
 
+// Set while this thread runs a plugin's init: discovery is then skipped (the
+// plugin sees what is loaded so far) instead of deadlocking on itself.
+thread_local bool in_plugin_init = false;
+
 // The sizes of the first released layouts: a plugin's struct must cover them.
 constexpr size_t kDescriptorV1Size = offsetof(nnp_plugin_descriptor, init) + sizeof(void*);
 constexpr size_t kBackendV1Size = offsetof(nnp_backend, kernels) + sizeof(void*);
@@ -178,7 +182,12 @@ struct PluginRegistry::Impl {
     host.path = &record.path;
     host.active = true;
     nnp_status status = NNP_OK;
+    struct InitScope {
+      InitScope() { in_plugin_init = true; }
+      ~InitScope() { in_plugin_init = false; }
+    };
     try {
+      InitScope scope;
       status = descriptor->init(api_table(), &host);
     } catch (const std::exception& e) {
       fail(NNP_INTERNAL, "init threw an exception (", e.what(), "); plugins must return a status instead");
@@ -242,6 +251,7 @@ std::vector<std::string> PluginRegistry::search_folders() const {
 }
 
 void PluginRegistry::discover() {
+  if (in_plugin_init) return;
   std::call_once(impl().discovered, [this] {
     for (const std::string& folder : search_folders()) {
       std::error_code ec;

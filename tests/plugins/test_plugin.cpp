@@ -15,6 +15,7 @@
 #define NULL_KERNEL_SLOT 8
 #define NO_ENTRY 9
 #define DUPLICATE_PLUGIN 10
+#define REENTRANT 11
 
 namespace {
 
@@ -67,6 +68,13 @@ nnp_backend backend = {sizeof(nnp_backend), NNP_TEST_BACKEND_NAME, 1,       0,  
   g_api = api;
 #if NNP_TEST_PLUGIN == INIT_THROWS
   throw std::runtime_error("test plugin: init threw on purpose");
+#endif
+#if NNP_TEST_PLUGIN == REENTRANT
+  // Calls that need the registry, made while the registry is loading this
+  // plugin (possibly during discovery): they must answer, not deadlock.
+  nnp_device device;
+  (void)api->device_parse("cpu", &device);
+  (void)api->plugin_count();
 #endif
 #if NNP_TEST_PLUGIN == NULL_KERNEL_SLOT
   kernels.gemm = nullptr;

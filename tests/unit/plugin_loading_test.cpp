@@ -101,7 +101,8 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
     EXPECT_NE(output.find(refusal.reason), std::string::npos) << refusal.plugin << "\n" << output;
   }
   EXPECT_NE(output.find("loaded   test.good"), std::string::npos) << output;
+  EXPECT_NE(output.find("loaded   test.reentrant"), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.reference"), std::string::npos) << output;
-  EXPECT_NE(output.find("backends: cpu reference testdummy"), std::string::npos) << output;
+  EXPECT_NE(output.find("backends: cpu reference testdummy reentrant"), std::string::npos) << output;
 }

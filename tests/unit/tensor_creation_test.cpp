@@ -53,6 +53,17 @@ TEST_P(Creation, HostRoundTrip) {
   expect_error([&] { from_vector(std::vector<float>{1, 2, 3}, {2, 2}, device); }, NNP_SHAPE_MISMATCH, {"3 values"});
 }
 
+TEST_P(Creation, BoolFromHostTreatsAnyNonzeroByteAsTrue) {
+  const uint8_t bytes[] = {0, 2, 255, 1};
+  const int64_t shape[] = {4};
+  nnp_tensor* raw = nullptr;
+  check(api().from_host(bytes, shape, 1, NNP_BOOL, device.raw(), &raw));
+  Tensor flags = Tensor::adopt(raw);
+  EXPECT_EQ(flags.to_vector<bool>(), (std::vector<bool>{false, true, true, true}));
+  EXPECT_EQ(flags.to(Dtype::u8).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(flags.sum().item<int64_t>(), 3);
+}
+
 TEST_P(Creation, DtypeConversionRoundsLikePyTorch) {
   Tensor t = from_vector(std::vector<float>{1.7f, -1.7f, 2.5f, 0.0f, 300.0f}, device);
   EXPECT_EQ(t.to(Dtype::i64).to_vector<int64_t>(), (std::vector<int64_t>{1, -1, 2, 0, 300}));  // truncation
