@@ -5,6 +5,12 @@
 #include <cstring>
 #include <string>
 
+#include "autograd/custom_function.hpp"
+#include "autograd/engine.hpp"
+#include "autograd/functions.hpp"
+#include "autograd/grad_mode.hpp"
+#include "autograd/record.hpp"
+#include "autograd/tensor_autograd.hpp"
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -214,89 +220,178 @@ nnp_status api_copy_to_host(const nnp_tensor* t, void* dst, size_t bytes) {
 nnp_status api_copy_into(nnp_tensor* dst, const nnp_tensor* src) {
   return guard([&] {
     arg(dst, "copy_into", "dst");
-    copy_into(*dst, arg(src, "copy_into", "src"));
+    autograd::copy_into(*dst, arg(src, "copy_into", "src"));
   });
 }
 nnp_status api_to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "to") = to(arg(t, "to", "t"), device, dtype).take(); });
+  return guard([&] { *out_arg(out, "to") = autograd::to(arg(t, "to", "t"), device, dtype).take(); });
 }
 
 // ---- views ----
 nnp_status api_view(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "view") = view(arg(t, "view", "t"), shape, ndim).take(); });
+  return guard([&] { *out_arg(out, "view") = autograd::view(arg(t, "view", "t"), shape, ndim).take(); });
 }
 nnp_status api_reshape(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "reshape") = reshape(arg(t, "reshape", "t"), shape, ndim).take(); });
+  return guard([&] { *out_arg(out, "reshape") = autograd::reshape(arg(t, "reshape", "t"), shape, ndim).take(); });
 }
 nnp_status api_transpose(const nnp_tensor* t, int32_t dim0, int32_t dim1, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "transpose") = transpose(arg(t, "transpose", "t"), dim0, dim1).take(); });
+  return guard([&] { *out_arg(out, "transpose") = autograd::transpose(arg(t, "transpose", "t"), dim0, dim1).take(); });
 }
 nnp_status api_permute(const nnp_tensor* t, const int32_t* dims, int32_t ndim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "permute") = permute(arg(t, "permute", "t"), dims, ndim).take(); });
+  return guard([&] { *out_arg(out, "permute") = autograd::permute(arg(t, "permute", "t"), dims, ndim).take(); });
 }
 nnp_status api_slice(const nnp_tensor* t, int32_t dim, int64_t start, int64_t end, int64_t step, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "slice") = slice(arg(t, "slice", "t"), dim, start, end, step).take(); });
+  return guard([&] { *out_arg(out, "slice") = autograd::slice(arg(t, "slice", "t"), dim, start, end, step).take(); });
 }
 nnp_status api_expand(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "expand") = expand(arg(t, "expand", "t"), shape, ndim).take(); });
+  return guard([&] { *out_arg(out, "expand") = autograd::expand(arg(t, "expand", "t"), shape, ndim).take(); });
 }
 nnp_status api_squeeze(const nnp_tensor* t, int32_t dim, int32_t all_dims, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "squeeze") = squeeze(arg(t, "squeeze", "t"), dim, all_dims != 0).take(); });
+  return guard(
+      [&] { *out_arg(out, "squeeze") = autograd::squeeze(arg(t, "squeeze", "t"), dim, all_dims != 0).take(); });
 }
 nnp_status api_unsqueeze(const nnp_tensor* t, int32_t dim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "unsqueeze") = unsqueeze(arg(t, "unsqueeze", "t"), dim).take(); });
+  return guard([&] { *out_arg(out, "unsqueeze") = autograd::unsqueeze(arg(t, "unsqueeze", "t"), dim).take(); });
 }
 nnp_status api_contiguous(const nnp_tensor* t, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "contiguous") = contiguous(arg(t, "contiguous", "t")).take(); });
+  return guard([&] { *out_arg(out, "contiguous") = autograd::contiguous(arg(t, "contiguous", "t")).take(); });
 }
 nnp_status api_clone(const nnp_tensor* t, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "clone") = clone(arg(t, "clone", "t")).take(); });
+  return guard([&] { *out_arg(out, "clone") = autograd::clone(arg(t, "clone", "t")).take(); });
 }
 
 // ---- compute ----
 nnp_status api_unary(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "unary") = unary(op, arg(x, "unary", "x")).take(); });
+  return guard([&] { *out_arg(out, "unary") = autograd::unary(op, arg(x, "unary", "x")).take(); });
 }
 nnp_status api_binary(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "binary") = binary(op, arg(a, "binary", "a"), arg(b, "binary", "b")).take(); });
+  return guard(
+      [&] { *out_arg(out, "binary") = autograd::binary(op, arg(a, "binary", "a"), arg(b, "binary", "b")).take(); });
 }
 nnp_status api_where(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
   return guard([&] {
-    *out_arg(out, "where") = where(arg(cond, "where", "cond"), arg(a, "where", "a"), arg(b, "where", "b")).take();
+    *out_arg(out, "where") =
+        autograd::where(arg(cond, "where", "cond"), arg(a, "where", "a"), arg(b, "where", "b")).take();
   });
 }
 nnp_status api_reduce(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
                       double correction, nnp_tensor** out) {
   return guard([&] {
-    *out_arg(out, "reduce") = reduce(op, arg(x, "reduce", "x"), dims, ndims, keepdim != 0, correction).take();
+    *out_arg(out, "reduce") = autograd::reduce(op, arg(x, "reduce", "x"), dims, ndims, keepdim != 0, correction).take();
   });
 }
 nnp_status api_matmul(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "matmul") = matmul(arg(a, "matmul", "a"), arg(b, "matmul", "b")).take(); });
+  return guard(
+      [&] { *out_arg(out, "matmul") = autograd::matmul(arg(a, "matmul", "a"), arg(b, "matmul", "b")).take(); });
 }
 nnp_status api_softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "softmax") = softmax(arg(x, "softmax", "x"), dim, log != 0).take(); });
+  return guard([&] { *out_arg(out, "softmax") = autograd::softmax(arg(x, "softmax", "x"), dim, log != 0).take(); });
 }
 nnp_status api_cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "cat") = cat(tensors, count, dim).take(); });
+  return guard([&] { *out_arg(out, "cat") = autograd::cat(tensors, count, dim).take(); });
 }
 nnp_status api_index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out) {
   return guard([&] {
     *out_arg(out, "index_select") =
-        index_select(arg(x, "index_select", "x"), dim, arg(index, "index_select", "index")).take();
+        autograd::index_select(arg(x, "index_select", "x"), dim, arg(index, "index_select", "index")).take();
   });
 }
 nnp_status api_gather(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out) {
-  return guard(
-      [&] { *out_arg(out, "gather") = gather(arg(x, "gather", "x"), dim, arg(index, "gather", "index")).take(); });
+  return guard([&] {
+    *out_arg(out, "gather") = autograd::gather(arg(x, "gather", "x"), dim, arg(index, "gather", "index")).take();
+  });
 }
 nnp_status api_scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
                            nnp_tensor** out) {
   return guard([&] {
     *out_arg(out, "scatter_add") =
-        scatter_add(arg(x, "scatter_add", "x"), dim, arg(index, "scatter_add", "index"), arg(src, "scatter_add", "src"))
+        autograd::scatter_add(arg(x, "scatter_add", "x"), dim, arg(index, "scatter_add", "index"),
+                              arg(src, "scatter_add", "src"))
             .take();
   });
+}
+
+// ---- autograd ----
+nnp_status api_set_requires_grad(nnp_tensor* t, int32_t value) {
+  return guard([&] {
+    arg(t, "set_requires_grad", "t");
+    autograd::set_requires_grad(*t, value != 0);
+  });
+}
+int32_t api_requires_grad(const nnp_tensor* t) { return t && autograd::requires_grad(*t) ? 1 : 0; }
+int32_t api_is_leaf(const nnp_tensor* t) { return !t || autograd::is_leaf(*t) ? 1 : 0; }
+nnp_status api_grad(const nnp_tensor* t, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "grad") = autograd::grad(arg(t, "grad", "t")).take(); });
+}
+nnp_status api_set_grad(nnp_tensor* t, const nnp_tensor* grad) {
+  return guard([&] {
+    arg(t, "set_grad", "t");
+    autograd::set_grad(*t, grad);
+  });
+}
+nnp_status api_retain_grad(nnp_tensor* t) {
+  return guard([&] {
+    arg(t, "retain_grad", "t");
+    autograd::retain_grad(*t);
+  });
+}
+nnp_status api_detach(const nnp_tensor* t, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "detach") = autograd::detach(arg(t, "detach", "t")).take(); });
+}
+const char* api_grad_fn_name(const nnp_tensor* t) { return t ? autograd::grad_fn_name(*t) : ""; }
+nnp_status api_backward(const nnp_tensor* t, const nnp_tensor* grad, int32_t retain_graph) {
+  return guard([&] {
+    std::vector<TensorRef> roots{TensorRef::share(&arg(t, "backward", "t"))};
+    std::vector<TensorRef> grads{grad ? TensorRef::share(grad) : TensorRef()};
+    autograd::backward(roots, std::move(grads), retain_graph != 0);
+  });
+}
+int32_t api_set_grad_enabled(int32_t enabled) {
+  bool previous = autograd::grad_enabled();
+  autograd::set_grad_enabled(enabled != 0);
+  return previous ? 1 : 0;
+}
+int32_t api_is_grad_enabled() { return autograd::grad_enabled() ? 1 : 0; }
+nnp_status api_register_tensor_hook(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user_data, void (*release_fn)(void*),
+                                    nnp_hook_handle** out) {
+  // Owns user_data from here on, whatever happens.
+  std::shared_ptr<void> data(user_data, [release_fn](void* p) {
+    if (release_fn) release_fn(p);
+  });
+  return guard([&] {
+    if (out) *out = nullptr;
+    arg(t, "register_tensor_hook", "t");
+    if (fn == nullptr || out == nullptr) fail(NNP_INVALID_ARGUMENT, "register_tensor_hook: fn and out are required");
+    *out = autograd::register_hook(*t, [fn, data](const Tensor& grad) {
+      nnp_tensor* replacement = nullptr;
+      nnp_status status = fn(&grad, &replacement, data.get());
+      TensorRef owned = TensorRef::adopt(replacement);
+      if (status != NNP_OK) check_plugin_status(status, "tensor hook", "tensor hook");
+      return owned;
+    });
+  });
+}
+void api_hook_remove(nnp_hook_handle* handle) {
+  if (handle) handle->remove();
+}
+void api_hook_release(nnp_hook_handle* handle) {
+  if (handle) release(handle);
+}
+nnp_status api_function_apply(const nnp_function* fn, void* user_data, const nnp_tensor* const* inputs,
+                              int32_t n_inputs, nnp_tensor** outputs, int32_t n_outputs) {
+  return guard([&] {
+    if (fn == nullptr || outputs == nullptr) fail(NNP_INVALID_ARGUMENT, "function_apply: fn and outputs are required");
+    for (int32_t i = 0; i < n_outputs; ++i) outputs[i] = nullptr;
+    std::vector<TensorRef> results = autograd::apply_function(*fn, user_data, inputs, n_inputs, n_outputs);
+    for (int32_t i = 0; i < n_outputs; ++i) outputs[i] = results[static_cast<size_t>(i)].take();
+  });
+}
+nnp_status api_function_save(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count) {
+  return guard([&] { autograd::save_for_backward(ctx, tensors, count); });
+}
+int32_t api_function_saved_count(const nnp_function_ctx* ctx) { return autograd::saved_count(ctx); }
+nnp_status api_function_saved(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "function_saved") = autograd::saved(ctx, i).take(); });
 }
 
 const nnp_api kApi = {
@@ -363,6 +458,24 @@ const nnp_api kApi = {
     api_index_select,
     api_gather,
     api_scatter_add,
+    api_set_requires_grad,
+    api_requires_grad,
+    api_is_leaf,
+    api_grad,
+    api_set_grad,
+    api_retain_grad,
+    api_detach,
+    api_grad_fn_name,
+    api_backward,
+    api_set_grad_enabled,
+    api_is_grad_enabled,
+    api_register_tensor_hook,
+    api_hook_remove,
+    api_hook_release,
+    api_function_apply,
+    api_function_save,
+    api_function_saved_count,
+    api_function_saved,
 };
 
 }  // namespace

@@ -8,8 +8,8 @@ namespace nnp::core {
 namespace {
 
 const char* unary_name(nnp_unary_op op) {
-  static const char* const names[NNP_UNARY_COUNT] = {"neg", "abs",  "exp",     "log",  "sqrt", "rsqrt", "sin",
-                                                     "cos", "tanh", "sigmoid", "relu", "gelu", "silu",  "sign"};
+  static const char* const names[NNP_UNARY_COUNT] = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt", "sin", "cos",
+                                                     "tanh", "sigmoid", "relu", "gelu", "silu", "sign",  "erf"};
   return op >= 0 && op < NNP_UNARY_COUNT ? names[op] : nullptr;
 }
 

@@ -1,5 +1,6 @@
 #include "tensor.hpp"
 
+#include "autograd/node.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "object_pool.hpp"

@@ -5,12 +5,17 @@
 #include <nnp/plugin.h>
 
 #include <atomic>
+#include <memory>
 #include <utility>
 
 #include "backend_record.hpp"
 #include "shape.hpp"
 
 namespace nnp::core {
+
+namespace autograd {
+struct AutogradMeta;
+}
 
 struct Storage {
   std::atomic<int32_t> refs{1};
@@ -34,6 +39,8 @@ struct nnp_tensor {
   int64_t numel = 0;
   nnp_dtype dtype = NNP_F32;
   nnp_device device{};
+  // Set only for tensors that take part in autograd.
+  std::shared_ptr<nnp::core::autograd::AutogradMeta> autograd;
 
   const nnp::core::BackendRecord& backend() const { return *storage->backend; }
   void* data() const;  // first element

@@ -38,6 +38,7 @@ double unary_f(nnp_unary_op op, double x) {
     case NNP_UNARY_RELU: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
     case NNP_UNARY_GELU: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case NNP_UNARY_SILU: return x / (1.0 + std::exp(-x));
+    case NNP_UNARY_ERF: return std::erf(x);
     default: return static_cast<double>((x > 0) - (x < 0));  // SIGN; NaN gives 0
   }
 }

@@ -160,7 +160,8 @@ void check_unary(Kit& kit) {
                     {"sin", NNP_UNARY_SIN, false, false},   {"cos", NNP_UNARY_COS, false, false},
                     {"tanh", NNP_UNARY_TANH, false, false}, {"sigmoid", NNP_UNARY_SIGMOID, false, false},
                     {"relu", NNP_UNARY_RELU, false, true},  {"gelu", NNP_UNARY_GELU, false, false},
-                    {"silu", NNP_UNARY_SILU, false, false}, {"sign", NNP_UNARY_SIGN, false, true}};
+                    {"silu", NNP_UNARY_SILU, false, false}, {"sign", NNP_UNARY_SIGN, false, true},
+                    {"erf", NNP_UNARY_ERF, false, false}};
   for (const Op& op : ops) {
     nnp_unary_op code = op.op;
     auto apply = [code](const Tensor& t) { return t.unary(code); };

@@ -24,7 +24,12 @@ PIN(nnp_api, view, 336);
 PIN(nnp_api, clone, 408);
 PIN(nnp_api, unary, 416);
 PIN(nnp_api, scatter_add, 488);
-static_assert(sizeof(nnp_api) == 496, "nnp_api 1.0 is 496 bytes");
+PIN(nnp_api, set_requires_grad, 496);
+PIN(nnp_api, backward, 560);
+PIN(nnp_api, function_saved, 632);
+static_assert(sizeof(nnp_api) == 640, "nnp_api 1.0 is 640 bytes");
+PIN(nnp_function, forward, 16);
+PIN(nnp_function, release, 32);
 
 PIN(nnp_plugin_descriptor, abi_major, 8);
 PIN(nnp_plugin_descriptor, name, 16);

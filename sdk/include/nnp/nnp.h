@@ -129,6 +129,7 @@ enum {
   NNP_UNARY_GELU, /* exact (erf) form, PyTorch's default */
   NNP_UNARY_SILU,
   NNP_UNARY_SIGN,
+  NNP_UNARY_ERF,
   NNP_UNARY_COUNT
 };
 
@@ -171,6 +172,28 @@ enum {
 };
 
 typedef struct nnp_tensor nnp_tensor;
+typedef struct nnp_hook_handle nnp_hook_handle;
+typedef struct nnp_function_ctx nnp_function_ctx;
+
+/* A tensor hook: sees a gradient as it is computed; may set *replacement to
+ * a new reference that replaces it (leave it NULL to keep the gradient). */
+typedef nnp_status (*nnp_tensor_hook_fn)(const nnp_tensor* grad, nnp_tensor** replacement, void* user_data);
+
+/* A custom autograd function: forward computes outputs from inputs (no
+ * history is recorded inside it); backward maps output gradients to input
+ * gradients. Both may keep tensors with function_save. */
+typedef struct nnp_function {
+  size_t struct_size;
+  const char* name; /* shown as the outputs' grad_fn, e.g. "MyExpBackward" */
+  /* outputs[i] must be set to new references. */
+  nnp_status (*forward)(nnp_function_ctx* ctx, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** outputs,
+                        int32_t n_outputs, void* user_data);
+  /* grad_inputs[i]: a new reference shaped like inputs[i], or NULL for none. */
+  nnp_status (*backward)(nnp_function_ctx* ctx, const nnp_tensor* const* grad_outputs, int32_t n_outputs,
+                         nnp_tensor** grad_inputs, int32_t n_inputs, void* user_data);
+  /* Called once when nothing refers to the function any more; may be NULL. */
+  void (*release)(void* user_data);
+} nnp_function;
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -280,6 +303,33 @@ struct nnp_api {
   /* out = x with src added at index along dim (out of place). */
   nnp_status (*scatter_add)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
                             nnp_tensor** out);
+
+  /* -- autograd -- */
+  /* Leaves only; floating dtypes only. */
+  nnp_status (*set_requires_grad)(nnp_tensor* t, int32_t requires_grad);
+  int32_t (*requires_grad)(const nnp_tensor* t);
+  int32_t (*is_leaf)(const nnp_tensor* t);
+  nnp_status (*grad)(const nnp_tensor* t, nnp_tensor** out);     /* *out is NULL when there is none */
+  nnp_status (*set_grad)(nnp_tensor* t, const nnp_tensor* grad); /* NULL clears */
+  nnp_status (*retain_grad)(nnp_tensor* t);
+  nnp_status (*detach)(const nnp_tensor* t, nnp_tensor** out);
+  const char* (*grad_fn_name)(const nnp_tensor* t); /* "" for leaves */
+  /* grad NULL means ones (single-element t only). */
+  nnp_status (*backward)(const nnp_tensor* t, const nnp_tensor* grad, int32_t retain_graph);
+  /* Grad mode of the calling thread; returns the previous setting. */
+  int32_t (*set_grad_enabled)(int32_t enabled);
+  int32_t (*is_grad_enabled)(void);
+  nnp_status (*register_tensor_hook)(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user_data,
+                                     void (*release)(void* user_data), nnp_hook_handle** out);
+  /* Removing is idempotent; release frees the handle (and does not remove). */
+  void (*hook_remove)(nnp_hook_handle* handle);
+  void (*hook_release)(nnp_hook_handle* handle);
+  /* Runs fn on inputs; outputs[n_outputs] receive new references. */
+  nnp_status (*function_apply)(const nnp_function* fn, void* user_data, const nnp_tensor* const* inputs,
+                               int32_t n_inputs, nnp_tensor** outputs, int32_t n_outputs);
+  nnp_status (*function_save)(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count);
+  int32_t (*function_saved_count)(const nnp_function_ctx* ctx);
+  nnp_status (*function_saved)(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

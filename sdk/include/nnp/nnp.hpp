@@ -12,6 +12,7 @@
 #include <nnp/nnp.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -134,6 +135,55 @@ class Device {
 class Tensor;
 using Shape = std::vector<int64_t>;
 
+// Owns one hook registration: destroying or calling remove() removes the
+// hook (idempotent); keep() lets it outlive the handle, as a discarded
+// PyTorch handle does.
+class [[nodiscard]] HookHandle {
+ public:
+  HookHandle() = default;
+  explicit HookHandle(nnp_hook_handle* handle) : handle_(handle) {}
+  HookHandle(HookHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  HookHandle& operator=(HookHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  HookHandle(const HookHandle&) = delete;
+  HookHandle& operator=(const HookHandle&) = delete;
+  ~HookHandle() { reset(); }
+
+  void remove() {
+    if (handle_) api().hook_remove(handle_);
+  }
+  void keep() {
+    if (handle_) api().hook_release(std::exchange(handle_, nullptr));
+  }
+  nnp_hook_handle* get() const { return handle_; }
+
+ private:
+  void reset() {
+    if (!handle_) return;
+    api().hook_remove(handle_);
+    api().hook_release(std::exchange(handle_, nullptr));
+  }
+  nnp_hook_handle* handle_ = nullptr;
+};
+
+// Turns autograd recording off on this thread for a scope.
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(api().set_grad_enabled(0)) {}
+  ~NoGradGuard() { api().set_grad_enabled(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  int32_t previous_;
+};
+inline bool is_grad_enabled() { return api().is_grad_enabled() != 0; }
+
 // A borrowed list of integers: binds to a braced list, a vector or a single
 // value without allocating (the list must outlive the call, as braced lists
 // in a call expression do).
@@ -231,6 +281,45 @@ class Tensor {
     return to_vector<T>()[0];
   }
 
+  // -- autograd --
+  Tensor& requires_grad_(bool value = true) {
+    check(api().set_requires_grad(handle_, value ? 1 : 0));
+    return *this;
+  }
+  bool requires_grad() const { return api().requires_grad(handle_) != 0; }
+  bool is_leaf() const { return api().is_leaf(handle_) != 0; }
+  // Undefined (defined() == false) when there is no gradient.
+  Tensor grad() const { return call(api().grad, handle_); }
+  void set_grad(const Tensor& grad) { check(api().set_grad(handle_, grad.handle_)); }
+  void retain_grad() { check(api().retain_grad(handle_)); }
+  Tensor detach() const { return call(api().detach, handle_); }
+  std::string grad_fn_name() const { return api().grad_fn_name(handle_); }
+  void backward() const { check(api().backward(handle_, nullptr, 0)); }
+  void backward(const Tensor& grad, bool retain_graph = false) const {
+    check(api().backward(handle_, grad.handle_, retain_graph ? 1 : 0));
+  }
+  // hook(grad) may return a replacement gradient or an undefined Tensor.
+  HookHandle register_hook(std::function<Tensor(const Tensor&)> hook) {
+    using Hook = std::function<Tensor(const Tensor&)>;
+    auto trampoline = [](const nnp_tensor* grad, nnp_tensor** replacement, void* user_data) -> nnp_status {
+      try {
+        Tensor result = (*static_cast<Hook*>(user_data))(borrow(const_cast<nnp_tensor*>(grad)));
+        *replacement = result.release();
+        return NNP_OK;
+      } catch (const Error& e) {
+        api().set_error(e.status(), e.what());
+        return e.status();
+      } catch (const std::exception& e) {
+        api().set_error(NNP_INTERNAL, e.what());
+        return NNP_INTERNAL;
+      }
+    };
+    nnp_hook_handle* handle = nullptr;
+    check(api().register_tensor_hook(
+        handle_, trampoline, new Hook(std::move(hook)), [](void* p) { delete static_cast<Hook*>(p); }, &handle));
+    return HookHandle(handle);
+  }
+
   // -- movement and views --
   Tensor to(const Device& device) const { return to(device, dtype()); }
   Tensor to(Dtype dtype) const { return to(device(), dtype); }
@@ -270,6 +359,7 @@ class Tensor {
   Tensor gelu() const { return unary(NNP_UNARY_GELU); }
   Tensor silu() const { return unary(NNP_UNARY_SILU); }
   Tensor sign() const { return unary(NNP_UNARY_SIGN); }
+  Tensor erf() const { return unary(NNP_UNARY_ERF); }
 
   Tensor binary(nnp_binary_op op, const Tensor& other) const { return call(api().binary, op, handle_, other.handle_); }
   Tensor binary(nnp_binary_op op, double scalar) const { return binary(op, scalar_like(scalar)); }

@@ -1,0 +1,120 @@
+#include "custom_function.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "record.hpp"
+
+// The context a custom function's callbacks see: its saved tensors. It is
+// the graph node itself, so it lives exactly as long as the graph needs it.
+struct nnp_function_ctx : nnp::core::autograd::Node {
+  nnp_function fn{};
+  void* user_data = nullptr;
+  std::string fn_name;
+  std::vector<nnp::core::TensorRef> saved;
+  std::vector<nnp::core::Dims> input_shapes;
+
+  ~nnp_function_ctx() override {
+    if (fn.release) fn.release(user_data);
+  }
+  const char* name() const override { return fn_name.c_str(); }
+  void release_saved() override { saved.clear(); }
+  nnp::core::autograd::Grads apply(nnp::core::autograd::Grads& grads) override;
+};
+
+nnp::core::autograd::Grads nnp_function_ctx::apply(nnp::core::autograd::Grads& grads) {
+  using namespace nnp::core;
+  std::vector<const nnp_tensor*> grad_outputs;
+  for (const TensorRef& g : grads) grad_outputs.push_back(g.get());
+  std::vector<nnp_tensor*> grad_inputs(next_edges.size(), nullptr);
+  nnp_status status = NNP_OK;
+  try {
+    status = fn.backward(this, grad_outputs.data(), static_cast<int32_t>(grad_outputs.size()), grad_inputs.data(),
+                         static_cast<int32_t>(grad_inputs.size()), user_data);
+  } catch (...) {
+    status = NNP_INTERNAL;
+    set_last_error(status, (fn_name + ": backward threw an exception").c_str());
+  }
+  autograd::Grads out;
+  for (nnp_tensor* g : grad_inputs) out.push_back(TensorRef::adopt(g));  // owns them, even on failure
+  if (status != NNP_OK) check_plugin_status(status, fn_name.c_str(), "custom function backward");
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] && out[i]->shape != input_shapes[i])
+      fail(NNP_SHAPE_MISMATCH, fn_name, ": backward returned a gradient of shape ", format_dims(out[i]->shape),
+           " for input ", i, " of shape ", format_dims(input_shapes[i]));
+  return out;
+}
+
+namespace nnp::core::autograd {
+
+std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, const Tensor* const* inputs,
+                                      int32_t n_inputs, int32_t n_outputs) {
+  if (def.struct_size < offsetof(nnp_function, release) + sizeof(void*) || !def.forward || !def.backward)
+    fail(NNP_INVALID_ARGUMENT, "function_apply: the nnp_function needs struct_size, forward and backward");
+  if (n_inputs < 0 || n_outputs <= 0 || (n_inputs > 0 && inputs == nullptr))
+    fail(NNP_INVALID_ARGUMENT, "function_apply: needs inputs and at least one output");
+  for (int32_t i = 0; i < n_inputs; ++i)
+    if (inputs[i] == nullptr) fail(NNP_INVALID_ARGUMENT, "function_apply: input ", i, " is NULL");
+  auto ctx = std::make_shared<nnp_function_ctx>();
+  std::memcpy(&ctx->fn, &def, sizeof(nnp_function) < def.struct_size ? sizeof(nnp_function) : def.struct_size);
+  ctx->user_data = user_data;
+  ctx->fn_name = def.name ? def.name : "CustomFunctionBackward";
+
+  std::vector<nnp_tensor*> raw(static_cast<size_t>(n_outputs), nullptr);
+  nnp_status status = NNP_OK;
+  {
+    NoGradGuard no_grad;
+    try {
+      status = def.forward(ctx.get(), inputs, n_inputs, raw.data(), n_outputs, user_data);
+    } catch (...) {
+      status = NNP_INTERNAL;
+      set_last_error(status, (ctx->fn_name + ": forward threw an exception").c_str());
+    }
+  }
+  std::vector<TensorRef> outputs;
+  for (nnp_tensor* t : raw) outputs.push_back(TensorRef::adopt(t));
+  if (status != NNP_OK) check_plugin_status(status, ctx->fn_name.c_str(), "custom function forward");
+  for (int32_t i = 0; i < n_outputs; ++i)
+    if (!outputs[static_cast<size_t>(i)])
+      fail(NNP_INVALID_ARGUMENT, ctx->fn_name, ": forward left output ", i, " unset");
+
+  bool record_it = false;
+  for (int32_t i = 0; i < n_inputs; ++i) record_it = record_it || should_record({inputs[i]});
+  if (!record_it) return outputs;
+  ctx->sequence_nr = next_sequence_nr();
+  for (int32_t i = 0; i < n_inputs; ++i) {
+    ctx->next_edges.push_back(gradient_edge(*inputs[i]));
+    ctx->input_shapes.push_back(inputs[i]->shape);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    // An output that is an input (or a view of one) must not be rewired.
+    if (outputs[i]->autograd && outputs[i]->autograd->grad_fn)
+      outputs[i] = make_view(*outputs[i], outputs[i]->shape, outputs[i]->strides, outputs[i]->offset);
+    ctx->outputs.push_back(OutputMeta{outputs[i]->shape, outputs[i]->dtype, outputs[i]->device});
+    if (is_floating(outputs[i]->dtype)) set_history(*outputs[i], ctx, static_cast<uint32_t>(i));
+  }
+  return outputs;
+}
+
+void save_for_backward(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count) {
+  if (ctx == nullptr) fail(NNP_INVALID_ARGUMENT, "function_save: ctx is NULL");
+  for (int32_t i = 0; i < count; ++i) ctx->saved.push_back(tensors[i] ? TensorRef::share(tensors[i]) : TensorRef());
+}
+
+int32_t saved_count(const nnp_function_ctx* ctx) { return ctx ? static_cast<int32_t>(ctx->saved.size()) : 0; }
+
+TensorRef saved(const nnp_function_ctx* ctx, int32_t i) {
+  if (ctx == nullptr) fail(NNP_INVALID_ARGUMENT, "function_saved: ctx is NULL");
+  if (i < 0 || i >= saved_count(ctx)) {
+    if (ctx->released)
+      fail(NNP_INVALID_ARGUMENT, ctx->fn_name,
+           ": saved tensors were freed after the first backward; pass "
+           "retain_graph to go backward twice");
+    fail(NNP_INVALID_ARGUMENT, ctx->fn_name, ": saved tensor ", i, " does not exist (", saved_count(ctx), " saved)");
+  }
+  return ctx->saved[static_cast<size_t>(i)];
+}
+
+}  // namespace nnp::core::autograd

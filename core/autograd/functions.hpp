@@ -1,0 +1,40 @@
+// The differentiable face of every op: computes with the plain op (ops.hpp)
+// and, when an input requires grad and grad mode is on, records the backward
+// node. Backward formulas are written once, here, from the same plain ops.
+#pragma once
+
+#include "../ops.hpp"
+
+namespace nnp::core::autograd {
+
+// grad_elementwise.cpp
+TensorRef unary(nnp_unary_op op, const Tensor& x);
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// grad_reduce.cpp
+TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+                 double correction);
+TensorRef softmax(const Tensor& x, int64_t dim, bool log);
+// grad_matmul.cpp
+TensorRef matmul(const Tensor& a, const Tensor& b);
+// grad_shape.cpp
+TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1);
+TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim);
+TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step);
+TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim);
+TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims);
+TensorRef unsqueeze(const Tensor& t, int64_t dim);
+TensorRef contiguous(const Tensor& t);
+TensorRef clone(const Tensor& t);
+TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype);
+// grad_indexing.cpp
+TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);
+TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);
+TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);
+TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// In-place copy: refused on tensors that take part in autograd under grad mode.
+void copy_into(Tensor& dst, const Tensor& src);
+
+}  // namespace nnp::core::autograd

@@ -1,0 +1,159 @@
+// Backward of unary, binary and where.
+#include <cmath>
+
+#include "functions.hpp"
+#include "grad_math.hpp"
+#include "record.hpp"
+
+namespace nnp::core::autograd {
+
+using namespace math;
+
+namespace {
+
+const char* unary_backward_name(nnp_unary_op op) {
+  static const char* const names[NNP_UNARY_COUNT] = {"NegBackward",  "AbsBackward",     "ExpBackward",  "LogBackward",
+                                                     "SqrtBackward", "RsqrtBackward",   "SinBackward",  "CosBackward",
+                                                     "TanhBackward", "SigmoidBackward", "ReluBackward", "GeluBackward",
+                                                     "SiluBackward", "SignBackward",    "ErfBackward"};
+  return names[op];
+}
+
+const char* binary_backward_name(nnp_binary_op op) {
+  static const char* const names[] = {"AddBackward", "SubBackward",     "MulBackward",    "DivBackward",
+                                      "PowBackward", "MaximumBackward", "MinimumBackward"};
+  return names[op];
+}
+
+}  // namespace
+
+TensorRef unary(nnp_unary_op op, const Tensor& x) {
+  TensorRef out = core::unary(op, x);
+  if (!should_record({&x})) return out;
+  TensorRef input = share(x), result = out;
+  // The closures keep only what their formula needs.
+  FunctionNode::Backward backward;
+  switch (op) {
+    case NNP_UNARY_NEG: backward = [](Grads& g) { return Grads{un(NNP_UNARY_NEG, g[0])}; }; break;
+    case NNP_UNARY_ABS: backward = [input](Grads& g) { return Grads{mul(g[0], un(NNP_UNARY_SIGN, input))}; }; break;
+    case NNP_UNARY_EXP: backward = [result](Grads& g) { return Grads{mul(g[0], result)}; }; break;
+    case NNP_UNARY_LOG: backward = [input](Grads& g) { return Grads{div(g[0], input)}; }; break;
+    case NNP_UNARY_SQRT:
+      backward = [result](Grads& g) { return Grads{div(g[0], mul(scalar(result, 2), result))}; };
+      break;
+    case NNP_UNARY_RSQRT:  // d/dx x^-1/2 = -1/2 x^-3/2 = -1/2 out^3
+      backward = [result](Grads& g) {
+        return Grads{mul(g[0], mul(scalar(result, -0.5), mul(result, mul(result, result))))};
+      };
+      break;
+    case NNP_UNARY_SIN: backward = [input](Grads& g) { return Grads{mul(g[0], un(NNP_UNARY_COS, input))}; }; break;
+    case NNP_UNARY_COS:
+      backward = [input](Grads& g) { return Grads{un(NNP_UNARY_NEG, mul(g[0], un(NNP_UNARY_SIN, input)))}; };
+      break;
+    case NNP_UNARY_TANH:
+      backward = [result](Grads& g) { return Grads{mul(g[0], sub(scalar(result, 1), mul(result, result)))}; };
+      break;
+    case NNP_UNARY_SIGMOID:
+      backward = [result](Grads& g) { return Grads{mul(g[0], mul(result, sub(scalar(result, 1), result)))}; };
+      break;
+    case NNP_UNARY_RELU:
+      backward = [result](Grads& g) {
+        return Grads{where(cmp(NNP_BINARY_GT, result, scalar(result, 0)), g[0], scalar(g[0], 0))};
+      };
+      break;
+    case NNP_UNARY_GELU:  // Phi(x) + x phi(x)
+      backward = [input](Grads& g) {
+        TensorRef cdf =
+            mul(scalar(input, 0.5), add(scalar(input, 1), un(NNP_UNARY_ERF, mul(input, scalar(input, M_SQRT1_2)))));
+        TensorRef pdf = mul(scalar(input, 0.5 * M_2_SQRTPI * M_SQRT1_2),
+                            un(NNP_UNARY_EXP, mul(scalar(input, -0.5), mul(input, input))));
+        return Grads{mul(g[0], add(cdf, mul(input, pdf)))};
+      };
+      break;
+    case NNP_UNARY_SILU:  // s (1 + x (1 - s))
+      backward = [input](Grads& g) {
+        TensorRef s = un(NNP_UNARY_SIGMOID, input);
+        TensorRef one = scalar(input, 1);
+        return Grads{mul(g[0], mul(s, add(one, mul(input, sub(one, s)))))};
+      };
+      break;
+    case NNP_UNARY_SIGN: backward = [](Grads& g) { return Grads{zeros_like(g[0])}; }; break;
+    case NNP_UNARY_ERF:  // 2/sqrt(pi) exp(-x^2)
+      backward = [input](Grads& g) {
+        return Grads{
+            mul(g[0], mul(scalar(input, M_2_SQRTPI), un(NNP_UNARY_EXP, un(NNP_UNARY_NEG, mul(input, input)))))};
+      };
+      break;
+    default: return out;
+  }
+  record(unary_backward_name(op), {&x}, {out.get()}, std::move(backward));
+  return out;
+}
+
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  TensorRef out = core::binary(op, a, b);
+  if (op >= NNP_BINARY_EQ || !should_record({&a, &b})) return out;  // comparisons have no gradient
+  const Dims sa = a.shape, sb = b.shape;
+  TensorRef ta = share(a), tb = share(b), result = out;
+  FunctionNode::Backward backward;
+  switch (op) {
+    case NNP_BINARY_ADD: backward = [sa, sb](Grads& g) { return Grads{sum_to(g[0], sa), sum_to(g[0], sb)}; }; break;
+    case NNP_BINARY_SUB:
+      backward = [sa, sb](Grads& g) { return Grads{sum_to(g[0], sa), sum_to(un(NNP_UNARY_NEG, g[0]), sb)}; };
+      break;
+    case NNP_BINARY_MUL:
+      backward = [ta, tb](Grads& g) {
+        return Grads{requires_grad(*ta) ? sum_to(mul(g[0], tb), ta->shape) : TensorRef(),
+                     requires_grad(*tb) ? sum_to(mul(g[0], ta), tb->shape) : TensorRef()};
+      };
+      break;
+    case NNP_BINARY_DIV:
+      backward = [ta, tb](Grads& g) {
+        TensorRef ga = div(g[0], tb);
+        TensorRef gb = requires_grad(*tb) ? un(NNP_UNARY_NEG, div(mul(ga, ta), tb)) : TensorRef();
+        return Grads{requires_grad(*ta) ? sum_to(ga, ta->shape) : TensorRef(), gb ? sum_to(gb, tb->shape) : gb};
+      };
+      break;
+    case NNP_BINARY_POW:  // d/da = b a^(b-1); d/db = a^b log a (0 where a == 0, as PyTorch)
+      backward = [ta, tb, result](Grads& g) {
+        TensorRef ga, gb;
+        if (requires_grad(*ta))
+          ga = sum_to(mul(g[0], mul(tb, core::binary(NNP_BINARY_POW, *ta, *sub(tb, scalar(tb, 1))))), ta->shape);
+        if (requires_grad(*tb)) {
+          TensorRef zero = scalar(ta, 0);
+          TensorRef safe_log = where(cmp(NNP_BINARY_EQ, ta, zero), zero, un(NNP_UNARY_LOG, ta));
+          gb = sum_to(mul(g[0], mul(result, safe_log)), tb->shape);
+        }
+        return Grads{ga, gb};
+      };
+      break;
+    case NNP_BINARY_MAXIMUM:
+    case NNP_BINARY_MINIMUM:  // the winner takes the gradient; ties split it evenly
+      backward = [ta, tb, op](Grads& g) {
+        nnp_binary_op wins = op == NNP_BINARY_MAXIMUM ? NNP_BINARY_GT : NNP_BINARY_LT;
+        TensorRef half = mul(g[0], scalar(g[0], 0.5)), zero = scalar(g[0], 0);
+        TensorRef tie = cmp(NNP_BINARY_EQ, ta, tb);
+        TensorRef ga = where(cmp(wins, ta, tb), g[0], where(tie, half, zero));
+        TensorRef gb = where(cmp(wins, tb, ta), g[0], where(tie, half, zero));
+        return Grads{sum_to(ga, ta->shape), sum_to(gb, tb->shape)};
+      };
+      break;
+    default: return out;
+  }
+  record(binary_backward_name(op), {&a, &b}, {out.get()}, std::move(backward));
+  return out;
+}
+
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  TensorRef out = core::where(cond, a, b);
+  if (!should_record({&a, &b})) return out;
+  TensorRef c = share(cond);
+  const Dims sa = a.shape, sb = b.shape;
+  record("WhereBackward", {nullptr, &a, &b}, {out.get()}, [c, sa, sb](Grads& g) {
+    TensorRef zero = scalar(g[0], 0);
+    return Grads{TensorRef(), sum_to(where(c, g[0], zero), sa), sum_to(where(c, zero, g[0]), sb)};
+  });
+  return out;
+}
+
+}  // namespace nnp::core::autograd

@@ -1,0 +1,39 @@
+// Backward of matmul. 1-D operands are promoted with (differentiable)
+// unsqueeze/squeeze, so the node itself only sees batched matrices.
+#include "functions.hpp"
+#include "grad_math.hpp"
+#include "record.hpp"
+
+namespace nnp::core::autograd {
+
+using namespace math;
+
+namespace {
+
+TensorRef transposed(const TensorRef& t) { return core::transpose(*t, -1, -2); }
+
+}  // namespace
+
+TensorRef matmul(const Tensor& a, const Tensor& b) {
+  if (!should_record({&a, &b})) return core::matmul(a, b);
+  if (a.shape.ndim == 1 && b.shape.ndim >= 1) {
+    TensorRef a2 = unsqueeze(a, 0);
+    TensorRef out = matmul(*a2, b);
+    return squeeze(*out, b.shape.ndim == 1 ? -1 : -2, false);
+  }
+  if (b.shape.ndim == 1 && a.shape.ndim >= 1) {
+    TensorRef b2 = unsqueeze(b, 1);
+    TensorRef out = matmul(a, *b2);
+    return squeeze(*out, -1, false);
+  }
+  TensorRef out = core::matmul(a, b);
+  TensorRef ta = share(a), tb = share(b);
+  record("MmBackward", {&a, &b}, {out.get()}, [ta, tb](Grads& g) {
+    TensorRef ga = requires_grad(*ta) ? sum_to(core::matmul(*g[0], *transposed(tb)), ta->shape) : TensorRef();
+    TensorRef gb = requires_grad(*tb) ? sum_to(core::matmul(*transposed(ta), *g[0]), tb->shape) : TensorRef();
+    return Grads{ga, gb};
+  });
+  return out;
+}
+
+}  // namespace nnp::core::autograd

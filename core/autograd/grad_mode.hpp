@@ -1,0 +1,21 @@
+// Whether ops record autograd history on this thread (PyTorch's grad mode).
+#pragma once
+
+namespace nnp::core::autograd {
+
+bool grad_enabled();
+void set_grad_enabled(bool enabled);
+
+// Turns recording off for a scope (the core's own backward passes).
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace nnp::core::autograd

@@ -1,0 +1,97 @@
+// Backward of reductions and softmax.
+#include "../error.hpp"
+#include "functions.hpp"
+#include "grad_math.hpp"
+#include "record.hpp"
+
+namespace nnp::core::autograd {
+
+using namespace math;
+
+namespace {
+
+// The shape of a keepdim=true result (reduced dimensions as 1).
+Dims kept_shape(const Dims& shape, const int32_t* dims, int32_t ndims) {
+  Dims out = shape;
+  if (ndims == 0) {
+    for (int32_t i = 0; i < out.ndim; ++i) out.d[i] = 1;
+    return out;
+  }
+  for (int32_t i = 0; i < ndims; ++i) out.d[wrap_dim("reduce", dims[i], shape.ndim)] = shape.ndim ? 1 : out.d[0];
+  return out;
+}
+
+// g reshaped to the keepdim shape then broadcast back to the input's shape.
+TensorRef spread(const TensorRef& g, const Dims& keep, const Dims& input) {
+  TensorRef kept = core::reshape(*g, keep.d, keep.ndim);
+  return core::expand(*kept, input.d, input.ndim);
+}
+
+}  // namespace
+
+TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+                 double correction) {
+  TensorRef out = core::reduce(op, x, dims, ndims, keepdim, correction);
+  if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN || !should_record({&x})) return out;
+  const Dims input = x.shape;
+  const Dims keep = kept_shape(x.shape, dims, ndims);
+  const double count = static_cast<double>(x.numel) / static_cast<double>(keep.numel() ? keep.numel() : 1);
+  TensorRef tx = share(x), result = out;
+  FunctionNode::Backward backward;
+  const char* name = "SumBackward";
+  switch (op) {
+    case NNP_REDUCE_SUM: backward = [keep, input](Grads& g) { return Grads{spread(g[0], keep, input)}; }; break;
+    case NNP_REDUCE_MEAN:
+      name = "MeanBackward";
+      backward = [keep, input, count](Grads& g) { return Grads{div(spread(g[0], keep, input), scalar(g[0], count))}; };
+      break;
+    case NNP_REDUCE_MAX:
+    case NNP_REDUCE_MIN:  // shared evenly among the elements equal to the extremum
+      name = op == NNP_REDUCE_MAX ? "AmaxBackward" : "AminBackward";
+      backward = [tx, result, keep, input](Grads& g) {
+        TensorRef extremum = spread(result, keep, input);
+        TensorRef hit = core::to(*cmp(NNP_BINARY_EQ, tx, extremum), tx->device, tx->dtype);
+        int32_t all[NNP_MAX_DIMS], n = 0;
+        for (int32_t i = 0; i < input.ndim; ++i)
+          if (keep.d[i] == 1 && input.d[i] != 1) all[n++] = i;
+        TensorRef ties = n ? core::reduce(NNP_REDUCE_SUM, *hit, all, n, true, 0) : hit;
+        return Grads{div(mul(spread(g[0], keep, input), hit), ties)};
+      };
+      break;
+    case NNP_REDUCE_VAR:  // 2 (x - mean) / (N - correction)
+      name = "VarBackward";
+      backward = [tx, keep, input, count, correction](Grads& g) {
+        int32_t all[NNP_MAX_DIMS], n = 0;
+        for (int32_t i = 0; i < input.ndim; ++i)
+          if (keep.d[i] == 1 && input.d[i] != 1) all[n++] = i;
+        TensorRef mean = n ? core::reduce(NNP_REDUCE_MEAN, *tx, all, n, true, 0) : tx;
+        TensorRef centered = sub(tx, mean);
+        return Grads{mul(spread(g[0], keep, input), mul(centered, scalar(tx, 2.0 / (count - correction))))};
+      };
+      break;
+    default: return out;
+  }
+  record(name, {&x}, {out.get()}, std::move(backward));
+  return out;
+}
+
+TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
+  TensorRef out = core::softmax(x, dim, log);
+  if (!should_record({&x})) return out;
+  const int32_t d = x.shape.ndim ? wrap_dim("softmax", dim, x.shape.ndim) : 0;
+  TensorRef result = out;
+  if (log) {  // g - exp(out) * sum(g)
+    record("LogSoftmaxBackward", {&x}, {out.get()}, [result, d](Grads& g) {
+      TensorRef total = core::reduce(NNP_REDUCE_SUM, *g[0], &d, result->shape.ndim ? 1 : 0, true, 0);
+      return Grads{sub(g[0], mul(un(NNP_UNARY_EXP, result), total))};
+    });
+  } else {  // out * (g - sum(g * out))
+    record("SoftmaxBackward", {&x}, {out.get()}, [result, d](Grads& g) {
+      TensorRef total = core::reduce(NNP_REDUCE_SUM, *mul(g[0], result), &d, result->shape.ndim ? 1 : 0, true, 0);
+      return Grads{mul(result, sub(g[0], total))};
+    });
+  }
+  return out;
+}
+
+}  // namespace nnp::core::autograd

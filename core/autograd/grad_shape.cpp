@@ -1,0 +1,118 @@
+// Backward of views, copies and conversions.
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "functions.hpp"
+#include "grad_math.hpp"
+#include "record.hpp"
+
+namespace nnp::core::autograd {
+
+using namespace math;
+
+namespace {
+
+// Views and copies whose gradient is the incoming one reshaped back.
+void record_reshape_back(const char* name, const Tensor& input, Tensor& out) {
+  const Dims shape = input.shape;
+  record(name, {&input}, {&out}, [shape](Grads& g) { return Grads{core::reshape(*g[0], shape.d, shape.ndim)}; });
+}
+
+}  // namespace
+
+TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  TensorRef out = core::view(t, shape, ndim);
+  if (should_record({&t})) record_reshape_back("ViewBackward", t, *out);
+  return out;
+}
+
+TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  TensorRef out = core::reshape(t, shape, ndim);
+  if (should_record({&t})) record_reshape_back("ReshapeBackward", t, *out);
+  return out;
+}
+
+TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims) {
+  TensorRef out = core::squeeze(t, dim, all_dims);
+  if (should_record({&t})) record_reshape_back("SqueezeBackward", t, *out);
+  return out;
+}
+
+TensorRef unsqueeze(const Tensor& t, int64_t dim) {
+  TensorRef out = core::unsqueeze(t, dim);
+  if (should_record({&t})) record_reshape_back("UnsqueezeBackward", t, *out);
+  return out;
+}
+
+TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+  TensorRef out = core::transpose(t, dim0, dim1);
+  if (should_record({&t}))
+    record("TransposeBackward", {&t}, {out.get()},
+           [dim0, dim1](Grads& g) { return Grads{core::transpose(*g[0], dim0, dim1)}; });
+  return out;
+}
+
+TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
+  TensorRef out = core::permute(t, dims, ndim);
+  if (!should_record({&t})) return out;
+  std::vector<int32_t> inverse(static_cast<size_t>(ndim));
+  for (int32_t i = 0; i < ndim; ++i) inverse[static_cast<size_t>(wrap_dim("permute", dims[i], ndim))] = i;
+  record("PermuteBackward", {&t}, {out.get()}, [inverse](Grads& g) {
+    return Grads{core::permute(*g[0], inverse.data(), static_cast<int32_t>(inverse.size()))};
+  });
+  return out;
+}
+
+TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  TensorRef out = core::slice(t, dim, start, end, step);
+  if (!should_record({&t})) return out;
+  const Dims shape = t.shape;
+  record("SliceBackward", {&t}, {out.get()}, [shape, dim, start, end, step](Grads& g) {
+    TensorRef full_grad = zeros(shape, g[0]);
+    TensorRef window = core::slice(*full_grad, dim, start, end, step);
+    core::copy_into(*window, *g[0]);
+    return Grads{full_grad};
+  });
+  return out;
+}
+
+TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  TensorRef out = core::expand(t, shape, ndim);
+  if (!should_record({&t})) return out;
+  const Dims input = t.shape;
+  record("ExpandBackward", {&t}, {out.get()}, [input](Grads& g) { return Grads{sum_to(g[0], input)}; });
+  return out;
+}
+
+TensorRef contiguous(const Tensor& t) {
+  TensorRef out = core::contiguous(t);
+  if (out.get() != &t && should_record({&t}))
+    record("ContiguousBackward", {&t}, {out.get()}, [](Grads& g) { return Grads{g[0]}; });
+  return out;
+}
+
+TensorRef clone(const Tensor& t) {
+  TensorRef out = core::clone(t);
+  if (should_record({&t})) record("CloneBackward", {&t}, {out.get()}, [](Grads& g) { return Grads{g[0]}; });
+  return out;
+}
+
+TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
+  TensorRef out = core::to(t, device, dtype);
+  if (out.get() == &t || !should_record({&t})) return out;
+  if (!is_floating(dtype)) return out;  // integer results carry no gradient
+  const nnp_device from_device = t.device;
+  const nnp_dtype from_dtype = t.dtype;
+  record("ToCopyBackward", {&t}, {out.get()},
+         [from_device, from_dtype](Grads& g) { return Grads{core::to(*g[0], from_device, from_dtype)}; });
+  return out;
+}
+
+void copy_into(Tensor& dst, const Tensor& src) {
+  if (grad_enabled() && requires_grad(dst))
+    fail(NNP_INVALID_ARGUMENT, "copy_into: the destination (shape ", format_dims(dst.shape),
+         ") requires grad; in-place writes to it would corrupt autograd. Write under no_grad (as optimizers do) "
+         "or into a detached tensor");
+  core::copy_into(dst, src);
+}
+
+}  // namespace nnp::core::autograd

@@ -1,0 +1,44 @@
+// Recording history: how a differentiable op attaches a backward node to its
+// outputs, and how inputs are connected to the graph.
+#pragma once
+
+#include <initializer_list>
+
+#include "grad_mode.hpp"
+#include "node.hpp"
+
+namespace nnp::core::autograd {
+
+inline bool requires_grad(const Tensor& t) { return t.autograd && t.autograd->requires_grad; }
+
+// True when grad mode is on and any input requires grad.
+inline bool should_record(std::initializer_list<const Tensor*> inputs) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : inputs)
+    if (t && requires_grad(*t)) return true;
+  return false;
+}
+
+// Where t's gradient goes: its grad_fn, its leaf accumulator, or nowhere.
+Edge gradient_edge(const Tensor& t);
+
+// Gives out a new grad_fn (it becomes a non-leaf that requires grad).
+void set_history(Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr);
+
+// Connects node to inputs and outputs and records it.
+void attach(const std::shared_ptr<Node>& node, std::initializer_list<const Tensor*> inputs,
+            std::initializer_list<Tensor*> outputs);
+
+// The usual case: one closure as the backward of an op with these inputs
+// and outputs.
+inline void record(const char* name, std::initializer_list<const Tensor*> inputs,
+                   std::initializer_list<Tensor*> outputs, FunctionNode::Backward backward) {
+  attach(std::make_shared<FunctionNode>(name, std::move(backward)), inputs, outputs);
+}
+
+// Gradients of broadcasting ops: sums grad down to `shape` (NumPy rules).
+TensorRef sum_to(const TensorRef& grad, const Dims& shape);
+
+AutogradMeta& meta_of(Tensor& t);  // creates it on first use
+
+}  // namespace nnp::core::autograd

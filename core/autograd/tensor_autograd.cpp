@@ -1,0 +1,77 @@
+#include "tensor_autograd.hpp"
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../ops.hpp"
+#include "record.hpp"
+
+namespace nnp::core::autograd {
+
+void set_requires_grad(Tensor& t, bool value) {
+  if (t.autograd && t.autograd->grad_fn)
+    fail(NNP_INVALID_ARGUMENT, "requires_grad: only leaf tensors can change requires_grad; this one (shape ",
+         format_dims(t.shape), ") was computed by ", t.autograd->grad_fn->name(), ". Use detach() to get a leaf");
+  if (value && !is_floating(t.dtype))
+    fail(NNP_DTYPE_MISMATCH, "requires_grad: only floating-point tensors can require gradients, not ",
+         dtype_name(t.dtype));
+  if (!value && !t.autograd) return;
+  meta_of(t).requires_grad = value;
+}
+
+bool is_leaf(const Tensor& t) { return !t.autograd || !t.autograd->grad_fn; }
+
+TensorRef grad(const Tensor& t) { return t.autograd ? t.autograd->grad : TensorRef(); }
+
+void set_grad(Tensor& t, const Tensor* grad) {
+  if (grad == nullptr) {
+    if (t.autograd) t.autograd->grad = TensorRef();
+    return;
+  }
+  if (grad->shape != t.shape)
+    fail(NNP_SHAPE_MISMATCH, "set_grad: gradient shape ", format_dims(grad->shape), " does not match tensor shape ",
+         format_dims(t.shape));
+  if (grad->dtype != t.dtype)
+    fail(NNP_DTYPE_MISMATCH, "set_grad: gradient dtype ", dtype_name(grad->dtype), " does not match tensor dtype ",
+         dtype_name(t.dtype));
+  if (grad->device.backend != t.device.backend || grad->device.index != t.device.index)
+    fail(NNP_DEVICE_MISMATCH, "set_grad: the gradient is on another device than the tensor");
+  meta_of(t).grad = TensorRef::share(grad);
+}
+
+void retain_grad(Tensor& t) {
+  if (!requires_grad(t))
+    fail(NNP_INVALID_ARGUMENT, "retain_grad: the tensor (shape ", format_dims(t.shape),
+         ") does not require grad, so it will never have one");
+  AutogradMeta& meta = *t.autograd;
+  if (!meta.grad_fn || meta.retains_grad) return;  // leaves keep .grad anyway
+  meta.retains_grad = true;
+  meta.grad_fn->retained.emplace_back(meta.output_nr, t.autograd);
+}
+
+TensorRef detach(const Tensor& t) { return make_view(t, t.shape, t.strides, t.offset); }
+
+const char* grad_fn_name(const Tensor& t) {
+  return t.autograd && t.autograd->grad_fn ? t.autograd->grad_fn->name() : "";
+}
+
+nnp_hook_handle* register_hook(Tensor& t, GradHook hook) {
+  if (!requires_grad(t))
+    fail(NNP_INVALID_ARGUMENT, "register_hook: the tensor (shape ", format_dims(t.shape),
+         ") does not require grad, so no gradient will reach the hook");
+  const uint64_t id = next_hook_id();
+  AutogradMeta& meta = *t.autograd;
+  if (meta.grad_fn) {
+    std::weak_ptr<Node> node = meta.grad_fn;
+    meta.grad_fn->tensor_hooks.emplace(id, std::make_pair(meta.output_nr, std::move(hook)));
+    return make_hook_handle([node, id] {
+      if (std::shared_ptr<Node> alive = node.lock()) alive->tensor_hooks.erase(id);
+    });
+  }
+  std::weak_ptr<AutogradMeta> owner = t.autograd;
+  meta.hooks.emplace(id, std::move(hook));
+  return make_hook_handle([owner, id] {
+    if (std::shared_ptr<AutogradMeta> alive = owner.lock()) alive->hooks.erase(id);
+  });
+}
+
+}  // namespace nnp::core::autograd
