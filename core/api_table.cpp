@@ -14,6 +14,10 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "nn/containers.hpp"
+#include "nn/module.hpp"
+#include "nn/module_call.hpp"
+#include "nn/state_dict.hpp"
 #include "ops.hpp"
 #include "plugin_registry.hpp"
 
@@ -394,6 +398,221 @@ nnp_status api_function_saved(const nnp_function_ctx* ctx, int32_t i, nnp_tensor
   return guard([&] { *out_arg(out, "function_saved") = autograd::saved(ctx, i).take(); });
 }
 
+// ---- lists ----
+const nnp_list& list_arg(const nnp_list* l, const char* op) {
+  if (l == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": list is NULL");
+  return *l;
+}
+const nnp_list::Entry* entry_at(const nnp_list* l, int32_t i) {
+  if (l == nullptr || i < 0 || i >= static_cast<int32_t>(l->entries.size())) return nullptr;
+  return &l->entries[static_cast<size_t>(i)];
+}
+nnp_status api_list_create(nnp_list** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "list_create: out is NULL");
+    *out = new nnp_list();
+  });
+}
+void api_list_release(nnp_list* l) { delete l; }
+int32_t api_list_size(const nnp_list* l) { return l ? static_cast<int32_t>(l->entries.size()) : 0; }
+const char* api_list_name(const nnp_list* l, int32_t i) {
+  const nnp_list::Entry* e = entry_at(l, i);
+  return e ? e->name.c_str() : nullptr;
+}
+nnp_tensor* api_list_tensor(const nnp_list* l, int32_t i) {
+  const nnp_list::Entry* e = entry_at(l, i);
+  return e ? e->tensor.get() : nullptr;
+}
+nnp_module* api_list_module(const nnp_list* l, int32_t i) {
+  const nnp_list::Entry* e = entry_at(l, i);
+  return e ? e->module.get() : nullptr;
+}
+int32_t api_list_find(const nnp_list* l, const char* name) { return l && name ? l->find(name) : -1; }
+nnp_status api_list_append_tensor(nnp_list* l, const char* name, const nnp_tensor* t) {
+  return guard([&] {
+    list_arg(l, "list_append_tensor");
+    if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "list_append_tensor: name is NULL");
+    l->add(name, t ? TensorRef::share(t) : TensorRef());
+  });
+}
+nnp_status api_list_remove(nnp_list* l, int32_t i) {
+  return guard([&] {
+    list_arg(l, "list_remove");
+    if (i < 0 || i >= static_cast<int32_t>(l->entries.size()))
+      fail(NNP_INVALID_ARGUMENT, "list_remove: index ", i, " is out of range (", l->entries.size(), " entries)");
+    l->entries.erase(l->entries.begin() + i);
+  });
+}
+
+// ---- modules ----
+nnp::core::nn::Module& module_arg(const nnp_module* m, const char* op) {
+  if (m == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": module is NULL");
+  return *const_cast<nnp_module*>(m);
+}
+template <typename Fill>
+nnp_status list_result(nnp_list** out, const char* op, Fill fill) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": out is NULL");
+    *out = nullptr;
+    auto list = std::make_unique<nnp_list>();
+    fill(*list);
+    *out = list.release();
+  });
+}
+std::shared_ptr<void> owned_user_data(void* user_data, void (*release_fn)(void*)) {
+  return std::shared_ptr<void>(user_data, [release_fn](void* p) {
+    if (release_fn) release_fn(p);
+  });
+}
+nnp_status api_module_create(const char* type_name, const nnp_module_vtable* vtable, void* self, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "module_create: out is NULL");
+    *out = nn::create_module(type_name, vtable, self).take();
+  });
+}
+nnp_status api_container_create(nnp_container_kind kind, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "container_create: out is NULL");
+    *out = nn::create_container(kind).take();
+  });
+}
+void api_module_retain(nnp_module* m) {
+  if (m) retain(m);
+}
+void api_module_release(nnp_module* m) {
+  if (m) release(m);
+}
+void api_module_detach_self(nnp_module* m) {
+  if (m) {
+    m->self_detached = true;
+    m->self = nullptr;
+  }
+}
+const char* api_module_type_name(const nnp_module* m) { return m ? m->type_name.c_str() : ""; }
+nnp_status api_register_parameter(nnp_module* m, const char* name, nnp_tensor* t, int32_t requires_grad) {
+  return guard([&] { nn::register_parameter(module_arg(m, "register_parameter"), name, t, requires_grad != 0); });
+}
+nnp_status api_register_buffer(nnp_module* m, const char* name, nnp_tensor* t, int32_t persistent) {
+  return guard([&] { nn::register_buffer(module_arg(m, "register_buffer"), name, t, persistent != 0); });
+}
+nnp_status api_register_module(nnp_module* m, const char* name, nnp_module* child) {
+  return guard([&] { nn::register_module(module_arg(m, "register_module"), name, child); });
+}
+nnp_status api_get_parameter(const nnp_module* m, const char* path, nnp_tensor** out) {
+  return guard([&] {
+    *out_arg(out, "get_parameter") = nn::get_parameter(module_arg(m, "get_parameter"), path ? path : "").take();
+  });
+}
+nnp_status api_get_buffer(const nnp_module* m, const char* path, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "get_buffer") = nn::get_buffer(module_arg(m, "get_buffer"), path ? path : "").take(); });
+}
+nnp_status api_get_submodule(const nnp_module* m, const char* path, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "get_submodule: out is NULL");
+    *out = nullptr;
+    *out = nn::get_submodule(module_arg(m, "get_submodule"), path ? path : "").take();
+  });
+}
+nnp_status api_named_parameters(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                                nnp_list** out) {
+  return list_result(out, "named_parameters", [&](nnp_list& l) {
+    nn::named_parameters(module_arg(m, "named_parameters"), prefix ? prefix : "", recurse != 0, remove_duplicate != 0, l);
+  });
+}
+nnp_status api_named_buffers(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                             nnp_list** out) {
+  return list_result(out, "named_buffers", [&](nnp_list& l) {
+    nn::named_buffers(module_arg(m, "named_buffers"), prefix ? prefix : "", recurse != 0, remove_duplicate != 0, l);
+  });
+}
+nnp_status api_named_children(const nnp_module* m, nnp_list** out) {
+  return list_result(out, "named_children", [&](nnp_list& l) { nn::named_children(module_arg(m, "named_children"), l); });
+}
+nnp_status api_named_modules(const nnp_module* m, const char* prefix, int32_t remove_duplicate, nnp_list** out) {
+  return list_result(out, "named_modules", [&](nnp_list& l) {
+    nn::named_modules(module_arg(m, "named_modules"), prefix ? prefix : "", remove_duplicate != 0, l);
+  });
+}
+nnp_status api_module_apply(nnp_module* m, nnp_status (*fn)(nnp_module*, void*), void* user_data) {
+  return guard([&] { nn::apply(module_arg(m, "apply"), fn, user_data); });
+}
+nnp_status api_module_train(nnp_module* m, int32_t mode) {
+  return guard([&] { nn::train(module_arg(m, "train"), mode != 0); });
+}
+int32_t api_module_is_training(const nnp_module* m) { return m && m->training ? 1 : 0; }
+nnp_status api_module_requires_grad(nnp_module* m, int32_t value) {
+  return guard([&] { nn::requires_grad(module_arg(m, "requires_grad_"), value != 0); });
+}
+nnp_status api_module_zero_grad(nnp_module* m, int32_t set_to_none) {
+  return guard([&] { nn::zero_grad(module_arg(m, "zero_grad"), set_to_none != 0); });
+}
+nnp_status api_module_to(nnp_module* m, const nnp_device* device, nnp_dtype dtype) {
+  return guard([&] {
+    if (device) check_device("to", *device);
+    nn::to(module_arg(m, "to"), device, dtype);
+  });
+}
+nnp_status api_module_to_empty(nnp_module* m, nnp_device device) {
+  return guard([&] {
+    check_device("to_empty", device);
+    nn::to_empty(module_arg(m, "to_empty"), device);
+  });
+}
+nnp_status api_module_call(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out) {
+  return guard([&] {
+    nnp_tensor** result = out_arg(out, "module_call");
+    if (n_inputs < 0 || (n_inputs > 0 && inputs == nullptr)) fail(NNP_INVALID_ARGUMENT, "module_call: bad inputs");
+    std::vector<TensorRef> args;
+    for (int32_t i = 0; i < n_inputs; ++i) args.push_back(TensorRef::share(&arg(inputs[i], "module_call", "input")));
+    *result = nn::call(module_arg(m, "module_call"), args).take();
+  });
+}
+nnp_status api_module_register_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                    void (*release_fn)(void*), int32_t prepend, nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "module_register_hook: out is NULL");
+    *out = nn::register_hook(module_arg(m, "module_register_hook"), kind, fn, data, prepend != 0);
+  });
+}
+nnp_status api_register_global_module_hook(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                           void (*release_fn)(void*), nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: out is NULL");
+    *out = nn::register_global_hook(kind, fn, data);
+  });
+}
+nnp_status api_module_repr(const nnp_module* m, char* buf, size_t size, size_t* needed) {
+  return guard([&] { copy_string(nn::repr(module_arg(m, "module_repr")), buf, size, needed); });
+}
+nnp_status api_state_dict(nnp_module* m, const char* prefix, int32_t keep_vars, nnp_list** out) {
+  return list_result(out, "state_dict", [&](nnp_list& l) {
+    nn::state_dict(module_arg(m, "state_dict"), prefix ? prefix : "", keep_vars != 0, l);
+  });
+}
+nnp_status api_load_state_dict(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign,
+                               nnp_list** missing, nnp_list** unexpected) {
+  return guard([&] {
+    if (missing) *missing = nullptr;
+    if (unexpected) *unexpected = nullptr;
+    auto missing_keys = std::make_unique<nnp_list>();
+    auto unexpected_keys = std::make_unique<nnp_list>();
+    nn::load_state_dict(module_arg(m, "load_state_dict"), list_arg(state, "load_state_dict"), strict != 0,
+                        assign != 0, *missing_keys, *unexpected_keys);
+    if (missing) *missing = missing_keys.release();
+    if (unexpected) *unexpected = unexpected_keys.release();
+  });
+}
+nnp_status api_register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_state_hook_fn fn, void* user_data,
+                                   void (*release_fn)(void*), nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "register_state_hook: out is NULL");
+    *out = nn::register_state_hook(module_arg(m, "register_state_hook"), kind, fn, data);
+  });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -476,6 +695,45 @@ const nnp_api kApi = {
     api_function_save,
     api_function_saved_count,
     api_function_saved,
+    api_list_create,
+    api_list_release,
+    api_list_size,
+    api_list_name,
+    api_list_tensor,
+    api_list_module,
+    api_list_find,
+    api_list_append_tensor,
+    api_list_remove,
+    api_module_create,
+    api_container_create,
+    api_module_retain,
+    api_module_release,
+    api_module_detach_self,
+    api_module_type_name,
+    api_register_parameter,
+    api_register_buffer,
+    api_register_module,
+    api_get_parameter,
+    api_get_buffer,
+    api_get_submodule,
+    api_named_parameters,
+    api_named_buffers,
+    api_named_children,
+    api_named_modules,
+    api_module_apply,
+    api_module_train,
+    api_module_is_training,
+    api_module_requires_grad,
+    api_module_zero_grad,
+    api_module_to,
+    api_module_to_empty,
+    api_module_call,
+    api_module_register_hook,
+    api_register_global_module_hook,
+    api_module_repr,
+    api_state_dict,
+    api_load_state_dict,
+    api_register_state_hook,
 };
 
 }  // namespace

@@ -75,6 +75,19 @@ TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, 
   return TensorRef::adopt(t);
 }
 
+void replace_data(Tensor& dst, const Tensor& src) {
+  retain(src.storage);
+  Storage* old = dst.storage;
+  dst.storage = src.storage;
+  dst.offset = src.offset;
+  dst.shape = src.shape;
+  dst.strides = src.strides;
+  dst.numel = src.numel;
+  dst.dtype = src.dtype;
+  dst.device = src.device;
+  release(old);
+}
+
 nnp_view kernel_view(const Tensor& t) {
   nnp_view v;
   v.data = t.data();

@@ -92,6 +92,11 @@ TensorRef make_tensor_like(const Dims& shape, nnp_dtype dtype, const Tensor& lik
 // A tensor sharing base's storage with another shape, strides and offset.
 TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, int64_t offset);
 
+// Makes dst show src's data (storage, layout, dtype, device) while keeping
+// dst's identity and autograd state: how Module::to changes parameters that
+// optimizers and user code already hold (PyTorch's `param.data = ...`).
+void replace_data(Tensor& dst, const Tensor& src);
+
 // The raw view kernels receive.
 nnp_view kernel_view(const Tensor& t);
 

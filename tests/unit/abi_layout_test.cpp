@@ -27,7 +27,14 @@ PIN(nnp_api, scatter_add, 488);
 PIN(nnp_api, set_requires_grad, 496);
 PIN(nnp_api, backward, 560);
 PIN(nnp_api, function_saved, 632);
-static_assert(sizeof(nnp_api) == 640, "nnp_api 1.0 is 640 bytes");
+PIN(nnp_api, list_create, 640);
+PIN(nnp_api, module_create, 712);
+PIN(nnp_api, module_call, 896);
+PIN(nnp_api, register_state_hook, 944);
+static_assert(sizeof(nnp_api) == 952, "nnp_api 1.0 is 952 bytes");
+PIN(nnp_module_vtable, forward, 8);
+PIN(nnp_module_vtable, set_extra_state, 40);
+static_assert(sizeof(nnp_module_vtable) == 48, "nnp_module_vtable 1.0 is 48 bytes");
 PIN(nnp_function, forward, 16);
 PIN(nnp_function, release, 32);
 

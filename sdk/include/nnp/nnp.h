@@ -195,6 +195,65 @@ typedef struct nnp_function {
   void (*release)(void* user_data);
 } nnp_function;
 
+/* ---- modules --------------------------------------------------------------- */
+
+typedef struct nnp_module nnp_module;
+/* An ordered list of named entries (tensors or modules), e.g. a state dict.
+ * Pointers read from it are borrowed and stay valid while the list lives. */
+typedef struct nnp_list nnp_list;
+
+/* What a module written outside the core provides; the core owns the tree
+ * and calls back through this. nnp.hpp builds one for C++ subclasses. */
+typedef struct nnp_module_vtable {
+  size_t struct_size;
+  /* *output receives a new reference. */
+  nnp_status (*forward)(void* self, nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs,
+                        nnp_tensor** output);
+  /* The text inside "Type(...)" when printed; size query as device_name. May be NULL. */
+  nnp_status (*extra_repr)(void* self, char* buf, size_t size, size_t* needed);
+  /* Called once when the last reference to the module goes. May be NULL. */
+  void (*destroy)(void* self);
+  /* Extra state saved under "<prefix>_extra_state". Both may be NULL. */
+  nnp_status (*get_extra_state)(void* self, nnp_tensor** out);
+  nnp_status (*set_extra_state)(void* self, const nnp_tensor* state);
+} nnp_module_vtable;
+
+typedef int32_t nnp_module_hook_kind;
+enum {
+  /* a = inputs; replace[n_a] may receive new inputs. */
+  NNP_HOOK_FORWARD_PRE = 0,
+  /* a = inputs, b = {output}; replace[0] may receive a new output. */
+  NNP_HOOK_FORWARD = 1,
+  /* a = gradients of the outputs; replace[n_a] may receive new ones. */
+  NNP_HOOK_BACKWARD_PRE = 2,
+  /* a = gradients of the inputs, b = of the outputs; replace[n_a] may receive new input gradients. */
+  NNP_HOOK_BACKWARD = 3
+};
+/* One signature for every module hook kind (see above); entries of replace
+ * left NULL keep the original. */
+typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* const* a, int32_t n_a,
+                                         const nnp_tensor* const* b, int32_t n_b, nnp_tensor** replace,
+                                         void* user_data);
+
+typedef int32_t nnp_state_hook_kind;
+enum {
+  NNP_STATE_DICT_PRE = 0, /* before state_dict collects; a = NULL */
+  NNP_STATE_DICT_POST = 1, /* after; a = the state dict (may be edited) */
+  NNP_LOAD_STATE_DICT_PRE = 2, /* before load_state_dict checks; a = the incoming state (may be edited) */
+  NNP_LOAD_STATE_DICT_POST = 3 /* after; a = missing keys, b = unexpected keys (may be edited) */
+};
+typedef nnp_status (*nnp_state_hook_fn)(nnp_module* module, nnp_list* a, nnp_list* b, const char* prefix,
+                                        void* user_data);
+
+typedef int32_t nnp_container_kind;
+enum {
+  NNP_SEQUENTIAL = 0,
+  NNP_MODULE_LIST = 1,
+  NNP_MODULE_DICT = 2,
+  NNP_PARAMETER_LIST = 3,
+  NNP_PARAMETER_DICT = 4
+};
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct nnp_api nnp_api;
@@ -330,6 +389,64 @@ struct nnp_api {
   nnp_status (*function_save)(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count);
   int32_t (*function_saved_count)(const nnp_function_ctx* ctx);
   nnp_status (*function_saved)(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out);
+
+  /* -- lists -- */
+  nnp_status (*list_create)(nnp_list** out);
+  void (*list_release)(nnp_list* list);
+  int32_t (*list_size)(const nnp_list* list);
+  const char* (*list_name)(const nnp_list* list, int32_t i);
+  nnp_tensor* (*list_tensor)(const nnp_list* list, int32_t i); /* NULL for modules and empty slots */
+  nnp_module* (*list_module)(const nnp_list* list, int32_t i); /* NULL for tensors */
+  int32_t (*list_find)(const nnp_list* list, const char* name); /* index, or -1 */
+  nnp_status (*list_append_tensor)(nnp_list* list, const char* name, const nnp_tensor* t);
+  nnp_status (*list_remove)(nnp_list* list, int32_t i);
+
+  /* -- modules -- */
+  nnp_status (*module_create)(const char* type_name, const nnp_module_vtable* vtable, void* self, nnp_module** out);
+  nnp_status (*container_create)(nnp_container_kind kind, nnp_module** out);
+  void (*module_retain)(nnp_module* m);
+  void (*module_release)(nnp_module* m);
+  /* The object behind `self` is gone: calling the module fails from now on. */
+  void (*module_detach_self)(nnp_module* m);
+  const char* (*module_type_name)(const nnp_module* m);
+  /* t may be NULL (a name that holds nothing). */
+  nnp_status (*register_parameter)(nnp_module* m, const char* name, nnp_tensor* t, int32_t requires_grad);
+  nnp_status (*register_buffer)(nnp_module* m, const char* name, nnp_tensor* t, int32_t persistent);
+  nnp_status (*register_module)(nnp_module* m, const char* name, nnp_module* child);
+  /* Dotted paths ("net.l1.weight"); *out NULL when the name holds nothing. */
+  nnp_status (*get_parameter)(const nnp_module* m, const char* path, nnp_tensor** out);
+  nnp_status (*get_buffer)(const nnp_module* m, const char* path, nnp_tensor** out);
+  nnp_status (*get_submodule)(const nnp_module* m, const char* path, nnp_module** out);
+  nnp_status (*named_parameters)(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                                 nnp_list** out);
+  nnp_status (*named_buffers)(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                              nnp_list** out);
+  nnp_status (*named_children)(const nnp_module* m, nnp_list** out);
+  nnp_status (*named_modules)(const nnp_module* m, const char* prefix, int32_t remove_duplicate, nnp_list** out);
+  /* fn on every submodule (children first) then on m. */
+  nnp_status (*module_apply)(nnp_module* m, nnp_status (*fn)(nnp_module* module, void* user_data), void* user_data);
+  nnp_status (*module_train)(nnp_module* m, int32_t mode);
+  int32_t (*module_is_training)(const nnp_module* m);
+  nnp_status (*module_requires_grad)(nnp_module* m, int32_t requires_grad);
+  nnp_status (*module_zero_grad)(nnp_module* m, int32_t set_to_none);
+  /* device NULL keeps devices; dtype -1 keeps dtypes (only floating tensors change dtype). */
+  nnp_status (*module_to)(nnp_module* m, const nnp_device* device, nnp_dtype dtype);
+  nnp_status (*module_to_empty)(nnp_module* m, nnp_device device);
+  /* Runs the hooks and forward. */
+  nnp_status (*module_call)(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out);
+  nnp_status (*module_register_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn,
+                                     void* user_data, void (*release)(void* user_data), int32_t prepend,
+                                     nnp_hook_handle** out);
+  /* Hooks every module runs (FORWARD_PRE and FORWARD only), before its own. */
+  nnp_status (*register_global_module_hook)(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                            void (*release)(void* user_data), nnp_hook_handle** out);
+  nnp_status (*module_repr)(const nnp_module* m, char* buf, size_t size, size_t* needed);
+  nnp_status (*state_dict)(nnp_module* m, const char* prefix, int32_t keep_vars, nnp_list** out);
+  /* All or nothing. missing/unexpected (may be NULL) receive the key lists. */
+  nnp_status (*load_state_dict)(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign,
+                                nnp_list** missing, nnp_list** unexpected);
+  nnp_status (*register_state_hook)(nnp_module* m, nnp_state_hook_kind kind, nnp_state_hook_fn fn, void* user_data,
+                                    void (*release)(void* user_data), nnp_hook_handle** out);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

@@ -1,0 +1,87 @@
+// The module record behind an nnp_module handle: PyTorch's nn.Module state
+// (parameters, buffers, children in registration order, training flag,
+// hooks) owned by the core; behaviour written outside comes in through a
+// vtable.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../tensor.hpp"
+#include "module_ref.hpp"
+#include "named_list.hpp"
+
+namespace nnp::core::nn {
+
+// A registered hook; user_data is released when the last holder goes.
+template <typename Fn>
+struct HookEntry {
+  uint64_t id;
+  Fn fn;
+  std::shared_ptr<void> user_data;
+};
+template <typename Fn>
+using HookList = std::vector<HookEntry<Fn>>;
+
+}  // namespace nnp::core::nn
+
+struct nnp_module {
+  template <typename T>
+  using Named = std::vector<std::pair<std::string, T>>;
+
+  std::atomic<int32_t> refs{1};
+  std::string type_name;
+  nnp_module_vtable vtable{};
+  void* self = nullptr;
+  bool self_detached = false;
+  nnp_container_kind container = -1;  // a core container, or -1
+  bool training = true;
+  Named<nnp::core::TensorRef> parameters;
+  Named<nnp::core::TensorRef> buffers;
+  std::set<std::string> non_persistent;
+  Named<nnp::core::ModuleRef> children;
+  // Held by shared_ptr so hook handles can remove entries after the module
+  // is gone without touching freed memory.
+  std::shared_ptr<nnp::core::nn::HookList<nnp_module_hook_fn>> hooks[4];
+  std::shared_ptr<nnp::core::nn::HookList<nnp_state_hook_fn>> state_hooks[4];
+
+  nnp_module();
+  ~nnp_module();
+};
+
+namespace nnp::core::nn {
+
+using Module = nnp_module;
+
+ModuleRef create_module(const char* type_name, const nnp_module_vtable* vtable, void* self);
+
+void register_parameter(Module& m, const char* name, Tensor* t, bool requires_grad);
+void register_buffer(Module& m, const char* name, Tensor* t, bool persistent);
+void register_module(Module& m, const char* name, Module* child);
+
+TensorRef get_parameter(const Module& m, const std::string& path);
+TensorRef get_buffer(const Module& m, const std::string& path);
+ModuleRef get_submodule(const Module& m, const std::string& path);
+
+// Pre-order, each module once when remove_duplicate.
+void named_modules(const Module& m, const std::string& prefix, bool remove_duplicate, nnp_list& out);
+void named_parameters(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate, nnp_list& out);
+void named_buffers(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate, nnp_list& out);
+void named_children(const Module& m, nnp_list& out);
+
+void apply(Module& m, nnp_status (*fn)(nnp_module*, void*), void* user_data);
+void train(Module& m, bool mode);
+void requires_grad(Module& m, bool value);
+void zero_grad(Module& m, bool set_to_none);
+// All or nothing: every tensor is converted before any is replaced.
+void to(Module& m, const nnp_device* device, nnp_dtype dtype);
+void to_empty(Module& m, nnp_device device);
+
+std::string repr(const Module& m);
+
+}  // namespace nnp::core::nn

@@ -1,0 +1,157 @@
+#include "state_dict.hpp"
+
+#include "../autograd/grad_mode.hpp"
+#include "../autograd/node.hpp"
+#include "../autograd/record.hpp"
+#include "../autograd/tensor_autograd.hpp"
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../ops.hpp"
+#include "module_call.hpp"
+
+namespace nnp::core::nn {
+namespace {
+
+const char* kExtraState = "_extra_state";
+
+void run_state_hooks(Module& m, nnp_state_hook_kind kind, nnp_list* a, nnp_list* b, const std::string& prefix) {
+  HookList<nnp_state_hook_fn> hooks = *m.state_hooks[kind];
+  for (const auto& hook : hooks) {
+    nnp_status status = hook.fn(&m, a, b, prefix.c_str(), hook.user_data.get());
+    if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "state dict hook");
+  }
+}
+
+// One tensor of the module that a state dict entry will overwrite.
+struct Planned {
+  Module* owner;
+  bool parameter;
+  std::string name;
+  TensorRef target;
+  TensorRef source;  // already on the target's device
+};
+
+struct Plan {
+  std::vector<Planned> copies;
+  std::vector<std::pair<Module*, TensorRef>> extra_states;
+  std::set<std::string> expected;
+};
+
+void plan_module(Module& m, const std::string& prefix, nnp_list& state, Plan& plan, nnp_list& missing) {
+  run_state_hooks(m, NNP_LOAD_STATE_DICT_PRE, &state, nullptr, prefix);
+  auto plan_entry = [&](const std::string& name, const TensorRef& target, bool parameter) {
+    if (!target) return;
+    std::string key = prefix + name;
+    plan.expected.insert(key);
+    int32_t at = state.find(key);
+    if (at < 0) {
+      missing.add(key, TensorRef());
+      return;
+    }
+    const TensorRef& source = state.entries[static_cast<size_t>(at)].tensor;
+    if (!source) fail(NNP_INVALID_ARGUMENT, "load_state_dict: entry '", key, "' holds no tensor");
+    if (source->shape != target->shape)
+      fail(NNP_SHAPE_MISMATCH, "load_state_dict: size mismatch for ", key, ": copying a tensor with shape ",
+           format_dims(source->shape), " from the checkpoint, the shape in the current model is ",
+           format_dims(target->shape), "; nothing was loaded");
+    if (source->dtype != target->dtype)
+      fail(NNP_DTYPE_MISMATCH, "load_state_dict: dtype mismatch for ", key, ": the checkpoint has ",
+           dtype_name(source->dtype), ", the current model has ", dtype_name(target->dtype),
+           "; convert the module (to(dtype)) or the checkpoint; nothing was loaded");
+    plan.copies.push_back(Planned{&m, parameter, name, target, core::to(*source, target->device, target->dtype)});
+  };
+  for (auto& [name, t] : m.parameters) plan_entry(name, t, true);
+  for (auto& [name, t] : m.buffers)
+    if (!m.non_persistent.count(name)) plan_entry(name, t, false);
+  if (m.vtable.set_extra_state) {
+    std::string key = prefix + kExtraState;
+    plan.expected.insert(key);
+    int32_t at = state.find(key);
+    if (at < 0) missing.add(key, TensorRef());
+    else plan.extra_states.emplace_back(&m, state.entries[static_cast<size_t>(at)].tensor);
+  }
+  for (auto& [name, child] : m.children)
+    if (child) plan_module(*child, prefix + name + ".", state, plan, missing);
+}
+
+template <typename T>
+T* find_slot(nnp_module::Named<T>& list, const std::string& name) {
+  for (auto& [key, value] : list)
+    if (key == name) return &value;
+  return nullptr;
+}
+
+void run_load_post_hooks(Module& m, const std::string& prefix, nnp_list& missing, nnp_list& unexpected) {
+  for (auto& [name, child] : m.children)
+    if (child) run_load_post_hooks(*child, prefix + name + ".", missing, unexpected);
+  run_state_hooks(m, NNP_LOAD_STATE_DICT_POST, &missing, &unexpected, prefix);
+}
+
+std::string key_list(const nnp_list& list) {
+  std::string text;
+  for (const auto& e : list.entries) text += (text.empty() ? "\"" : ", \"") + e.name + "\"";
+  return text;
+}
+
+}  // namespace
+
+void state_dict(Module& m, const std::string& prefix, bool keep_vars, nnp_list& out) {
+  run_state_hooks(m, NNP_STATE_DICT_PRE, nullptr, nullptr, prefix);
+  for (const auto& [name, t] : m.parameters)
+    if (t) out.add(prefix + name, keep_vars ? t : autograd::detach(*t));
+  for (const auto& [name, t] : m.buffers)
+    if (t && !m.non_persistent.count(name)) out.add(prefix + name, keep_vars ? t : autograd::detach(*t));
+  if (m.vtable.get_extra_state) {
+    nnp_tensor* extra = nullptr;
+    nnp_status status = m.vtable.get_extra_state(m.self, &extra);
+    TensorRef owned = TensorRef::adopt(extra);
+    if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "get_extra_state");
+    if (owned) out.add(prefix + kExtraState, owned);
+  }
+  for (const auto& [name, child] : m.children)
+    if (child) state_dict(*child, prefix + name + ".", keep_vars, out);
+  run_state_hooks(m, NNP_STATE_DICT_POST, &out, nullptr, prefix);
+}
+
+void load_state_dict(Module& m, const nnp_list& given, bool strict, bool assign, nnp_list& missing,
+                     nnp_list& unexpected) {
+  nnp_list state = given;  // pre-hooks may edit their copy
+  Plan plan;
+  plan_module(m, "", state, plan, missing);
+  for (const auto& entry : state.entries)
+    if (!plan.expected.count(entry.name)) unexpected.add(entry.name, TensorRef());
+  if (strict && (!missing.entries.empty() || !unexpected.entries.empty()))
+    fail(NNP_NOT_FOUND, "load_state_dict: error(s) in loading the state dict for ", m.type_name, ":",
+         missing.entries.empty() ? "" : " missing key(s): " + key_list(missing) + ".",
+         unexpected.entries.empty() ? "" : " unexpected key(s): " + key_list(unexpected) + ".",
+         " Nothing was loaded; pass strict = false to load the matching keys only");
+
+  // Everything is checked and staged on the right devices: apply.
+  autograd::NoGradGuard no_grad;
+  for (Planned& p : plan.copies) {
+    if (!assign) {
+      copy_into(*p.target, *p.source);
+      continue;
+    }
+    // assign: the module takes the checkpoint's tensor, keeping requires_grad.
+    TensorRef fresh = p.source.get() == p.target.get() ? p.source : autograd::detach(*p.source);
+    if (p.parameter) autograd::set_requires_grad(*fresh, autograd::requires_grad(*p.target));
+    TensorRef* slot = p.parameter ? find_slot(p.owner->parameters, p.name) : find_slot(p.owner->buffers, p.name);
+    if (slot) *slot = fresh;
+  }
+  for (auto& [owner, extra] : plan.extra_states) {
+    nnp_status status = owner->vtable.set_extra_state(owner->self, extra.get());
+    if (status != NNP_OK) check_plugin_status(status, owner->type_name.c_str(), "set_extra_state");
+  }
+  run_load_post_hooks(m, "", missing, unexpected);
+}
+
+nnp_hook_handle* register_state_hook(Module& m, nnp_state_hook_kind kind, nnp_state_hook_fn fn,
+                                     std::shared_ptr<void> user_data) {
+  if (kind < NNP_STATE_DICT_PRE || kind > NNP_LOAD_STATE_DICT_POST)
+    fail(NNP_INVALID_ARGUMENT, "register_state_hook: unknown kind ", kind);
+  if (fn == nullptr) fail(NNP_INVALID_ARGUMENT, "register_state_hook: fn is NULL");
+  return add_hook(m.state_hooks[kind], fn, std::move(user_data), false);
+}
+
+}  // namespace nnp::core::nn
