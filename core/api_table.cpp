@@ -504,7 +504,8 @@ nnp_status api_get_parameter(const nnp_module* m, const char* path, nnp_tensor**
   });
 }
 nnp_status api_get_buffer(const nnp_module* m, const char* path, nnp_tensor** out) {
-  return guard([&] { *out_arg(out, "get_buffer") = nn::get_buffer(module_arg(m, "get_buffer"), path ? path : "").take(); });
+  return guard(
+      [&] { *out_arg(out, "get_buffer") = nn::get_buffer(module_arg(m, "get_buffer"), path ? path : "").take(); });
 }
 nnp_status api_get_submodule(const nnp_module* m, const char* path, nnp_module** out) {
   return guard([&] {
@@ -516,7 +517,8 @@ nnp_status api_get_submodule(const nnp_module* m, const char* path, nnp_module**
 nnp_status api_named_parameters(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
                                 nnp_list** out) {
   return list_result(out, "named_parameters", [&](nnp_list& l) {
-    nn::named_parameters(module_arg(m, "named_parameters"), prefix ? prefix : "", recurse != 0, remove_duplicate != 0, l);
+    nn::named_parameters(module_arg(m, "named_parameters"), prefix ? prefix : "", recurse != 0, remove_duplicate != 0,
+                         l);
   });
 }
 nnp_status api_named_buffers(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
@@ -526,7 +528,8 @@ nnp_status api_named_buffers(const nnp_module* m, const char* prefix, int32_t re
   });
 }
 nnp_status api_named_children(const nnp_module* m, nnp_list** out) {
-  return list_result(out, "named_children", [&](nnp_list& l) { nn::named_children(module_arg(m, "named_children"), l); });
+  return list_result(out, "named_children",
+                     [&](nnp_list& l) { nn::named_children(module_arg(m, "named_children"), l); });
 }
 nnp_status api_named_modules(const nnp_module* m, const char* prefix, int32_t remove_duplicate, nnp_list** out) {
   return list_result(out, "named_modules", [&](nnp_list& l) {
@@ -591,15 +594,15 @@ nnp_status api_state_dict(nnp_module* m, const char* prefix, int32_t keep_vars, 
     nn::state_dict(module_arg(m, "state_dict"), prefix ? prefix : "", keep_vars != 0, l);
   });
 }
-nnp_status api_load_state_dict(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign,
-                               nnp_list** missing, nnp_list** unexpected) {
+nnp_status api_load_state_dict(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign, nnp_list** missing,
+                               nnp_list** unexpected) {
   return guard([&] {
     if (missing) *missing = nullptr;
     if (unexpected) *unexpected = nullptr;
     auto missing_keys = std::make_unique<nnp_list>();
     auto unexpected_keys = std::make_unique<nnp_list>();
-    nn::load_state_dict(module_arg(m, "load_state_dict"), list_arg(state, "load_state_dict"), strict != 0,
-                        assign != 0, *missing_keys, *unexpected_keys);
+    nn::load_state_dict(module_arg(m, "load_state_dict"), list_arg(state, "load_state_dict"), strict != 0, assign != 0,
+                        *missing_keys, *unexpected_keys);
     if (missing) *missing = missing_keys.release();
     if (unexpected) *unexpected = unexpected_keys.release();
   });

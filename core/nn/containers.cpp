@@ -23,9 +23,8 @@ nnp_status sequential_forward(void*, nnp_module* m, const nnp_tensor* const* inp
 }
 
 nnp_status not_callable(void*, nnp_module* m, const nnp_tensor* const*, int32_t, nnp_tensor**) {
-  return guard([&] {
-    fail(NNP_UNIMPLEMENTED, m->type_name, " is a container without forward: call the modules it holds");
-  });
+  return guard(
+      [&] { fail(NNP_UNIMPLEMENTED, m->type_name, " is a container without forward: call the modules it holds"); });
 }
 
 }  // namespace

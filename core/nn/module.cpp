@@ -51,21 +51,24 @@ void check_name(const Module& m, const char* kind, const char* name, const char*
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, kind, " name is NULL");
   std::string text = name;
   if (text.empty()) fail(NNP_INVALID_ARGUMENT, kind, " name can't be an empty string");
-  if (text.find('.') != std::string::npos)
-    fail(NNP_INVALID_ARGUMENT, kind, " name can't contain \".\", got: ", text);
+  if (text.find('.') != std::string::npos) fail(NNP_INVALID_ARGUMENT, kind, " name can't contain \".\", got: ", text);
   bool clash = (find(m.parameters, text) && std::string(own_kind) != "parameter") ||
                (find(m.buffers, text) && std::string(own_kind) != "buffer") ||
                (find(m.children, text) && std::string(own_kind) != "module");
   if (clash)
     fail(NNP_INVALID_ARGUMENT, "attribute '", text, "' already exists in ", m.type_name, " as another kind (",
-         find(m.parameters, text) ? "parameter" : find(m.buffers, text) ? "buffer" : "module",
+         find(m.parameters, text) ? "parameter"
+         : find(m.buffers, text)  ? "buffer"
+                                  : "module",
          "); pick another name");
 }
 
 template <typename T>
 void put(nnp_module::Named<T>& list, const std::string& name, T value) {
-  if (T* existing = find(list, name)) *existing = std::move(value);
-  else list.emplace_back(name, std::move(value));
+  if (T* existing = find(list, name))
+    *existing = std::move(value);
+  else
+    list.emplace_back(name, std::move(value));
 }
 
 // Splits "a.b.c" into the module path "a.b" and the last name "c".
@@ -122,8 +125,10 @@ void register_parameter(Module& m, const char* name, Tensor* t, bool requires_gr
 void register_buffer(Module& m, const char* name, Tensor* t, bool persistent) {
   check_name(m, "buffer", name, "buffer");
   put(m.buffers, name, t ? TensorRef::share(t) : TensorRef());
-  if (persistent) m.non_persistent.erase(name);
-  else m.non_persistent.insert(name);
+  if (persistent)
+    m.non_persistent.erase(name);
+  else
+    m.non_persistent.insert(name);
 }
 
 void register_module(Module& m, const char* name, Module* child) {
@@ -142,8 +147,7 @@ ModuleRef get_submodule(const Module& m, const std::string& path) {
     std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const ModuleRef* child = find(current->children, part);
     if (!child)
-      fail(NNP_NOT_FOUND, "get_submodule: ", current->type_name, " has no submodule `", part, "` (path '", path,
-           "')");
+      fail(NNP_NOT_FOUND, "get_submodule: ", current->type_name, " has no submodule `", part, "` (path '", path, "')");
     if (!*child) fail(NNP_NOT_FOUND, "get_submodule: `", part, "` in '", path, "' holds no module (it is None)");
     current = *child;
     if (dot == std::string::npos) break;
@@ -172,8 +176,7 @@ TensorRef get_buffer(const Module& m, const std::string& path) {
 
 namespace {
 
-void walk_modules(const Module& m, const std::string& prefix, std::unordered_set<const Module*>* memo,
-                  nnp_list& out) {
+void walk_modules(const Module& m, const std::string& prefix, std::unordered_set<const Module*>* memo, nnp_list& out) {
   if (memo && !memo->insert(&m).second) return;
   out.add(prefix, ModuleRef::share(&m));
   for (const auto& [name, child] : m.children)
@@ -184,8 +187,10 @@ template <typename Select>
 void named_members(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate, nnp_list& out,
                    Select select) {
   nnp_list modules;
-  if (recurse) named_modules(m, prefix, remove_duplicate, modules);
-  else modules.add(prefix, ModuleRef::share(&m));
+  if (recurse)
+    named_modules(m, prefix, remove_duplicate, modules);
+  else
+    modules.add(prefix, ModuleRef::share(&m));
   std::unordered_set<const Tensor*> seen;
   for (const auto& entry : modules.entries)
     for (const auto& [name, t] : select(*entry.module)) {
@@ -201,13 +206,14 @@ void named_modules(const Module& m, const std::string& prefix, bool remove_dupli
   walk_modules(m, prefix, remove_duplicate ? &memo : nullptr, out);
 }
 
-void named_parameters(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate,
-                      nnp_list& out) {
-  named_members(m, prefix, recurse, remove_duplicate, out, [](const Module& x) -> const auto& { return x.parameters; });
+void named_parameters(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate, nnp_list& out) {
+  named_members(
+      m, prefix, recurse, remove_duplicate, out, [](const Module& x) -> const auto& { return x.parameters; });
 }
 
 void named_buffers(const Module& m, const std::string& prefix, bool recurse, bool remove_duplicate, nnp_list& out) {
-  named_members(m, prefix, recurse, remove_duplicate, out, [](const Module& x) -> const auto& { return x.buffers; });
+  named_members(
+      m, prefix, recurse, remove_duplicate, out, [](const Module& x) -> const auto& { return x.buffers; });
 }
 
 void named_children(const Module& m, nnp_list& out) {

@@ -17,7 +17,7 @@ uint64_t next_id() {
 struct GlobalHooks {
   std::mutex mutex;
   std::shared_ptr<HookList<nnp_module_hook_fn>> lists[2] = {std::make_shared<HookList<nnp_module_hook_fn>>(),
-                                                           std::make_shared<HookList<nnp_module_hook_fn>>()};
+                                                            std::make_shared<HookList<nnp_module_hook_fn>>()};
 };
 GlobalHooks& global_hooks() {
   static GlobalHooks* hooks = new GlobalHooks();
@@ -35,8 +35,8 @@ void run_hook(Module& m, const HookEntry<nnp_module_hook_fn>& hook, const std::v
               const std::vector<TensorRef>& b, std::vector<TensorRef>& replacements) {
   std::vector<const nnp_tensor*> ra = raw(a), rb = raw(b);
   std::vector<nnp_tensor*> replace(replacements.size(), nullptr);
-  nnp_status status = hook.fn(&m, ra.data(), static_cast<int32_t>(ra.size()), rb.data(), static_cast<int32_t>(rb.size()),
-                              replace.data(), hook.user_data.get());
+  nnp_status status = hook.fn(&m, ra.data(), static_cast<int32_t>(ra.size()), rb.data(),
+                              static_cast<int32_t>(rb.size()), replace.data(), hook.user_data.get());
   for (size_t i = 0; i < replace.size(); ++i)
     if (replace[i]) replacements[i] = TensorRef::adopt(replace[i]);
   if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "module hook");
@@ -155,8 +155,10 @@ nnp_hook_handle* add_hook(const std::shared_ptr<HookList<Fn>>& list, Fn fn, std:
                           bool prepend) {
   HookEntry<Fn> entry{next_id(), fn, std::move(user_data)};
   const uint64_t id = entry.id;
-  if (prepend) list->insert(list->begin(), std::move(entry));
-  else list->push_back(std::move(entry));
+  if (prepend)
+    list->insert(list->begin(), std::move(entry));
+  else
+    list->push_back(std::move(entry));
   std::weak_ptr<HookList<Fn>> weak = list;
   return make_hook_handle([weak, id] {
     if (auto alive = weak.lock())

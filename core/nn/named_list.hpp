@@ -22,6 +22,10 @@ struct nnp_list {
       if (entries[i].name == name) return static_cast<int32_t>(i);
     return -1;
   }
-  void add(std::string name, nnp::core::TensorRef tensor) { entries.push_back({std::move(name), std::move(tensor), {}}); }
-  void add(std::string name, nnp::core::ModuleRef module) { entries.push_back({std::move(name), {}, std::move(module)}); }
+  void add(std::string name, nnp::core::TensorRef tensor) {
+    entries.push_back({std::move(name), std::move(tensor), {}});
+  }
+  void add(std::string name, nnp::core::ModuleRef module) {
+    entries.push_back({std::move(name), {}, std::move(module)});
+  }
 };

@@ -22,6 +22,17 @@ void run_state_hooks(Module& m, nnp_state_hook_kind kind, nnp_list* a, nnp_list*
   }
 }
 
+// A module has extra state when its get_extra_state gives a tensor.
+TensorRef extra_state_of(Module& m) {
+  if (!m.vtable.get_extra_state || m.self_detached) return TensorRef();
+  nnp_tensor* extra = nullptr;
+  nnp_status status = m.vtable.get_extra_state(m.self, &extra);
+  TensorRef owned = TensorRef::adopt(extra);
+  if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "get_extra_state");
+  return owned;
+}
+bool has_extra_state(Module& m) { return static_cast<bool>(extra_state_of(m)); }
+
 // One tensor of the module that a state dict entry will overwrite.
 struct Planned {
   Module* owner;
@@ -63,12 +74,14 @@ void plan_module(Module& m, const std::string& prefix, nnp_list& state, Plan& pl
   for (auto& [name, t] : m.parameters) plan_entry(name, t, true);
   for (auto& [name, t] : m.buffers)
     if (!m.non_persistent.count(name)) plan_entry(name, t, false);
-  if (m.vtable.set_extra_state) {
+  if (m.vtable.set_extra_state && has_extra_state(m)) {
     std::string key = prefix + kExtraState;
     plan.expected.insert(key);
     int32_t at = state.find(key);
-    if (at < 0) missing.add(key, TensorRef());
-    else plan.extra_states.emplace_back(&m, state.entries[static_cast<size_t>(at)].tensor);
+    if (at < 0)
+      missing.add(key, TensorRef());
+    else
+      plan.extra_states.emplace_back(&m, state.entries[static_cast<size_t>(at)].tensor);
   }
   for (auto& [name, child] : m.children)
     if (child) plan_module(*child, prefix + name + ".", state, plan, missing);
@@ -101,13 +114,7 @@ void state_dict(Module& m, const std::string& prefix, bool keep_vars, nnp_list& 
     if (t) out.add(prefix + name, keep_vars ? t : autograd::detach(*t));
   for (const auto& [name, t] : m.buffers)
     if (t && !m.non_persistent.count(name)) out.add(prefix + name, keep_vars ? t : autograd::detach(*t));
-  if (m.vtable.get_extra_state) {
-    nnp_tensor* extra = nullptr;
-    nnp_status status = m.vtable.get_extra_state(m.self, &extra);
-    TensorRef owned = TensorRef::adopt(extra);
-    if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "get_extra_state");
-    if (owned) out.add(prefix + kExtraState, owned);
-  }
+  if (TensorRef extra = extra_state_of(m)) out.add(prefix + kExtraState, extra);
   for (const auto& [name, child] : m.children)
     if (child) state_dict(*child, prefix + name + ".", keep_vars, out);
   run_state_hooks(m, NNP_STATE_DICT_POST, &out, nullptr, prefix);

@@ -237,8 +237,8 @@ typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* c
 
 typedef int32_t nnp_state_hook_kind;
 enum {
-  NNP_STATE_DICT_PRE = 0, /* before state_dict collects; a = NULL */
-  NNP_STATE_DICT_POST = 1, /* after; a = the state dict (may be edited) */
+  NNP_STATE_DICT_PRE = 0,      /* before state_dict collects; a = NULL */
+  NNP_STATE_DICT_POST = 1,     /* after; a = the state dict (may be edited) */
   NNP_LOAD_STATE_DICT_PRE = 2, /* before load_state_dict checks; a = the incoming state (may be edited) */
   NNP_LOAD_STATE_DICT_POST = 3 /* after; a = missing keys, b = unexpected keys (may be edited) */
 };
@@ -246,13 +246,7 @@ typedef nnp_status (*nnp_state_hook_fn)(nnp_module* module, nnp_list* a, nnp_lis
                                         void* user_data);
 
 typedef int32_t nnp_container_kind;
-enum {
-  NNP_SEQUENTIAL = 0,
-  NNP_MODULE_LIST = 1,
-  NNP_MODULE_DICT = 2,
-  NNP_PARAMETER_LIST = 3,
-  NNP_PARAMETER_DICT = 4
-};
+enum { NNP_SEQUENTIAL = 0, NNP_MODULE_LIST = 1, NNP_MODULE_DICT = 2, NNP_PARAMETER_LIST = 3, NNP_PARAMETER_DICT = 4 };
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -395,8 +389,8 @@ struct nnp_api {
   void (*list_release)(nnp_list* list);
   int32_t (*list_size)(const nnp_list* list);
   const char* (*list_name)(const nnp_list* list, int32_t i);
-  nnp_tensor* (*list_tensor)(const nnp_list* list, int32_t i); /* NULL for modules and empty slots */
-  nnp_module* (*list_module)(const nnp_list* list, int32_t i); /* NULL for tensors */
+  nnp_tensor* (*list_tensor)(const nnp_list* list, int32_t i);  /* NULL for modules and empty slots */
+  nnp_module* (*list_module)(const nnp_list* list, int32_t i);  /* NULL for tensors */
   int32_t (*list_find)(const nnp_list* list, const char* name); /* index, or -1 */
   nnp_status (*list_append_tensor)(nnp_list* list, const char* name, const nnp_tensor* t);
   nnp_status (*list_remove)(nnp_list* list, int32_t i);
@@ -434,9 +428,8 @@ struct nnp_api {
   nnp_status (*module_to_empty)(nnp_module* m, nnp_device device);
   /* Runs the hooks and forward. */
   nnp_status (*module_call)(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out);
-  nnp_status (*module_register_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn,
-                                     void* user_data, void (*release)(void* user_data), int32_t prepend,
-                                     nnp_hook_handle** out);
+  nnp_status (*module_register_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                     void (*release)(void* user_data), int32_t prepend, nnp_hook_handle** out);
   /* Hooks every module runs (FORWARD_PRE and FORWARD only), before its own. */
   nnp_status (*register_global_module_hook)(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
                                             void (*release)(void* user_data), nnp_hook_handle** out);

@@ -526,3 +526,5 @@ inline std::vector<Device> devices() {
 }
 
 }  // namespace nnp
+
+#include <nnp/nn.hpp>  // nn::Module and the containers

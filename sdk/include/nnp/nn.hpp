@@ -1,0 +1,575 @@
+// nn.hpp - PyTorch's nn.Module in C++ over the C table (included by nnp.hpp).
+//
+//   struct MyLinear : nnp::nn::Module {
+//     nnp::Tensor weight, bias;
+//     MyLinear(int64_t in, int64_t out) : Module("MyLinear") {
+//       weight = register_parameter("weight", nnp::randn({in, out}));
+//       bias = register_parameter("bias", nnp::randn({out}));
+//     }
+//     nnp::Tensor forward(const nnp::Tensor& x) override { return x.matmul(weight) + bias; }
+//   };
+//   auto m = nnp::nn::make<MyLinear>(4, 3);   // the core owns the object
+//   nnp::Tensor y = (*m)(x);                   // runs the hooks, then forward
+//
+// The core owns the module tree; this header turns a subclass into a C
+// vtable whose trampolines call the virtual functions, so no C++ type or
+// exception crosses the ABI.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nnp {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+using StateDict = NamedTensors;
+
+namespace detail {
+
+// Runs body, turning C++ exceptions into a status for the C side.
+template <typename Body>
+nnp_status guard(Body&& body) noexcept {
+  try {
+    body();
+    return NNP_OK;
+  } catch (const Error& e) {
+    api().set_error(e.status(), e.what());
+    return e.status();
+  } catch (const std::exception& e) {
+    api().set_error(NNP_INTERNAL, e.what());
+    return NNP_INTERNAL;
+  } catch (...) {
+    api().set_error(NNP_INTERNAL, "unknown C++ exception");
+    return NNP_INTERNAL;
+  }
+}
+
+// Owns an nnp_list for the duration of a call.
+class List {
+ public:
+  List() { check(api().list_create(&list_)); }
+  explicit List(nnp_list* adopted) : list_(adopted) {}
+  List(List&& other) noexcept : list_(std::exchange(other.list_, nullptr)) {}
+  List(const List&) = delete;
+  List& operator=(const List&) = delete;
+  ~List() { api().list_release(list_); }
+  nnp_list* get() const { return list_; }
+  nnp_list** out() { return &list_; }
+  int32_t size() const { return api().list_size(list_); }
+  std::string name(int32_t i) const { return api().list_name(list_, i); }
+  Tensor tensor(int32_t i) const { return Tensor::borrow(api().list_tensor(list_, i)); }
+  nnp_module* module(int32_t i) const { return api().list_module(list_, i); }
+  NamedTensors tensors() const {
+    NamedTensors out;
+    for (int32_t i = 0; i < size(); ++i) out.emplace_back(name(i), tensor(i));
+    return out;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (int32_t i = 0; i < size(); ++i) out.push_back(name(i));
+    return out;
+  }
+  static List of(const NamedTensors& entries) {
+    List list;
+    for (const auto& [name, t] : entries) check(api().list_append_tensor(list.get(), name.c_str(), t.get()));
+    return list;
+  }
+
+ private:
+  nnp_list* list_ = nullptr;
+};
+
+inline std::vector<Tensor> borrow_all(const nnp_tensor* const* tensors, int32_t n) {
+  std::vector<Tensor> out;
+  for (int32_t i = 0; i < n; ++i) out.push_back(Tensor::borrow(const_cast<nnp_tensor*>(tensors[i])));
+  return out;
+}
+
+inline std::vector<const nnp_tensor*> raw_all(const std::vector<Tensor>& tensors) {
+  std::vector<const nnp_tensor*> out;
+  for (const Tensor& t : tensors) out.push_back(t.get());
+  return out;
+}
+
+}  // namespace detail
+
+namespace nn {
+
+class ModuleHandle;
+
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys;
+  std::vector<std::string> unexpected_keys;
+};
+
+// Hook signatures (PyTorch's, with a handle to the module).
+using ForwardPreHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&)>;
+using ForwardHook = std::function<Tensor(ModuleHandle&, const std::vector<Tensor>&, const Tensor&)>;
+using BackwardPreHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&)>;
+using BackwardHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&,
+                                                                      const std::vector<Tensor>&)>;
+
+// Every nn.Module method, for any class that can give its nnp_module*.
+template <typename Derived>
+class ModuleApi {
+ public:
+  std::string type_name() const { return api().module_type_name(h()); }
+
+  // -- traversal --
+  NamedTensors named_parameters(bool recurse = true, const std::string& prefix = "",
+                                bool remove_duplicate = true) const {
+    detail::List list(nullptr);
+    check(api().named_parameters(h(), prefix.c_str(), recurse, remove_duplicate, list.out()));
+    return list.tensors();
+  }
+  std::vector<Tensor> parameters(bool recurse = true) const { return values(named_parameters(recurse)); }
+  NamedTensors named_buffers(bool recurse = true, const std::string& prefix = "", bool remove_duplicate = true) const {
+    detail::List list(nullptr);
+    check(api().named_buffers(h(), prefix.c_str(), recurse, remove_duplicate, list.out()));
+    return list.tensors();
+  }
+  std::vector<Tensor> buffers(bool recurse = true) const { return values(named_buffers(recurse)); }
+  std::vector<std::pair<std::string, ModuleHandle>> named_children() const;
+  std::vector<ModuleHandle> children() const;
+  std::vector<std::pair<std::string, ModuleHandle>> named_modules(const std::string& prefix = "",
+                                                                  bool remove_duplicate = true) const;
+  std::vector<ModuleHandle> modules() const;
+  ModuleHandle get_submodule(const std::string& path) const;
+  Tensor get_parameter(const std::string& path) const {
+    return Tensor::call(api().get_parameter, static_cast<const nnp_module*>(h()), path.c_str());
+  }
+  Tensor get_buffer(const std::string& path) const {
+    return Tensor::call(api().get_buffer, static_cast<const nnp_module*>(h()), path.c_str());
+  }
+  // fn on every submodule (children first), then on this module.
+  void apply(const std::function<void(ModuleHandle&)>& fn);
+
+  // -- modes and conversion --
+  void train(bool mode = true) { check(api().module_train(h(), mode)); }
+  void eval() { train(false); }
+  bool is_training() const { return api().module_is_training(h()) != 0; }
+  void requires_grad_(bool value = true) { check(api().module_requires_grad(h(), value)); }
+  void zero_grad(bool set_to_none = true) { check(api().module_zero_grad(h(), set_to_none)); }
+  void to(const Device& device) {
+    nnp_device raw = device.raw();
+    check(api().module_to(h(), &raw, -1));
+  }
+  void to(Dtype dtype) { check(api().module_to(h(), nullptr, static_cast<nnp_dtype>(dtype))); }
+  void to(const Device& device, Dtype dtype) {
+    nnp_device raw = device.raw();
+    check(api().module_to(h(), &raw, static_cast<nnp_dtype>(dtype)));
+  }
+  void to_empty(const Device& device) { check(api().module_to_empty(h(), device.raw())); }
+  void to_float() { to(Dtype::f32); }
+  void to_double() { to(Dtype::f64); }
+  void half() { to(Dtype::f16); }
+  void bfloat16() { to(Dtype::bf16); }
+
+  // -- calling --
+  Tensor operator()(const Tensor& input) { return call({input}); }
+  Tensor call(const std::vector<Tensor>& inputs) {
+    std::vector<const nnp_tensor*> raw = detail::raw_all(inputs);
+    return Tensor::call(api().module_call, h(), static_cast<const nnp_tensor* const*>(raw.data()),
+                        static_cast<int32_t>(raw.size()));
+  }
+
+  // -- hooks --
+  HookHandle register_forward_pre_hook(ForwardPreHook hook, bool prepend = false);
+  HookHandle register_forward_hook(ForwardHook hook, bool prepend = false);
+  HookHandle register_full_backward_pre_hook(BackwardPreHook hook, bool prepend = false);
+  HookHandle register_full_backward_hook(BackwardHook hook, bool prepend = false);
+
+  // -- state --
+  StateDict state_dict(const std::string& prefix = "", bool keep_vars = false) const {
+    detail::List list(nullptr);
+    check(api().state_dict(h(), prefix.c_str(), keep_vars, list.out()));
+    return list.tensors();
+  }
+  IncompatibleKeys load_state_dict(const StateDict& state, bool strict = true, bool assign = false) {
+    detail::List incoming = detail::List::of(state);
+    nnp_list* missing = nullptr;
+    nnp_list* unexpected = nullptr;
+    check(api().load_state_dict(h(), incoming.get(), strict, assign, &missing, &unexpected));
+    detail::List m(missing), u(unexpected);
+    return IncompatibleKeys{m.names(), u.names()};
+  }
+
+  std::string repr() const {
+    size_t needed = 0;
+    check(api().module_repr(h(), nullptr, 0, &needed));
+    std::string text(needed, '\0');
+    check(api().module_repr(h(), &text[0], text.size(), &needed));
+    text.resize(needed - 1);
+    return text;
+  }
+
+ protected:
+  nnp_module* h() const { return static_cast<const Derived*>(this)->handle(); }
+  static std::vector<Tensor> values(const NamedTensors& named) {
+    std::vector<Tensor> out;
+    for (const auto& entry : named) out.push_back(entry.second);
+    return out;
+  }
+};
+
+// An owning reference to any core module (a subclass's, a container, or one
+// found by traversal).
+class ModuleHandle : public ModuleApi<ModuleHandle> {
+ public:
+  ModuleHandle() = default;
+  static ModuleHandle adopt(nnp_module* m) { return ModuleHandle(m); }
+  static ModuleHandle borrow(nnp_module* m) {
+    if (m) api().module_retain(m);
+    return ModuleHandle(m);
+  }
+  // From any module object that exposes handle() (shares it).
+  template <typename M, typename = decltype(std::declval<M&>().handle())>
+  ModuleHandle(const std::shared_ptr<M>& module)  // NOLINT: implicit by design
+      : ModuleHandle(borrow(module ? module->handle() : nullptr)) {}
+  ModuleHandle(const ModuleHandle& other) : m_(other.m_) {
+    if (m_) api().module_retain(m_);
+  }
+  ModuleHandle(ModuleHandle&& other) noexcept : m_(std::exchange(other.m_, nullptr)) {}
+  ModuleHandle& operator=(ModuleHandle other) noexcept {
+    std::swap(m_, other.m_);
+    return *this;
+  }
+  ~ModuleHandle() {
+    if (m_) api().module_release(m_);
+  }
+  nnp_module* handle() const { return m_; }
+  bool defined() const { return m_ != nullptr; }
+  bool operator==(const ModuleHandle& other) const { return m_ == other.m_; }
+
+ private:
+  explicit ModuleHandle(nnp_module* m) : m_(m) {}
+  nnp_module* m_ = nullptr;
+};
+
+// Subclass this and override forward.
+class Module : public ModuleApi<Module> {
+ public:
+  explicit Module(const std::string& type_name) {
+    nnp_module_vtable vtable{};
+    vtable.struct_size = sizeof(vtable);
+    vtable.forward = &Module::forward_trampoline;
+    vtable.extra_repr = &Module::extra_repr_trampoline;
+    vtable.destroy = &Module::destroy_trampoline;
+    vtable.get_extra_state = &Module::get_extra_state_trampoline;
+    vtable.set_extra_state = &Module::set_extra_state_trampoline;
+    check(api().module_create(type_name.c_str(), &vtable, this, &handle_));
+  }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  virtual ~Module() {
+    if (core_destroying_ || handle_ == nullptr) return;
+    // Destroyed before the core module (a stack object): calls now fail cleanly.
+    api().module_detach_self(handle_);
+    api().module_release(handle_);
+  }
+
+  nnp_module* handle() const { return handle_; }
+
+  // Override one of these. The first gets every input; by default it hands
+  // a single input to the second.
+  virtual Tensor forward(const std::vector<Tensor>& inputs) {
+    if (inputs.size() != 1)
+      throw Error(NNP_INVALID_ARGUMENT, type_name() + ": forward takes one input, got " +
+                                            std::to_string(inputs.size()) + "; override forward(std::vector<Tensor>)");
+    return forward(inputs[0]);
+  }
+  virtual Tensor forward(const Tensor&) { throw Error(NNP_UNIMPLEMENTED, type_name() + " does not override forward"); }
+  // The text inside "Type(...)" when printed.
+  virtual std::string extra_repr() const { return ""; }
+  // Extra state, saved in the state dict as "<prefix>_extra_state" when
+  // get_extra_state returns a defined tensor.
+  virtual Tensor get_extra_state() const { return Tensor(); }
+  virtual void set_extra_state(const Tensor&) {}
+
+ protected:
+  Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true) {
+    check(api().register_parameter(handle_, name.c_str(), t.get(), requires_grad));
+    return t;
+  }
+  Tensor register_buffer(const std::string& name, Tensor t, bool persistent = true) {
+    check(api().register_buffer(handle_, name.c_str(), t.get(), persistent));
+    return t;
+  }
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> child) {
+    check(api().register_module(handle_, name.c_str(), child ? child->handle() : nullptr));
+    return child;
+  }
+  ModuleHandle register_module(const std::string& name, ModuleHandle child) {
+    check(api().register_module(handle_, name.c_str(), child.handle()));
+    return child;
+  }
+
+ private:
+  template <typename M, typename... Args>
+  friend std::shared_ptr<M> make(Args&&... args);
+
+  static nnp_status forward_trampoline(void* self, nnp_module*, const nnp_tensor* const* inputs, int32_t n,
+                                       nnp_tensor** output) {
+    return detail::guard([&] {
+      Tensor result = static_cast<Module*>(self)->forward(detail::borrow_all(inputs, n));
+      *output = result.release();
+    });
+  }
+  static nnp_status extra_repr_trampoline(void* self, char* buf, size_t size, size_t* needed) {
+    return detail::guard([&] {
+      std::string text = static_cast<Module*>(self)->extra_repr();
+      if (needed) *needed = text.size() + 1;
+      if (buf && size > text.size()) std::copy(text.c_str(), text.c_str() + text.size() + 1, buf);
+    });
+  }
+  static void destroy_trampoline(void* self) {
+    Module* module = static_cast<Module*>(self);
+    module->core_destroying_ = true;
+    if (module->owned_by_core_) delete module;
+  }
+  static nnp_status get_extra_state_trampoline(void* self, nnp_tensor** out) {
+    return detail::guard([&] { *out = static_cast<Module*>(self)->get_extra_state().release(); });
+  }
+  static nnp_status set_extra_state_trampoline(void* self, const nnp_tensor* state) {
+    return detail::guard(
+        [&] { static_cast<Module*>(self)->set_extra_state(Tensor::borrow(const_cast<nnp_tensor*>(state))); });
+  }
+
+  nnp_module* handle_ = nullptr;
+  bool owned_by_core_ = false;
+  bool core_destroying_ = false;
+};
+
+// Creates a module the core owns: the object lives while the returned
+// pointer, or any parent module, refers to it.
+template <typename M, typename... Args>
+std::shared_ptr<M> make(Args&&... args) {
+  M* object = new M(std::forward<Args>(args)...);
+  object->owned_by_core_ = true;
+  nnp_module* handle = object->handle();
+  return std::shared_ptr<M>(object, [handle](M*) { api().module_release(handle); });
+}
+
+// ---- containers ----
+
+inline ModuleHandle make_container(nnp_container_kind kind) {
+  nnp_module* m = nullptr;
+  check(api().container_create(kind, &m));
+  return ModuleHandle::adopt(m);
+}
+
+// Calls its modules in order, each output feeding the next.
+class Sequential : public ModuleHandle {
+ public:
+  Sequential() : ModuleHandle(make_container(NNP_SEQUENTIAL)) {}
+  Sequential(std::initializer_list<ModuleHandle> modules) : Sequential() {
+    for (const ModuleHandle& m : modules) push_back(m);
+  }
+  void push_back(const ModuleHandle& m) {
+    check(api().register_module(handle(), std::to_string(size()).c_str(), m.handle()));
+  }
+  int32_t size() const { return static_cast<int32_t>(named_children().size()); }
+  ModuleHandle operator[](int32_t i) const { return get_submodule(std::to_string(i)); }
+};
+
+class ModuleList : public ModuleHandle {
+ public:
+  ModuleList() : ModuleHandle(make_container(NNP_MODULE_LIST)) {}
+  ModuleList(std::initializer_list<ModuleHandle> modules) : ModuleList() {
+    for (const ModuleHandle& m : modules) push_back(m);
+  }
+  void push_back(const ModuleHandle& m) {
+    check(api().register_module(handle(), std::to_string(count_).c_str(), m.handle()));
+    ++count_;
+  }
+  int32_t size() const { return count_; }
+  ModuleHandle operator[](int32_t i) const { return get_submodule(std::to_string(i)); }
+
+ private:
+  int32_t count_ = 0;
+};
+
+class ModuleDict : public ModuleHandle {
+ public:
+  ModuleDict() : ModuleHandle(make_container(NNP_MODULE_DICT)) {}
+  ModuleDict(std::initializer_list<std::pair<std::string, ModuleHandle>> entries) : ModuleDict() {
+    for (const auto& [name, m] : entries) insert(name, m);
+  }
+  void insert(const std::string& name, const ModuleHandle& m) {
+    check(api().register_module(handle(), name.c_str(), m.handle()));
+  }
+  ModuleHandle operator[](const std::string& name) const { return get_submodule(name); }
+};
+
+class ParameterList : public ModuleHandle {
+ public:
+  ParameterList() : ModuleHandle(make_container(NNP_PARAMETER_LIST)) {}
+  Tensor append(Tensor t, bool requires_grad = true) {
+    check(api().register_parameter(handle(), std::to_string(count_++).c_str(), t.get(), requires_grad));
+    return t;
+  }
+  Tensor operator[](int32_t i) const { return get_parameter(std::to_string(i)); }
+  int32_t size() const { return count_; }
+
+ private:
+  int32_t count_ = 0;
+};
+
+class ParameterDict : public ModuleHandle {
+ public:
+  ParameterDict() : ModuleHandle(make_container(NNP_PARAMETER_DICT)) {}
+  Tensor insert(const std::string& name, Tensor t, bool requires_grad = true) {
+    check(api().register_parameter(handle(), name.c_str(), t.get(), requires_grad));
+    return t;
+  }
+  Tensor operator[](const std::string& name) const { return get_parameter(name); }
+};
+
+// ---- ModuleApi members that need ModuleHandle ----
+
+template <typename D>
+std::vector<std::pair<std::string, ModuleHandle>> ModuleApi<D>::named_children() const {
+  detail::List list(nullptr);
+  check(api().named_children(h(), list.out()));
+  std::vector<std::pair<std::string, ModuleHandle>> out;
+  for (int32_t i = 0; i < list.size(); ++i) out.emplace_back(list.name(i), ModuleHandle::borrow(list.module(i)));
+  return out;
+}
+
+template <typename D>
+std::vector<ModuleHandle> ModuleApi<D>::children() const {
+  std::vector<ModuleHandle> out;
+  for (auto& entry : named_children()) out.push_back(entry.second);
+  return out;
+}
+
+template <typename D>
+std::vector<std::pair<std::string, ModuleHandle>> ModuleApi<D>::named_modules(const std::string& prefix,
+                                                                              bool remove_duplicate) const {
+  detail::List list(nullptr);
+  check(api().named_modules(h(), prefix.c_str(), remove_duplicate, list.out()));
+  std::vector<std::pair<std::string, ModuleHandle>> out;
+  for (int32_t i = 0; i < list.size(); ++i) out.emplace_back(list.name(i), ModuleHandle::borrow(list.module(i)));
+  return out;
+}
+
+template <typename D>
+std::vector<ModuleHandle> ModuleApi<D>::modules() const {
+  std::vector<ModuleHandle> out;
+  for (auto& entry : named_modules()) out.push_back(entry.second);
+  return out;
+}
+
+template <typename D>
+ModuleHandle ModuleApi<D>::get_submodule(const std::string& path) const {
+  nnp_module* m = nullptr;
+  check(api().get_submodule(h(), path.c_str(), &m));
+  return ModuleHandle::adopt(m);
+}
+
+template <typename D>
+void ModuleApi<D>::apply(const std::function<void(ModuleHandle&)>& fn) {
+  auto trampoline = [](nnp_module* m, void* user_data) -> nnp_status {
+    return detail::guard([&] {
+      ModuleHandle handle = ModuleHandle::borrow(m);
+      (*static_cast<const std::function<void(ModuleHandle&)>*>(user_data))(handle);
+    });
+  };
+  check(api().module_apply(h(), trampoline, const_cast<std::function<void(ModuleHandle&)>*>(&fn)));
+}
+
+namespace hook_detail {
+
+// Registers a module hook whose C++ callable lives on the heap until the
+// core releases it; `adapt` turns the C arguments into the callable's.
+template <typename Callable>
+HookHandle register_module_hook(nnp_module* m, nnp_module_hook_kind kind, Callable callable, bool prepend,
+                                nnp_module_hook_fn trampoline) {
+  nnp_hook_handle* handle = nullptr;
+  check(api().module_register_hook(
+      m, kind, trampoline, new Callable(std::move(callable)), [](void* p) { delete static_cast<Callable*>(p); },
+      prepend, &handle));
+  return HookHandle(handle);
+}
+
+inline void write_replacements(const std::optional<std::vector<Tensor>>& replaced, nnp_tensor** replace, int32_t n) {
+  if (!replaced) return;
+  if (static_cast<int32_t>(replaced->size()) != n)
+    throw Error(NNP_INVALID_ARGUMENT, "hook returned " + std::to_string(replaced->size()) + " tensors where " +
+                                          std::to_string(n) + " were expected");
+  for (int32_t i = 0; i < n; ++i) replace[i] = Tensor((*replaced)[static_cast<size_t>(i)]).release();
+}
+
+}  // namespace hook_detail
+
+template <typename D>
+HookHandle ModuleApi<D>::register_forward_pre_hook(ForwardPreHook hook, bool prepend) {
+  return hook_detail::register_module_hook(
+      h(), NNP_HOOK_FORWARD_PRE, std::move(hook), prepend,
+      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const*, int32_t,
+         nnp_tensor** replace, void* user_data) -> nnp_status {
+        return detail::guard([&] {
+          ModuleHandle module = ModuleHandle::borrow(m);
+          hook_detail::write_replacements(
+              (*static_cast<ForwardPreHook*>(user_data))(module, detail::borrow_all(a, n_a)), replace, n_a);
+        });
+      });
+}
+
+template <typename D>
+HookHandle ModuleApi<D>::register_forward_hook(ForwardHook hook, bool prepend) {
+  return hook_detail::register_module_hook(
+      h(), NNP_HOOK_FORWARD, std::move(hook), prepend,
+      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const* b, int32_t,
+         nnp_tensor** replace, void* user_data) -> nnp_status {
+        return detail::guard([&] {
+          ModuleHandle module = ModuleHandle::borrow(m);
+          Tensor output = Tensor::borrow(const_cast<nnp_tensor*>(b[0]));
+          replace[0] = (*static_cast<ForwardHook*>(user_data))(module, detail::borrow_all(a, n_a), output).release();
+        });
+      });
+}
+
+template <typename D>
+HookHandle ModuleApi<D>::register_full_backward_pre_hook(BackwardPreHook hook, bool prepend) {
+  return hook_detail::register_module_hook(
+      h(), NNP_HOOK_BACKWARD_PRE, std::move(hook), prepend,
+      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const*, int32_t,
+         nnp_tensor** replace, void* user_data) -> nnp_status {
+        return detail::guard([&] {
+          ModuleHandle module = ModuleHandle::borrow(m);
+          hook_detail::write_replacements(
+              (*static_cast<BackwardPreHook*>(user_data))(module, detail::borrow_all(a, n_a)), replace, n_a);
+        });
+      });
+}
+
+template <typename D>
+HookHandle ModuleApi<D>::register_full_backward_hook(BackwardHook hook, bool prepend) {
+  return hook_detail::register_module_hook(
+      h(), NNP_HOOK_BACKWARD, std::move(hook), prepend,
+      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const* b, int32_t n_b,
+         nnp_tensor** replace, void* user_data) -> nnp_status {
+        return detail::guard([&] {
+          ModuleHandle module = ModuleHandle::borrow(m);
+          hook_detail::write_replacements(
+              (*static_cast<BackwardHook*>(user_data))(module, detail::borrow_all(a, n_a), detail::borrow_all(b, n_b)),
+              replace, n_a);
+        });
+      });
+}
+
+template <typename M, typename = decltype(std::declval<const M&>().repr())>
+std::ostream& operator<<(std::ostream& out, const M& module) {
+  return out << module.repr();
+}
+
+}  // namespace nn
+}  // namespace nnp
