@@ -14,6 +14,7 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "io/safetensors.hpp"
 #include "nn/containers.hpp"
 #include "nn/module.hpp"
 #include "nn/module_call.hpp"
@@ -616,6 +617,62 @@ nnp_status api_register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_
   });
 }
 
+// ---- files ----
+const char* path_arg(const char* path, const char* op) {
+  if (path == nullptr || *path == '\0') fail(NNP_INVALID_ARGUMENT, op, ": path is empty");
+  return path;
+}
+nnp_status api_save_safetensors(const nnp_list* tensors, const char* path, const char* const* keys,
+                                const char* const* values, int32_t count) {
+  return guard([&] {
+    io::Metadata metadata;
+    for (int32_t i = 0; i < count; ++i) {
+      if (!keys || !values || !keys[i] || !values[i])
+        fail(NNP_INVALID_ARGUMENT, "save_safetensors: metadata entry ", i, " is NULL");
+      metadata[keys[i]] = values[i];
+    }
+    io::save_safetensors(list_arg(tensors, "save_safetensors"), path_arg(path, "save_safetensors"), metadata);
+  });
+}
+nnp_status api_load_safetensors(const char* path, nnp_device device, nnp_list** out) {
+  return list_result(out, "load_safetensors", [&](nnp_list& l) {
+    check_device("load_safetensors", device);
+    io::load_safetensors(path_arg(path, "load_safetensors"), device, l, nullptr);
+  });
+}
+nnp_status api_safetensors_metadata(const char* path, const char* key, char* buf, size_t size, size_t* needed) {
+  return guard([&] {
+    if (key == nullptr) fail(NNP_INVALID_ARGUMENT, "safetensors_metadata: key is NULL");
+    io::Metadata metadata;
+    nnp_list ignored;
+    io::load_safetensors(path_arg(path, "safetensors_metadata"), parse_device("cpu"), ignored, &metadata);
+    auto it = metadata.find(key);
+    if (it == metadata.end()) fail(NNP_NOT_FOUND, path, ": __metadata__ has no key '", key, "'");
+    copy_string(it->second, buf, size, needed);
+  });
+}
+nnp_status api_module_save(nnp_module* m, const char* path) {
+  return guard([&] {
+    nnp_list state;
+    nn::state_dict(module_arg(m, "module_save"), "", false, state);
+    io::save_safetensors(state, path_arg(path, "module_save"), {{"format", "pt"}, {"nnplug", NNP_VERSION_STRING}});
+  });
+}
+nnp_status api_module_load(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected) {
+  return guard([&] {
+    if (missing) *missing = nullptr;
+    if (unexpected) *unexpected = nullptr;
+    nn::Module& module = module_arg(m, "module_load");
+    nnp_list state;
+    io::load_safetensors(path_arg(path, "module_load"), parse_device("cpu"), state, nullptr);
+    auto missing_keys = std::make_unique<nnp_list>();
+    auto unexpected_keys = std::make_unique<nnp_list>();
+    nn::load_state_dict(module, state, strict != 0, false, *missing_keys, *unexpected_keys);
+    if (missing) *missing = missing_keys.release();
+    if (unexpected) *unexpected = unexpected_keys.release();
+  });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -737,6 +794,11 @@ const nnp_api kApi = {
     api_state_dict,
     api_load_state_dict,
     api_register_state_hook,
+    api_save_safetensors,
+    api_load_safetensors,
+    api_safetensors_metadata,
+    api_module_save,
+    api_module_load,
 };
 
 }  // namespace

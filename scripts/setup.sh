@@ -7,6 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-program-options-dev
   libopenblas-dev
+  nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Extra packages a caller asks for (scripts/bench.sh adds the libtorch peer).

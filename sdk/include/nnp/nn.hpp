@@ -99,6 +99,32 @@ inline std::vector<const nnp_tensor*> raw_all(const std::vector<Tensor>& tensors
 
 }  // namespace detail
 
+// Named tensors to a safetensors file, and back.
+inline void save_safetensors(const NamedTensors& tensors, const std::string& path,
+                             const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
+  detail::List list = detail::List::of(tensors);
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : metadata) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  check(
+      api().save_safetensors(list.get(), path.c_str(), keys.data(), values.data(), static_cast<int32_t>(keys.size())));
+}
+inline NamedTensors load_safetensors(const std::string& path, const Device& device = Device::cpu()) {
+  detail::List list(nullptr);
+  check(api().load_safetensors(path.c_str(), device.raw(), list.out()));
+  return list.tensors();
+}
+inline std::string safetensors_metadata(const std::string& path, const std::string& key) {
+  size_t needed = 0;
+  check(api().safetensors_metadata(path.c_str(), key.c_str(), nullptr, 0, &needed));
+  std::string text(needed, '\0');
+  check(api().safetensors_metadata(path.c_str(), key.c_str(), &text[0], text.size(), &needed));
+  text.resize(needed - 1);
+  return text;
+}
+
 namespace nn {
 
 class ModuleHandle;
@@ -196,6 +222,16 @@ class ModuleApi {
     nnp_list* missing = nullptr;
     nnp_list* unexpected = nullptr;
     check(api().load_state_dict(h(), incoming.get(), strict, assign, &missing, &unexpected));
+    detail::List m(missing), u(unexpected);
+    return IncompatibleKeys{m.names(), u.names()};
+  }
+
+  // The state dict to a safetensors file (atomic), and back (all or nothing).
+  void save(const std::string& path) { check(api().module_save(h(), path.c_str())); }
+  IncompatibleKeys load(const std::string& path, bool strict = true) {
+    nnp_list* missing = nullptr;
+    nnp_list* unexpected = nullptr;
+    check(api().module_load(h(), path.c_str(), strict, &missing, &unexpected));
     detail::List m(missing), u(unexpected);
     return IncompatibleKeys{m.names(), u.names()};
   }

@@ -440,6 +440,18 @@ struct nnp_api {
                                 nnp_list** missing, nnp_list** unexpected);
   nnp_status (*register_state_hook)(nnp_module* m, nnp_state_hook_kind kind, nnp_state_hook_fn fn, void* user_data,
                                     void (*release)(void* user_data), nnp_hook_handle** out);
+
+  /* -- files (safetensors: PyTorch's dtype names and key names) -- */
+  /* Atomic: the previous file stays intact until the new one is complete. */
+  nnp_status (*save_safetensors)(const nnp_list* tensors, const char* path, const char* const* metadata_keys,
+                                 const char* const* metadata_values, int32_t metadata_count);
+  nnp_status (*load_safetensors)(const char* path, nnp_device device, nnp_list** out);
+  /* One __metadata__ value; NNP_NOT_FOUND when the key is absent. */
+  nnp_status (*safetensors_metadata)(const char* path, const char* key, char* buf, size_t size, size_t* needed);
+  /* state_dict to a file, tagged {"format": "pt", "nnplug": "<version>"}. */
+  nnp_status (*module_save)(nnp_module* m, const char* path);
+  /* load_state_dict from a file: all or nothing, any refusal leaves m unchanged. */
+  nnp_status (*module_load)(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

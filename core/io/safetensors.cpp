@@ -1,0 +1,241 @@
+#include "safetensors.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../ops.hpp"
+
+namespace nnp::core::io {
+namespace {
+
+using json = nlohmann::json;
+
+struct DtypeName {
+  nnp_dtype dtype;
+  const char* name;
+};
+constexpr DtypeName kDtypes[] = {{NNP_F32, "F32"}, {NNP_F64, "F64"}, {NNP_F16, "F16"}, {NNP_BF16, "BF16"},
+                                 {NNP_I64, "I64"}, {NNP_I32, "I32"}, {NNP_U8, "U8"},   {NNP_BOOL, "BOOL"}};
+
+nnp_dtype dtype_from_name(const std::string& path, const std::string& key, const std::string& name) {
+  for (const DtypeName& d : kDtypes)
+    if (name == d.name) return d.dtype;
+  fail(NNP_CORRUPT_DATA, path, ": tensor '", key, "' has dtype \"", name,
+       "\", which nnplug does not support (F32, F64, F16, BF16, I64, I32, U8, BOOL)");
+}
+
+[[noreturn]] void corrupt(const std::string& path, const std::string& what) {
+  fail(NNP_CORRUPT_DATA, path, ": not a valid safetensors file: ", what, "; the file is left as it is");
+}
+
+// Parses the header, refusing duplicate keys (the JSON library would keep
+// the last one silently).
+json parse_header(const std::string& path, const std::string& text) {
+  std::vector<std::set<std::string>> keys_per_depth;
+  std::string duplicate;
+  json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      if (keys_per_depth.size() <= static_cast<size_t>(depth)) keys_per_depth.resize(static_cast<size_t>(depth) + 1);
+      keys_per_depth[static_cast<size_t>(depth)].clear();
+    } else if (event == json::parse_event_t::key) {
+      auto& keys = keys_per_depth[static_cast<size_t>(depth) - 1];
+      if (!keys.insert(parsed.get<std::string>()).second && duplicate.empty()) duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text, callback);
+  } catch (const json::exception& e) {
+    corrupt(path, std::string("the header is not valid JSON (") + e.what() + ")");
+  }
+  if (!duplicate.empty()) corrupt(path, "the header names '" + duplicate + "' twice");
+  if (!header.is_object()) corrupt(path, "the header is not a JSON object");
+  return header;
+}
+
+struct Entry {
+  std::string name;
+  nnp_dtype dtype;
+  Dims shape;
+  uint64_t begin, end;
+};
+
+uint64_t read_u64_le(const unsigned char* bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i) value = (value << 8) | bytes[i];
+  return value;
+}
+
+}  // namespace
+
+const char* safetensors_dtype(nnp_dtype dtype) {
+  for (const DtypeName& d : kDtypes)
+    if (d.dtype == dtype) return d.name;
+  return nullptr;
+}
+
+void save_safetensors(const nnp_list& tensors, const std::string& path, const Metadata& metadata) {
+  // Larger alignments first, then by name, as the reference writer orders them.
+  std::vector<const nnp_list::Entry*> order;
+  std::set<std::string> names;
+  for (const auto& e : tensors.entries) {
+    if (!e.tensor) fail(NNP_INVALID_ARGUMENT, "save: entry '", e.name, "' holds no tensor");
+    if (!names.insert(e.name).second) fail(NNP_INVALID_ARGUMENT, "save: the name '", e.name, "' appears twice");
+    if (e.name == "__metadata__") fail(NNP_INVALID_ARGUMENT, "save: '__metadata__' is reserved by the format");
+    order.push_back(&e);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const nnp_list::Entry* a, const nnp_list::Entry* b) {
+    size_t sa = dtype_size(a->tensor->dtype), sb = dtype_size(b->tensor->dtype);
+    return sa != sb ? sa > sb : a->name < b->name;
+  });
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const nnp_list::Entry* e : order) {
+    const Tensor& t = *e->tensor;
+    uint64_t bytes = static_cast<uint64_t>(t.numel) * dtype_size(t.dtype);
+    header[e->name] = {{"dtype", safetensors_dtype(t.dtype)},
+                       {"shape", std::vector<int64_t>(t.shape.d, t.shape.d + t.shape.ndim)},
+                       {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // the reference pads to 8 bytes
+
+  std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (!file) fail(NNP_IO_ERROR, "save: cannot create ", temporary, " (", std::strerror(errno), ")");
+  bool ok = true;
+  unsigned char length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  ok = ok && std::fwrite(length, 1, 8, file) == 8;
+  ok = ok && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  std::vector<unsigned char> buffer;
+  try {
+    for (const nnp_list::Entry* e : order) {
+      const Tensor& t = *e->tensor;
+      buffer.resize(static_cast<size_t>(t.numel) * dtype_size(t.dtype));
+      copy_to_host(t, buffer.data(), buffer.size());
+      ok = ok && std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
+    }
+  } catch (...) {
+    std::fclose(file);
+    std::remove(temporary.c_str());
+    throw;
+  }
+  ok = ok && std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    fail(NNP_IO_ERROR, "save: writing ", path, " failed (", reason, "); any previous file is unchanged");
+  }
+}
+
+void load_safetensors(const std::string& path, nnp_device device, nnp_list& out, Metadata* metadata) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail(NNP_IO_ERROR, "load: cannot open ", path, " (", std::strerror(errno), ")");
+  file.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(file.tellg());
+  file.seekg(0);
+  if (file_size < 8) corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
+  unsigned char length[8];
+  file.read(reinterpret_cast<char*>(length), 8);
+  const uint64_t header_size = read_u64_le(length);
+  if (header_size > kMaxHeaderSize)
+    corrupt(path, "the header claims " + std::to_string(header_size) + " bytes, more than the limit of " +
+                      std::to_string(kMaxHeaderSize));
+  if (header_size > file_size - 8)
+    corrupt(path, "the header claims " + std::to_string(header_size) + " bytes but the file holds only " +
+                      std::to_string(file_size - 8) + " after the length");
+  std::string text(static_cast<size_t>(header_size), '\0');
+  file.read(&text[0], static_cast<std::streamsize>(header_size));
+  if (text.empty() || text[0] != '{') corrupt(path, "the header does not start with '{'");
+  json header = parse_header(path, text);
+
+  const uint64_t data_size = file_size - 8 - header_size;
+  std::vector<Entry> entries;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& key = it.key();
+    const json& value = it.value();
+    if (key == "__metadata__") {
+      if (!value.is_object()) corrupt(path, "__metadata__ is not an object of strings");
+      for (auto m = value.begin(); m != value.end(); ++m) {
+        if (!m.value().is_string()) corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
+        if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets") ||
+        !value["dtype"].is_string() || !value["shape"].is_array() || !value["data_offsets"].is_array() ||
+        value["data_offsets"].size() != 2)
+      corrupt(path,
+              "tensor '" + key + "' needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" (two numbers)");
+    Entry e;
+    e.name = key;
+    e.dtype = dtype_from_name(path, key, value["dtype"].get<std::string>());
+    const json& shape = value["shape"];
+    if (shape.size() > NNP_MAX_DIMS) corrupt(path, "tensor '" + key + "' has more than 8 dimensions");
+    e.shape.ndim = static_cast<int32_t>(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (!shape[i].is_number_unsigned()) corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
+      e.shape.d[i] = shape[i].get<int64_t>();
+      if (e.shape.d[i] < 0) corrupt(path, "tensor '" + key + "' has a negative size");
+    }
+    const json& offsets = value["data_offsets"];
+    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+      corrupt(path, "tensor '" + key + "' has data_offsets that are not byte positions");
+    e.begin = offsets[0].get<uint64_t>();
+    e.end = offsets[1].get<uint64_t>();
+    if (e.end < e.begin) corrupt(path, "tensor '" + key + "' ends before it begins");
+    if (e.end > data_size)
+      corrupt(path, "tensor '" + key + "' ends at byte " + std::to_string(e.end) + ", past the data (" +
+                        std::to_string(data_size) + " bytes)");
+    uint64_t expected = static_cast<uint64_t>(dtype_size(e.dtype));
+    for (int32_t i = 0; i < e.shape.ndim; ++i) {
+      uint64_t size = static_cast<uint64_t>(e.shape.d[i]);
+      if (size != 0 && expected > UINT64_MAX / size)
+        corrupt(path, "tensor '" + key + "' has an impossibly large shape");
+      expected *= size;
+    }
+    if (e.end - e.begin != expected)
+      corrupt(path, "tensor '" + key + "' holds " + std::to_string(e.end - e.begin) + " bytes but shape " +
+                        format_dims(e.shape) + " of " + safetensors_dtype(e.dtype) + " needs " +
+                        std::to_string(expected));
+    entries.push_back(std::move(e));
+  }
+  // The tensors must tile the data exactly: contiguous, no overlap, nothing after.
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  uint64_t position = 0;
+  for (const Entry& e : entries) {
+    if (e.begin != position)
+      corrupt(path, e.begin < position ? "tensor '" + e.name + "' overlaps the one before it"
+                                       : "there is a gap before tensor '" + e.name + "'");
+    position = e.end;
+  }
+  if (position != data_size)
+    corrupt(path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
+
+  std::vector<unsigned char> buffer;
+  for (const Entry& e : entries) {
+    buffer.resize(static_cast<size_t>(e.end - e.begin));
+    file.seekg(static_cast<std::streamoff>(8 + header_size + e.begin));
+    file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
+    if (!file) fail(NNP_IO_ERROR, "load: reading ", path, " failed part way");
+    out.add(e.name, from_host(buffer.empty() ? nullptr : buffer.data(), e.shape, e.dtype, device));
+  }
+}
+
+}  // namespace nnp::core::io
