@@ -16,8 +16,10 @@ uint64_t next_id() {
 
 struct GlobalHooks {
   std::mutex mutex;
-  std::shared_ptr<HookList<nnp_module_hook_fn>> lists[2] = {std::make_shared<HookList<nnp_module_hook_fn>>(),
-                                                            std::make_shared<HookList<nnp_module_hook_fn>>()};
+  // Indexed by nnp_module_hook_kind.
+  std::shared_ptr<HookList<nnp_module_hook_fn>> lists[4] = {
+      std::make_shared<HookList<nnp_module_hook_fn>>(), std::make_shared<HookList<nnp_module_hook_fn>>(),
+      std::make_shared<HookList<nnp_module_hook_fn>>(), std::make_shared<HookList<nnp_module_hook_fn>>()};
 };
 GlobalHooks& global_hooks() {
   static GlobalHooks* hooks = new GlobalHooks();
@@ -42,13 +44,18 @@ void run_hook(Module& m, const HookEntry<nnp_module_hook_fn>& hook, const std::v
   if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "module hook");
 }
 
-// A copy of a hook list, so hooks may add or remove hooks while running.
-HookList<nnp_module_hook_fn> snapshot(const std::shared_ptr<HookList<nnp_module_hook_fn>>& list) { return *list; }
-
 HookList<nnp_module_hook_fn> global_snapshot(int index) {
   GlobalHooks& g = global_hooks();
   std::lock_guard<std::mutex> lock(g.mutex);
   return *g.lists[index];
+}
+
+// Global hooks of a kind, then the module's own.
+HookList<nnp_module_hook_fn> all_hooks(const Module& m, nnp_module_hook_kind kind) {
+  HookList<nnp_module_hook_fn> hooks = global_snapshot(kind);
+  const HookList<nnp_module_hook_fn>& own = *m.hooks[kind];
+  hooks.insert(hooks.end(), own.begin(), own.end());
+  return hooks;
 }
 
 void run_replacing(Module& m, const HookList<nnp_module_hook_fn>& hooks, std::vector<TensorRef>& tensors) {
@@ -100,7 +107,7 @@ std::shared_ptr<BackwardHookNode> wrap(const char* name, std::vector<TensorRef>&
 
 void run_backward_hooks(Module& m, const std::vector<TensorRef>& grad_inputs, BackwardHookState& state,
                         std::vector<TensorRef>* replace_into) {
-  for (const auto& hook : snapshot(m.hooks[NNP_HOOK_BACKWARD])) {
+  for (const auto& hook : all_hooks(m, NNP_HOOK_BACKWARD)) {
     std::vector<TensorRef> replaced(grad_inputs.size());
     run_hook(m, hook, grad_inputs, state.grad_outputs, replaced);
     if (!replace_into) continue;
@@ -135,7 +142,7 @@ void finish_backward_hooks(Module& m, TensorRef& output, const std::shared_ptr<B
   ModuleRef keep = ModuleRef::share(&m);
   bool inputs_tracked = input_node != nullptr;
   output_node->pre_hooks.push_back([keep, state, inputs_tracked, n_inputs](autograd::Grads& grads) {
-    for (const auto& hook : snapshot(keep->hooks[NNP_HOOK_BACKWARD_PRE])) {
+    for (const auto& hook : all_hooks(*keep, NNP_HOOK_BACKWARD_PRE)) {
       std::vector<TensorRef> replaced(grads.size());
       run_hook(*keep, hook, grads, {}, replaced);
       for (size_t i = 0; i < grads.size(); ++i)
@@ -184,8 +191,8 @@ nnp_hook_handle* register_hook(Module& m, nnp_module_hook_kind kind, nnp_module_
 
 nnp_hook_handle* register_global_hook(nnp_module_hook_kind kind, nnp_module_hook_fn fn,
                                       std::shared_ptr<void> user_data) {
-  if (kind != NNP_HOOK_FORWARD_PRE && kind != NNP_HOOK_FORWARD)
-    fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: only forward pre-hooks and forward hooks are global");
+  if (kind < NNP_HOOK_FORWARD_PRE || kind > NNP_HOOK_BACKWARD)
+    fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: unknown hook kind ", kind);
   if (fn == nullptr) fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: fn is NULL");
   GlobalHooks& g = global_hooks();
   std::lock_guard<std::mutex> lock(g.mutex);
@@ -196,11 +203,10 @@ nnp_hook_handle* register_global_hook(nnp_module_hook_kind kind, nnp_module_hook
 TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   ModuleRef keep = ModuleRef::share(&m);  // hooks may drop other references
   std::vector<TensorRef> inputs = given;
-  run_replacing(m, global_snapshot(NNP_HOOK_FORWARD_PRE), inputs);
-  run_replacing(m, snapshot(m.hooks[NNP_HOOK_FORWARD_PRE]), inputs);
+  run_replacing(m, all_hooks(m, NNP_HOOK_FORWARD_PRE), inputs);
 
-  const bool backward_hooks =
-      autograd::grad_enabled() && (!m.hooks[NNP_HOOK_BACKWARD]->empty() || !m.hooks[NNP_HOOK_BACKWARD_PRE]->empty());
+  const bool backward_hooks = autograd::grad_enabled() && (!all_hooks(m, NNP_HOOK_BACKWARD).empty() ||
+                                                           !all_hooks(m, NNP_HOOK_BACKWARD_PRE).empty());
   std::shared_ptr<BackwardHookState> state;
   std::shared_ptr<BackwardHookNode> input_node;
   if (backward_hooks) setup_backward_hooks(m, inputs, state, input_node);
@@ -215,12 +221,11 @@ TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "forward");
   if (!output) fail(NNP_INTERNAL, m.type_name, ": forward returned no tensor");
 
-  for (const auto& hooks : {global_snapshot(NNP_HOOK_FORWARD), snapshot(m.hooks[NNP_HOOK_FORWARD])})
-    for (const auto& hook : hooks) {
-      std::vector<TensorRef> replaced(1);
-      run_hook(m, hook, inputs, {output}, replaced);
-      if (replaced[0]) output = std::move(replaced[0]);
-    }
+  for (const auto& hook : all_hooks(m, NNP_HOOK_FORWARD)) {
+    std::vector<TensorRef> replaced(1);
+    run_hook(m, hook, inputs, {output}, replaced);
+    if (replaced[0]) output = std::move(replaced[0]);
+  }
   if (backward_hooks) finish_backward_hooks(m, output, state, input_node, inputs.size());
   return output;
 }

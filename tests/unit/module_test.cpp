@@ -329,6 +329,24 @@ TEST(Module, FullBackwardHooksGetModuleGradInputAndGradOutput) {
   EXPECT_FALSE(seen_in[0].defined());
 }
 
+TEST(Module, GlobalBackwardHooksRunForEveryModule) {
+  auto net = nn::make<Net>();
+  std::vector<std::string> seen;
+  auto trampoline = [](nnp_module* m, const nnp_tensor* const*, int32_t, const nnp_tensor* const*, int32_t,
+                       nnp_tensor**, void* user_data) -> nnp_status {
+    static_cast<std::vector<std::string>*>(user_data)->push_back(api().module_type_name(m));
+    return NNP_OK;
+  };
+  nnp_hook_handle* raw = nullptr;
+  check(api().register_global_module_hook(NNP_HOOK_BACKWARD, trampoline, &seen, nullptr, &raw));
+  HookHandle global(raw);
+  (*net)(randn({4})).sum().backward();
+  EXPECT_EQ(seen, (std::vector<std::string>{"Net", "MyLinear", "MyLinear"}));  // outermost module first
+  global.remove();
+  (*net)(randn({4})).sum().backward();
+  EXPECT_EQ(seen.size(), 3u);
+}
+
 TEST(Module, RegistrationRulesAndLookupErrors) {
   struct Probe : nn::Module {
     Probe() : Module("Probe") {}

@@ -192,6 +192,8 @@ class ModuleApi {
     check(api().module_to(h(), &raw, static_cast<nnp_dtype>(dtype)));
   }
   void to_empty(const Device& device) { check(api().module_to_empty(h(), device.raw())); }
+  void cpu() { to(Device("cpu")); }
+  void cuda(int32_t index = 0) { to(Device("cuda:" + std::to_string(index))); }
   void to_float() { to(Dtype::f32); }
   void to_double() { to(Dtype::f64); }
   void half() { to(Dtype::f16); }
@@ -345,6 +347,10 @@ class Module : public ModuleApi<Module> {
   ModuleHandle register_module(const std::string& name, ModuleHandle child) {
     check(api().register_module(handle_, name.c_str(), child.handle()));
     return child;
+  }
+  template <typename M>
+  auto add_module(const std::string& name, M child) {
+    return register_module(name, std::move(child));
   }
 
  private:

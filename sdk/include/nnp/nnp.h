@@ -430,7 +430,7 @@ struct nnp_api {
   nnp_status (*module_call)(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out);
   nnp_status (*module_register_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
                                      void (*release)(void* user_data), int32_t prepend, nnp_hook_handle** out);
-  /* Hooks every module runs (FORWARD_PRE and FORWARD only), before its own. */
+  /* Hooks every module runs, before its own (register_module_forward_hook & co). */
   nnp_status (*register_global_module_hook)(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
                                             void (*release)(void* user_data), nnp_hook_handle** out);
   nnp_status (*module_repr)(const nnp_module* m, char* buf, size_t size, size_t* needed);
