@@ -17,6 +17,18 @@ void W2a_libtorch(benchmark::State& state) {
 }
 BENCHMARK(W2a_libtorch)->Name("W2a/libtorch");
 
+void W2b_libtorch(benchmark::State& state) {
+  torch::Tensor b = (torch::rand({16}) * 0.01 + 1.0).requires_grad_();
+  for (auto _ : state) {
+    torch::Tensor c = torch::ones({16});
+    for (int i = 0; i < 100; ++i) c = c * b;
+    c.sum().backward();
+    benchmark::DoNotOptimize(b.grad().data_ptr());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(W2b_libtorch)->Name("W2b/libtorch");
+
 void W4_libtorch(benchmark::State& state) {
   torch::NoGradGuard no_grad;
   const int64_t n = state.range(0);

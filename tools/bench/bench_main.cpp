@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nratios measured in this run (nnplug / peer):\n");
   print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.25");
+  print_ratio(reporter, "W2b", "W2b/nnplug", "W2b/libtorch", false, "<= 0.30 (per 100 ops + backward)");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.95");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/libtorch", true, "informative");
   benchmark::Shutdown();

@@ -17,6 +17,20 @@ void W2a_nnplug(benchmark::State& state) {
 }
 BENCHMARK(W2a_nnplug)->Name("W2a/nnplug");
 
+// W2b: small-op overhead with autograd: 100 x (c = c * b) on 16 elements
+// where b requires grad, then c.sum().backward(); time per op.
+void W2b_nnplug(benchmark::State& state) {
+  nnp::Tensor b = (nnp::rand({16}) * 0.01 + 1.0).requires_grad_();
+  for (auto _ : state) {
+    nnp::Tensor c = nnp::ones({16});
+    for (int i = 0; i < 100; ++i) c = c * b;
+    c.sum().backward();
+    benchmark::DoNotOptimize(b.grad().get());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(W2b_nnplug)->Name("W2b/nnplug");
+
 // W4: 1024^3 f32 GEMM through the tensor op.
 void W4_nnplug(benchmark::State& state) {
   const int64_t n = state.range(0);
