@@ -95,6 +95,11 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
     ctx->outputs.push_back(OutputMeta{outputs[i]->shape, outputs[i]->dtype, outputs[i]->device});
     if (is_floating(outputs[i]->dtype)) set_history(*outputs[i], ctx, static_cast<uint32_t>(i));
   }
+  // Saved outputs become aliases without autograd state: the output holds the
+  // node, and the node must not hold the output (a cycle never freed).
+  for (TensorRef& kept : ctx->saved)
+    for (const TensorRef& out : outputs)
+      if (kept && kept.get() == out.get()) kept = make_view(*out, out->shape, out->strides, out->offset);
   return outputs;
 }
 

@@ -19,5 +19,9 @@ inline TensorRef zeros(const Dims& shape, const TensorRef& like) {
 }
 inline TensorRef where(const TensorRef& c, const TensorRef& a, const TensorRef& b) { return core::where(*c, *a, *b); }
 inline TensorRef share(const Tensor& t) { return TensorRef::share(&t); }
+// How a backward keeps an op's own output: an alias of its data without its
+// autograd state, since the output holds the node and the node must not hold
+// the output back (a reference cycle that would never be freed).
+inline TensorRef saved_output(const Tensor& out) { return make_view(out, out.shape, out.strides, out.offset); }
 
 }  // namespace nnp::core::autograd::math

@@ -94,6 +94,14 @@ void collect_tensors(const Module& m, std::vector<Tensor*>& out, std::unordered_
     if (child) collect_tensors(*child, out, seen, with_grads);
 }
 
+// Whether target is from or below m.
+bool reaches(const Module& m, const Module& target) {
+  if (&m == &target) return true;
+  for (const auto& [name, child] : m.children)
+    if (child && reaches(*child, target)) return true;
+  return false;
+}
+
 }  // namespace
 
 ModuleRef create_module(const char* type_name, const nnp_module_vtable* vtable, void* self) {
@@ -133,8 +141,9 @@ void register_buffer(Module& m, const char* name, Tensor* t, bool persistent) {
 
 void register_module(Module& m, const char* name, Module* child) {
   check_name(m, "module", name, "module");
-  for (Module* walk = child; walk; walk = nullptr)
-    if (walk == &m) fail(NNP_INVALID_ARGUMENT, "register_module: a module cannot be its own child ('", name, "')");
+  if (child && reaches(*child, m))
+    fail(NNP_INVALID_ARGUMENT, "register_module: adding '", name, "' (", child->type_name, ") to ", m.type_name,
+         " would make the module tree a cycle");
   put(m.children, name, ModuleRef::share(child));
 }
 

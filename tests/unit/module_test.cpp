@@ -369,6 +369,11 @@ TEST(Module, RegistrationRulesAndLookupErrors) {
   p->add_param("w", zeros({3}));  // re-registering the same kind replaces
   EXPECT_EQ(p->get_parameter("w").shape(), (Shape{3}));
 
+  nn::Sequential outer, inner;
+  outer.push_back(inner);
+  expect_error([&] { inner.push_back(outer); }, NNP_INVALID_ARGUMENT, {"cycle"});
+  expect_error([&] { outer.push_back(outer); }, NNP_INVALID_ARGUMENT, {"cycle"});
+
   auto big = nn::make<BigNet>();
   EXPECT_EQ(big->get_submodule("net.l0").type_name(), "MyLinear");
   EXPECT_EQ(big->get_parameter("net.l1.bias").shape(), (Shape{1}));
