@@ -2,6 +2,7 @@
 // (MyLinear, Sequential, Net, BigNet, DynamicNet, RunningMean, hooks, the
 // training loop), with the names, order and values PyTorch gives.
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "test_support.hpp"
@@ -195,6 +196,13 @@ TEST(Module, RunningMeanBuffersAndStateDict) {
   nn::IncompatibleKeys keys = loaded->load_state_dict(state);
   EXPECT_TRUE(keys.missing_keys.empty() && keys.unexpected_keys.empty());
   EXPECT_EQ(loaded->mean.to_vector<float>(), m->mean.to_vector<float>());
+  // Through a file, as the note does with torch.save / torch.load.
+  std::string path = ::testing::TempDir() + "running_mean.safetensors";
+  m->save(path);
+  auto from_file = nn::make<RunningMean>(4, 0.1);
+  from_file->load(path);
+  EXPECT_EQ(from_file->mean.to_vector<float>(), m->mean.to_vector<float>());
+  std::remove(path.c_str());
   // A non-persistent buffer is a buffer but stays out of the state dict.
   auto transient = nn::make<RunningMean>(4, 0.1, false);
   EXPECT_EQ(names(transient->named_buffers()), (std::vector<std::string>{"mean"}));
