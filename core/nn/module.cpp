@@ -165,23 +165,26 @@ ModuleRef get_submodule(const Module& m, const std::string& path) {
   return current;
 }
 
-TensorRef get_parameter(const Module& m, const std::string& path) {
+namespace {
+
+// get_parameter and get_buffer: the module path, then the named member of
+// the wanted kind, with PyTorch's messages for the other cases.
+TensorRef get_member(const Module& m, const std::string& path, bool parameter) {
+  const char* op = parameter ? "get_parameter" : "get_buffer";
   auto [module_path, name] = split_last(path);
   ModuleRef owner = get_submodule(m, module_path);
-  if (const TensorRef* t = find(owner->parameters, name)) return *t;
-  if (find(owner->buffers, name) || find(owner->children, name))
-    fail(NNP_NOT_FOUND, "get_parameter: `", name, "` in '", path, "' is not a parameter");
-  fail(NNP_NOT_FOUND, "get_parameter: ", owner->type_name, " has no attribute `", name, "` (path '", path, "')");
+  const auto& wanted = parameter ? owner->parameters : owner->buffers;
+  const auto& other = parameter ? owner->buffers : owner->parameters;
+  if (const TensorRef* t = find(wanted, name)) return *t;
+  if (find(other, name) || find(owner->children, name))
+    fail(NNP_NOT_FOUND, op, ": `", name, "` in '", path, "' is not a ", parameter ? "parameter" : "buffer");
+  fail(NNP_NOT_FOUND, op, ": ", owner->type_name, " has no attribute `", name, "` (path '", path, "')");
 }
 
-TensorRef get_buffer(const Module& m, const std::string& path) {
-  auto [module_path, name] = split_last(path);
-  ModuleRef owner = get_submodule(m, module_path);
-  if (const TensorRef* t = find(owner->buffers, name)) return *t;
-  if (find(owner->parameters, name) || find(owner->children, name))
-    fail(NNP_NOT_FOUND, "get_buffer: `", name, "` in '", path, "' is not a buffer");
-  fail(NNP_NOT_FOUND, "get_buffer: ", owner->type_name, " has no attribute `", name, "` (path '", path, "')");
-}
+}  // namespace
+
+TensorRef get_parameter(const Module& m, const std::string& path) { return get_member(m, path, true); }
+TensorRef get_buffer(const Module& m, const std::string& path) { return get_member(m, path, false); }
 
 namespace {
 
