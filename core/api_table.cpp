@@ -15,7 +15,9 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "io/safetensors.hpp"
+#include "nn/attrs.hpp"
 #include "nn/containers.hpp"
+#include "nn/layer_registry.hpp"
 #include "nn/module.hpp"
 #include "nn/module_call.hpp"
 #include "nn/state_dict.hpp"
@@ -673,6 +675,119 @@ nnp_status api_module_load(nnp_module* m, const char* path, int32_t strict, nnp_
   });
 }
 
+// ---- attributes ----
+nnp_attrs& attrs_arg(const nnp_attrs* a, const char* op) {
+  if (a == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": attrs is NULL");
+  return *const_cast<nnp_attrs*>(a);
+}
+template <typename Fill>
+nnp_status set_attr(nnp_attrs* a, const char* name, const char* op, Fill fill) {
+  return guard([&] {
+    nnp_attrs& attrs = attrs_arg(a, op);
+    if (name == nullptr || *name == '\0') fail(NNP_INVALID_ARGUMENT, op, ": name is empty");
+    nn::AttrValue v;
+    fill(v);
+    attrs.values[name] = std::move(v);
+  });
+}
+const nn::AttrValue& get_attr(const nnp_attrs* a, const char* name, const char* op, nnp_attr_type type) {
+  nnp_attrs& attrs = attrs_arg(a, op);
+  auto it = attrs.values.find(name ? name : "");
+  if (it == attrs.values.end()) fail(NNP_NOT_FOUND, op, ": no attribute '", name ? name : "", "'");
+  bool ok = it->second.type == type || (type == NNP_ATTR_FLOAT && it->second.type == NNP_ATTR_INT);
+  if (!ok)
+    fail(NNP_DTYPE_MISMATCH, op, ": attribute '", name, "' is a ", nn::attr_type_name(it->second.type), ", not a ",
+         nn::attr_type_name(type));
+  return it->second;
+}
+nnp_status api_attrs_create(nnp_attrs** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "attrs_create: out is NULL");
+    *out = new nnp_attrs();
+  });
+}
+void api_attrs_release(nnp_attrs* a) { delete a; }
+nnp_status api_attrs_set_int(nnp_attrs* a, const char* name, int64_t value) {
+  return set_attr(a, name, "attrs_set_int", [&](nn::AttrValue& v) {
+    v.type = NNP_ATTR_INT;
+    v.i = value;
+  });
+}
+nnp_status api_attrs_set_float(nnp_attrs* a, const char* name, double value) {
+  return set_attr(a, name, "attrs_set_float", [&](nn::AttrValue& v) {
+    v.type = NNP_ATTR_FLOAT;
+    v.f = value;
+  });
+}
+nnp_status api_attrs_set_bool(nnp_attrs* a, const char* name, int32_t value) {
+  return set_attr(a, name, "attrs_set_bool", [&](nn::AttrValue& v) {
+    v.type = NNP_ATTR_BOOL;
+    v.b = value != 0;
+  });
+}
+nnp_status api_attrs_set_string(nnp_attrs* a, const char* name, const char* value) {
+  return set_attr(a, name, "attrs_set_string", [&](nn::AttrValue& v) {
+    if (value == nullptr) fail(NNP_INVALID_ARGUMENT, "attrs_set_string: value is NULL");
+    v.type = NNP_ATTR_STRING;
+    v.s = value;
+  });
+}
+nnp_status api_attrs_set_ints(nnp_attrs* a, const char* name, const int64_t* values, int32_t count) {
+  return set_attr(a, name, "attrs_set_ints", [&](nn::AttrValue& v) {
+    if (count < 0 || (count > 0 && values == nullptr)) fail(NNP_INVALID_ARGUMENT, "attrs_set_ints: bad values");
+    v.type = NNP_ATTR_INTS;
+    v.ints.assign(values, values + count);
+  });
+}
+nnp_status api_attrs_get_int(const nnp_attrs* a, const char* name, int64_t* out) {
+  return guard([&] { *out = get_attr(a, name, "attrs_get_int", NNP_ATTR_INT).i; });
+}
+nnp_status api_attrs_get_float(const nnp_attrs* a, const char* name, double* out) {
+  return guard([&] {
+    const nn::AttrValue& v = get_attr(a, name, "attrs_get_float", NNP_ATTR_FLOAT);
+    *out = v.type == NNP_ATTR_INT ? static_cast<double>(v.i) : v.f;
+  });
+}
+nnp_status api_attrs_get_bool(const nnp_attrs* a, const char* name, int32_t* out) {
+  return guard([&] { *out = get_attr(a, name, "attrs_get_bool", NNP_ATTR_BOOL).b ? 1 : 0; });
+}
+nnp_status api_attrs_get_string(const nnp_attrs* a, const char* name, const char** out) {
+  return guard([&] { *out = get_attr(a, name, "attrs_get_string", NNP_ATTR_STRING).s.c_str(); });
+}
+nnp_status api_attrs_get_ints(const nnp_attrs* a, const char* name, int64_t* values, int32_t capacity, int32_t* count) {
+  return guard([&] {
+    const nn::AttrValue& v = get_attr(a, name, "attrs_get_ints", NNP_ATTR_INTS);
+    if (count) *count = static_cast<int32_t>(v.ints.size());
+    for (int32_t i = 0; values && i < capacity && i < static_cast<int32_t>(v.ints.size()); ++i)
+      values[i] = v.ints[static_cast<size_t>(i)];
+  });
+}
+
+// ---- layer registry ----
+int32_t api_layer_type_count() {
+  int32_t count = 0;
+  guard([&] {
+    PluginRegistry::instance().discover();
+    count = nn::LayerRegistry::instance().count();
+  });
+  return count;
+}
+nnp_status api_layer_type_info(int32_t i, nnp_layer_type* out) {
+  return guard([&] {
+    info_arg(out, "layer_type_info");
+    PluginRegistry::instance().discover();
+    write_info(out, nn::LayerRegistry::instance().at(i).c_type);
+  });
+}
+nnp_status api_layer_create(const char* type, const nnp_attrs* attrs, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "layer_create: out is NULL");
+    *out = nullptr;
+    if (type == nullptr) fail(NNP_INVALID_ARGUMENT, "layer_create: type is NULL");
+    *out = nn::LayerRegistry::instance().create(type, attrs).take();
+  });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -799,6 +914,22 @@ const nnp_api kApi = {
     api_safetensors_metadata,
     api_module_save,
     api_module_load,
+    api_attrs_create,
+    api_attrs_release,
+    api_attrs_set_int,
+    api_attrs_set_float,
+    api_attrs_set_bool,
+    api_attrs_set_string,
+    api_attrs_set_ints,
+    api_attrs_get_int,
+    api_attrs_get_float,
+    api_attrs_get_bool,
+    api_attrs_get_string,
+    api_attrs_get_ints,
+    PluginRegistry::register_layer_type,
+    api_layer_type_count,
+    api_layer_type_info,
+    api_layer_create,
 };
 
 }  // namespace

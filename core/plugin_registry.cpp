@@ -17,6 +17,7 @@
 
 #include "api_table.hpp"
 #include "error.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,6 +26,7 @@ struct nnp_plugin_host {
   const std::string* path = nullptr;
   bool active = false;
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
+  std::vector<nnp::core::nn::LayerType> staged_layers;
   nnp_status failure = NNP_OK;
   std::string failure_reason;
 };
@@ -205,6 +207,11 @@ struct PluginRegistry::Impl {
   }
 
   void commit(nnp_plugin_host& host, const std::string& path) {
+    nn::LayerRegistry& layers = nn::LayerRegistry::instance();
+    for (const nn::LayerType& t : host.staged_layers)
+      if (const nn::LayerType* existing = layers.find(t.name))
+        fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
+    for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
     int32_t count = backend_count.load();
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
@@ -286,6 +293,31 @@ const BackendRecord& PluginRegistry::backend(int32_t id) const {
 }
 
 const BackendRecord* PluginRegistry::find_backend(const std::string& name) const { return impl().find(name); }
+
+nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type) {
+  return guard([&] {
+    if (type == nullptr) fail(NNP_INVALID_ARGUMENT, "register_layer_type: type is NULL");
+    if (host == nullptr) {  // an application, at any time
+      nn::LayerRegistry::instance().add(nn::validate_layer_type(*type, "the application"));
+      return;
+    }
+    if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_layer_type: called outside a plugin's init");
+    try {
+      nn::LayerType t = nn::validate_layer_type(*type, *host->path);
+      if (const nn::LayerType* existing = nn::LayerRegistry::instance().find(t.name))
+        fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
+      for (const nn::LayerType& staged : host->staged_layers)
+        if (staged.name == t.name) fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is registered twice");
+      host->staged_layers.push_back(std::move(t));
+    } catch (const Error& e) {
+      if (host->failure == NNP_OK) {
+        host->failure = e.status();
+        host->failure_reason = e.what();
+      }
+      throw;
+    }
+  });
+}
 
 nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_backend* backend) {
   return guard([&] {

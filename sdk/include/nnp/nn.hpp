@@ -17,6 +17,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -399,6 +401,113 @@ std::shared_ptr<M> make(Args&&... args) {
   return std::shared_ptr<M>(object, [handle](M*) { api().module_release(handle); });
 }
 
+// ---- layer attributes and the layer registry ----
+
+// Attribute values: built to create a layer, or read inside a layer's create.
+class Attrs {
+ public:
+  Attrs() : owned_(true) { check(api().attrs_create(&attrs_)); }
+  static Attrs view(const nnp_attrs* attrs) { return Attrs(const_cast<nnp_attrs*>(attrs)); }
+  Attrs(Attrs&& other) noexcept : attrs_(std::exchange(other.attrs_, nullptr)), owned_(other.owned_) {}
+  Attrs(const Attrs&) = delete;
+  Attrs& operator=(const Attrs&) = delete;
+  ~Attrs() {
+    if (owned_ && attrs_) api().attrs_release(attrs_);
+  }
+  const nnp_attrs* get() const { return attrs_; }
+
+  Attrs& set(const std::string& name, int64_t v) { return put(api().attrs_set_int(attrs_, name.c_str(), v)); }
+  Attrs& set(const std::string& name, int v) { return set(name, static_cast<int64_t>(v)); }
+  Attrs& set(const std::string& name, double v) { return put(api().attrs_set_float(attrs_, name.c_str(), v)); }
+  Attrs& set(const std::string& name, bool v) { return put(api().attrs_set_bool(attrs_, name.c_str(), v)); }
+  Attrs& set(const std::string& name, const char* v) { return put(api().attrs_set_string(attrs_, name.c_str(), v)); }
+  Attrs& set(const std::string& name, const std::string& v) { return set(name, v.c_str()); }
+  Attrs& set(const std::string& name, const std::vector<int64_t>& v) {
+    return put(api().attrs_set_ints(attrs_, name.c_str(), v.data(), static_cast<int32_t>(v.size())));
+  }
+
+  bool has(const std::string& name) const {
+    int32_t count = 0;
+    int64_t i;
+    double f;
+    int32_t b;
+    const char* s;
+    return api().attrs_get_int(attrs_, name.c_str(), &i) == NNP_OK ||
+           api().attrs_get_float(attrs_, name.c_str(), &f) == NNP_OK ||
+           api().attrs_get_bool(attrs_, name.c_str(), &b) == NNP_OK ||
+           api().attrs_get_string(attrs_, name.c_str(), &s) == NNP_OK ||
+           api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK;
+  }
+  int64_t integer(const std::string& name) const {
+    int64_t v = 0;
+    check(api().attrs_get_int(attrs_, name.c_str(), &v));
+    return v;
+  }
+  double real(const std::string& name) const {
+    double v = 0;
+    check(api().attrs_get_float(attrs_, name.c_str(), &v));
+    return v;
+  }
+  bool boolean(const std::string& name) const {
+    int32_t v = 0;
+    check(api().attrs_get_bool(attrs_, name.c_str(), &v));
+    return v != 0;
+  }
+  std::string string(const std::string& name) const {
+    const char* v = nullptr;
+    check(api().attrs_get_string(attrs_, name.c_str(), &v));
+    return v;
+  }
+  std::vector<int64_t> integers(const std::string& name) const {
+    int32_t count = 0;
+    check(api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count));
+    std::vector<int64_t> v(static_cast<size_t>(count));
+    check(api().attrs_get_ints(attrs_, name.c_str(), v.data(), count, &count));
+    return v;
+  }
+
+ private:
+  explicit Attrs(nnp_attrs* borrowed) : attrs_(borrowed), owned_(false) {}
+  Attrs& put(nnp_status status) {
+    check(status);
+    return *this;
+  }
+  nnp_attrs* attrs_ = nullptr;
+  bool owned_ = false;
+};
+
+// Creates a layer of the registry ("nn.Linear", "acme.Swish").
+inline ModuleHandle create_layer(const std::string& type, const Attrs& attrs = Attrs()) {
+  nnp_module* m = nullptr;
+  check(api().layer_create(type.c_str(), attrs.get(), &m));
+  return ModuleHandle::adopt(m);
+}
+
+// Makes M (constructed from Attrs) a layer type's create function.
+template <typename M>
+nnp_status create_layer_of(const nnp_attrs* attrs, void*, nnp_module** out) {
+  return detail::guard([&] {
+    std::shared_ptr<M> layer = make<M>(Attrs::view(attrs));
+    api().module_retain(layer->handle());
+    *out = layer->handle();
+  });
+}
+
+// Python's repr of a float: the shortest text that reads back the same.
+inline std::string format_float(double v) {
+  for (int precision = 1; precision <= 17; ++precision) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*g", precision, v);
+    if (std::strtod(text, nullptr) == v) {
+      std::string s = text;
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      return s;
+    }
+  }
+  return std::to_string(v);
+}
+inline const char* format_bool(bool v) { return v ? "True" : "False"; }
+
 // ---- containers ----
 
 inline ModuleHandle make_container(nnp_container_kind kind) {
@@ -615,3 +724,5 @@ std::ostream& operator<<(std::ostream& out, const M& module) {
 
 }  // namespace nn
 }  // namespace nnp
+
+#include <nnp/nn_init.hpp>  // nn::init

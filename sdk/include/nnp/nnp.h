@@ -248,6 +248,44 @@ typedef nnp_status (*nnp_state_hook_fn)(nnp_module* module, nnp_list* a, nnp_lis
 typedef int32_t nnp_container_kind;
 enum { NNP_SEQUENTIAL = 0, NNP_MODULE_LIST = 1, NNP_MODULE_DICT = 2, NNP_PARAMETER_LIST = 3, NNP_PARAMETER_DICT = 4 };
 
+/* ---- layer types --------------------------------------------------------- */
+
+/* Attribute values a layer type takes (from code or a JSON model spec). */
+typedef int32_t nnp_attr_type;
+enum {
+  NNP_ATTR_INT = 0,
+  NNP_ATTR_FLOAT = 1,
+  NNP_ATTR_BOOL = 2,
+  NNP_ATTR_STRING = 3,
+  NNP_ATTR_INTS = 4 /* a list of integers, e.g. kernel_size [3,3] */
+};
+
+/* A set of named attribute values. */
+typedef struct nnp_attrs nnp_attrs;
+
+typedef struct nnp_attr_def {
+  size_t struct_size;
+  const char* name;
+  nnp_attr_type type;
+  int32_t required; /* 1: no default; the spec must give it */
+  /* Default as JSON text ("1e-05", "true", "[1, 1]", "\"zeros\""); NULL when required. */
+  const char* default_value;
+  const char* doc; /* one line */
+} nnp_attr_def;
+
+/* A layer type of the registry ("nn.Linear", "acme.Swish"). */
+typedef struct nnp_layer_type {
+  size_t struct_size;
+  const char* name;
+  const char* doc; /* one line */
+  const nnp_attr_def* attrs;
+  int32_t attr_count;
+  /* attrs holds every declared attribute (defaults filled in, types checked).
+   * *out receives a new module. */
+  nnp_status (*create)(const nnp_attrs* attrs, void* user_data, nnp_module** out);
+  void* user_data;
+} nnp_layer_type;
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct nnp_api nnp_api;
@@ -452,6 +490,33 @@ struct nnp_api {
   nnp_status (*module_save)(nnp_module* m, const char* path);
   /* load_state_dict from a file: all or nothing, any refusal leaves m unchanged. */
   nnp_status (*module_load)(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);
+
+  /* -- attributes -- */
+  nnp_status (*attrs_create)(nnp_attrs** out);
+  void (*attrs_release)(nnp_attrs* attrs);
+  nnp_status (*attrs_set_int)(nnp_attrs* attrs, const char* name, int64_t value);
+  nnp_status (*attrs_set_float)(nnp_attrs* attrs, const char* name, double value);
+  nnp_status (*attrs_set_bool)(nnp_attrs* attrs, const char* name, int32_t value);
+  nnp_status (*attrs_set_string)(nnp_attrs* attrs, const char* name, const char* value);
+  nnp_status (*attrs_set_ints)(nnp_attrs* attrs, const char* name, const int64_t* values, int32_t count);
+  /* Getters fail with NNP_NOT_FOUND (absent) or NNP_DTYPE_MISMATCH (another type); an INT reads as FLOAT too. */
+  nnp_status (*attrs_get_int)(const nnp_attrs* attrs, const char* name, int64_t* out);
+  nnp_status (*attrs_get_float)(const nnp_attrs* attrs, const char* name, double* out);
+  nnp_status (*attrs_get_bool)(const nnp_attrs* attrs, const char* name, int32_t* out);
+  /* The string lives as long as attrs. */
+  nnp_status (*attrs_get_string)(const nnp_attrs* attrs, const char* name, const char** out);
+  /* *count receives the length; values (may be NULL) receives up to capacity entries. */
+  nnp_status (*attrs_get_ints)(const nnp_attrs* attrs, const char* name, int64_t* values, int32_t capacity,
+                               int32_t* count);
+
+  /* -- the layer registry -- */
+  /* host: a plugin's init host, or NULL when an application registers. */
+  nnp_status (*register_layer_type)(nnp_plugin_host* host, const nnp_layer_type* type);
+  int32_t (*layer_type_count)(void);
+  /* The type's description; its strings live until process exit. */
+  nnp_status (*layer_type_info)(int32_t i, nnp_layer_type* out);
+  /* Creates a layer by type name, checking attrs against its declaration. */
+  nnp_status (*layer_create)(const char* type, const nnp_attrs* attrs, nnp_module** out);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

@@ -1,0 +1,77 @@
+#include "attrs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "../error.hpp"
+
+namespace nnp::core::nn {
+
+const char* attr_type_name(nnp_attr_type type) {
+  switch (type) {
+    case NNP_ATTR_INT: return "int";
+    case NNP_ATTR_FLOAT: return "float";
+    case NNP_ATTR_BOOL: return "bool";
+    case NNP_ATTR_STRING: return "string";
+    case NNP_ATTR_INTS: return "list of ints";
+    default: return "unknown";
+  }
+}
+
+std::string format_attr(const AttrValue& value) {
+  nlohmann::json j;
+  switch (value.type) {
+    case NNP_ATTR_INT: j = value.i; break;
+    case NNP_ATTR_FLOAT: j = value.f; break;
+    case NNP_ATTR_BOOL: j = value.b; break;
+    case NNP_ATTR_STRING: j = value.s; break;
+    default: j = value.ints; break;
+  }
+  return j.dump();
+}
+
+AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std::string& what) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception&) {
+    fail(NNP_INVALID_ARGUMENT, what, ": default '", json_text, "' is not JSON");
+  }
+  AttrValue v;
+  v.type = type;
+  bool ok = false;
+  switch (type) {
+    case NNP_ATTR_INT:
+      ok = j.is_number_integer();
+      if (ok) v.i = j.get<int64_t>();
+      break;
+    case NNP_ATTR_FLOAT:
+      ok = j.is_number();
+      if (ok) v.f = j.get<double>();
+      break;
+    case NNP_ATTR_BOOL:
+      ok = j.is_boolean();
+      if (ok) v.b = j.get<bool>();
+      break;
+    case NNP_ATTR_STRING:
+      ok = j.is_string();
+      if (ok) v.s = j.get<std::string>();
+      break;
+    case NNP_ATTR_INTS:
+      ok = j.is_array() || j.is_number_integer();
+      if (j.is_number_integer())
+        v.ints = {j.get<int64_t>()};
+      else if (ok)
+        for (const auto& e : j) {
+          if (!e.is_number_integer())
+            ok = false;
+          else
+            v.ints.push_back(e.get<int64_t>());
+        }
+      break;
+    default: break;
+  }
+  if (!ok) fail(NNP_INVALID_ARGUMENT, what, ": default ", json_text, " is not a ", attr_type_name(type));
+  return v;
+}
+
+}  // namespace nnp::core::nn

@@ -1,0 +1,87 @@
+// Activation layers: nn.ReLU, nn.LeakyReLU, nn.GELU, nn.SiLU, nn.Sigmoid,
+// nn.Tanh, nn.Softmax, nn.LogSoftmax.
+#include <cmath>
+#include <nnp/nnp.hpp>
+
+#include "builtin.hpp"
+
+namespace nnp::core::nn::layers {
+
+using nnp::Tensor;
+using nnp::nn::Attrs;
+
+// A parameter-free layer applying one unary op.
+template <nnp_unary_op Op>
+struct Pointwise : nnp::nn::Module {
+  explicit Pointwise(const char* name) : Module(name) {}
+  Tensor forward(const Tensor& x) override { return x.unary(Op); }
+};
+struct ReLU : Pointwise<NNP_UNARY_RELU> {
+  explicit ReLU(const Attrs&) : Pointwise("ReLU") {}
+};
+struct SiLU : Pointwise<NNP_UNARY_SILU> {
+  explicit SiLU(const Attrs&) : Pointwise("SiLU") {}
+};
+struct Sigmoid : Pointwise<NNP_UNARY_SIGMOID> {
+  explicit Sigmoid(const Attrs&) : Pointwise("Sigmoid") {}
+};
+struct Tanh : Pointwise<NNP_UNARY_TANH> {
+  explicit Tanh(const Attrs&) : Pointwise("Tanh") {}
+};
+
+struct LeakyReLU : nnp::nn::Module {
+  double slope;
+  explicit LeakyReLU(const Attrs& a) : Module("LeakyReLU"), slope(a.real("negative_slope")) {}
+  Tensor forward(const Tensor& x) override { return where(x.gt(x.scalar_like(0)), x, x * slope); }
+  std::string extra_repr() const override { return "negative_slope=" + nnp::nn::format_float(slope); }
+};
+
+struct GELU : nnp::nn::Module {
+  std::string approximate;
+  explicit GELU(const Attrs& a) : Module("GELU"), approximate(a.string("approximate")) {
+    if (approximate != "none" && approximate != "tanh")
+      throw Error(NNP_INVALID_ARGUMENT, "GELU: approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  }
+  Tensor forward(const Tensor& x) override {
+    if (approximate == "none") return x.gelu();
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Tensor inner = (x + x * x * x * 0.044715) * std::sqrt(2.0 / M_PI);
+    return x * 0.5 * (inner.tanh() + 1.0);
+  }
+  std::string extra_repr() const override { return "approximate='" + approximate + "'"; }
+};
+
+// PyTorch's rule when dim is not given (legacy implicit dimension).
+int32_t implicit_softmax_dim(int32_t ndim) { return ndim == 0 || ndim == 1 || ndim == 3 ? 0 : 1; }
+
+template <bool Log>
+struct SoftmaxLayer : nnp::nn::Module {
+  bool has_dim;
+  int32_t dim;
+  explicit SoftmaxLayer(const Attrs& a)
+      : Module(Log ? "LogSoftmax" : "Softmax"),
+        has_dim(a.has("dim")),
+        dim(has_dim ? static_cast<int32_t>(a.integer("dim")) : 0) {}
+  Tensor forward(const Tensor& x) override {
+    int32_t d = has_dim ? dim : implicit_softmax_dim(x.ndim());
+    return Log ? x.log_softmax(d) : x.softmax(d);
+  }
+  std::string extra_repr() const override { return has_dim ? "dim=" + std::to_string(dim) : "dim=None"; }
+};
+
+void register_activation_layers(LayerRegistry& registry) {
+  add_builtin<ReLU>(registry, "nn.ReLU", "max(0, x)", {});
+  add_builtin<LeakyReLU>(registry, "nn.LeakyReLU", "x if x > 0 else negative_slope * x",
+                         {{"negative_slope", NNP_ATTR_FLOAT, false, "0.01", "slope for negative inputs"}});
+  add_builtin<GELU>(registry, "nn.GELU", "x * Phi(x), exact or tanh-approximated",
+                    {{"approximate", NNP_ATTR_STRING, false, "\"none\"", "'none' (erf) or 'tanh'"}});
+  add_builtin<SiLU>(registry, "nn.SiLU", "x * sigmoid(x)", {});
+  add_builtin<Sigmoid>(registry, "nn.Sigmoid", "1 / (1 + exp(-x))", {});
+  add_builtin<Tanh>(registry, "nn.Tanh", "tanh(x)", {});
+  add_builtin<SoftmaxLayer<false>>(registry, "nn.Softmax", "softmax along dim",
+                                   {{"dim", NNP_ATTR_INT, false, nullptr, "dimension the values sum to 1 along"}});
+  add_builtin<SoftmaxLayer<true>>(registry, "nn.LogSoftmax", "log of softmax along dim",
+                                  {{"dim", NNP_ATTR_INT, false, nullptr, "dimension of the softmax"}});
+}
+
+}  // namespace nnp::core::nn::layers

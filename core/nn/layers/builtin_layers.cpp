@@ -1,0 +1,11 @@
+#include "../layer_registry.hpp"
+#include "builtin.hpp"
+
+namespace nnp::core::nn {
+
+void register_builtin_layers(LayerRegistry& registry) {
+  layers::register_linear_layers(registry);
+  layers::register_activation_layers(registry);
+}
+
+}  // namespace nnp::core::nn

@@ -1,0 +1,103 @@
+// nn.Linear, nn.Identity, nn.Flatten and nn.Dropout, written with the public
+// C++ API exactly as a plugin's layers are.
+#include <cmath>
+#include <nnp/nnp.hpp>
+
+#include "../layer_registry.hpp"
+#include "builtin.hpp"
+
+namespace nnp::core::nn::layers {
+
+using nnp::Tensor;
+using nnp::nn::Attrs;
+
+struct Linear : nnp::nn::Module {
+  int64_t in_features, out_features;
+  Tensor weight, bias;
+  explicit Linear(const Attrs& a)
+      : Module("Linear"), in_features(a.integer("in_features")), out_features(a.integer("out_features")) {
+    if (in_features < 0 || out_features < 0)
+      throw Error(NNP_INVALID_ARGUMENT, "Linear: in_features and out_features must be >= 0");
+    weight = register_parameter("weight", nnp::empty({out_features, in_features}));
+    // PyTorch's reset_parameters: kaiming_uniform_(a=sqrt(5)) and a bias in
+    // +-1/sqrt(fan_in), i.e. both uniform in +-1/sqrt(in_features).
+    double bound = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
+    nnp::nn::init::uniform_(weight, -bound, bound);
+    if (a.boolean("bias")) {
+      bias = register_parameter("bias", nnp::empty({out_features}));
+      nnp::nn::init::uniform_(bias, -bound, bound);
+    } else {
+      register_parameter("bias", Tensor());
+    }
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = x.matmul(weight.t());
+    return bias.defined() ? y + bias : y;
+  }
+  std::string extra_repr() const override {
+    return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) +
+           ", bias=" + nnp::nn::format_bool(bias.defined());
+  }
+};
+
+struct Identity : nnp::nn::Module {
+  explicit Identity(const Attrs&) : Module("Identity") {}
+  Tensor forward(const Tensor& x) override { return x; }
+};
+
+struct Flatten : nnp::nn::Module {
+  int64_t start_dim, end_dim;
+  explicit Flatten(const Attrs& a)
+      : Module("Flatten"), start_dim(a.integer("start_dim")), end_dim(a.integer("end_dim")) {}
+  Tensor forward(const Tensor& x) override {
+    const int32_t n = x.ndim() == 0 ? 1 : x.ndim();
+    int64_t start = start_dim < 0 ? start_dim + n : start_dim, end = end_dim < 0 ? end_dim + n : end_dim;
+    if (start < 0 || start >= n || end < 0 || end >= n || start > end)
+      throw Error(NNP_INVALID_ARGUMENT, "Flatten: start_dim " + std::to_string(start_dim) + " and end_dim " +
+                                            std::to_string(end_dim) + " do not fit an input of " +
+                                            std::to_string(x.ndim()) + " dimensions");
+    if (x.ndim() == 0) return x.reshape({1});
+    nnp::Shape shape = x.shape(), out;
+    for (int64_t d = 0; d < start; ++d) out.push_back(shape[static_cast<size_t>(d)]);
+    int64_t merged = 1;
+    for (int64_t d = start; d <= end; ++d) merged *= shape[static_cast<size_t>(d)];
+    out.push_back(merged);
+    for (int64_t d = end + 1; d < x.ndim(); ++d) out.push_back(shape[static_cast<size_t>(d)]);
+    return x.reshape(out);
+  }
+  std::string extra_repr() const override {
+    return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
+  }
+};
+
+struct Dropout : nnp::nn::Module {
+  double p;
+  explicit Dropout(const Attrs& a) : Module("Dropout"), p(a.real("p")) {
+    if (p < 0 || p > 1)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "Dropout: dropout probability has to be between 0 and 1, but got " + nnp::nn::format_float(p));
+  }
+  Tensor forward(const Tensor& x) override {
+    if (!is_training() || p == 0) return x;
+    if (p == 1) return x * 0.0;
+    // Keep each element with probability 1 - p and scale by 1/(1 - p).
+    Tensor keep = nnp::rand(x.shape(), nnp::Dtype::f32, x.device()).ge(nnp::full({}, p, nnp::Dtype::f32, x.device()));
+    return where(keep, x * (1.0 / (1.0 - p)), x.scalar_like(0));
+  }
+  std::string extra_repr() const override { return "p=" + nnp::nn::format_float(p) + ", inplace=False"; }
+};
+
+void register_linear_layers(LayerRegistry& registry) {
+  add_builtin<Linear>(registry, "nn.Linear", "y = x W^T + b",
+                      {{"in_features", NNP_ATTR_INT, true, nullptr, "size of each input sample"},
+                       {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
+                       {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}});
+  add_builtin<Identity>(registry, "nn.Identity", "returns its input", {});
+  add_builtin<Flatten>(registry, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
+                       {{"start_dim", NNP_ATTR_INT, false, "1", "first dimension to flatten"},
+                        {"end_dim", NNP_ATTR_INT, false, "-1", "last dimension to flatten"}});
+  add_builtin<Dropout>(registry, "nn.Dropout", "zeroes elements with probability p while training",
+                       {{"p", NNP_ATTR_FLOAT, false, "0.5", "probability of an element to be zeroed"}});
+}
+
+}  // namespace nnp::core::nn::layers

@@ -1,0 +1,184 @@
+// The layer registry and the built-in layers: PyTorch's constructor
+// arguments, defaults, initialisation, extra_repr and values.
+#include <cmath>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+using nnp::nn::Attrs;
+using nnp::nn::create_layer;
+using nnp::test::expect_error;
+
+namespace {
+
+std::vector<std::string> names(const NamedTensors& named) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : named) out.push_back(name);
+  return out;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tolerance = 1e-6f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tolerance) << "element " << i;
+}
+
+}  // namespace
+
+TEST(Layers, LinearMatchesPyTorch) {
+  auto linear = create_layer("nn.Linear", std::move(Attrs().set("in_features", 4).set("out_features", 3)));
+  EXPECT_EQ(linear.repr(), "Linear(in_features=4, out_features=3, bias=True)");
+  EXPECT_EQ(names(linear.named_parameters()), (std::vector<std::string>{"weight", "bias"}));
+  Tensor w = linear.get_parameter("weight"), b = linear.get_parameter("bias");
+  EXPECT_EQ(w.shape(), (Shape{3, 4}));
+  // kaiming_uniform_(a=sqrt(5)) and the bias rule both give U(-1/sqrt(4), 1/sqrt(4)).
+  EXPECT_LE(w.abs().amax().item<float>(), 0.5f);
+  EXPECT_LE(b.abs().amax().item<float>(), 0.5f);
+  EXPECT_GT(w.abs().amax().item<float>(), 0.0f);
+  Tensor x = randn({2, 4});
+  expect_near(linear(x).to_vector<float>(), (x.matmul(w.t()) + b).to_vector<float>());
+
+  auto plain =
+      create_layer("nn.Linear", std::move(Attrs().set("in_features", 2).set("out_features", 2).set("bias", false)));
+  EXPECT_EQ(names(plain.named_parameters()), (std::vector<std::string>{"weight"}));
+  EXPECT_EQ(plain.repr(), "Linear(in_features=2, out_features=2, bias=False)");
+  EXPECT_EQ(names(plain.state_dict()), (std::vector<std::string>{"weight"}));
+}
+
+TEST(Layers, LinearInitialisationIsUniformInTheBound) {
+  manual_seed(3);
+  auto big = create_layer("nn.Linear", std::move(Attrs().set("in_features", 100).set("out_features", 200)));
+  Tensor w = big.get_parameter("weight").to(Dtype::f64);
+  double bound = 0.1;  // 1/sqrt(100)
+  EXPECT_LE(w.abs().amax().item<double>(), bound);
+  EXPECT_NEAR(w.mean().item<double>(), 0.0, 0.005);
+  EXPECT_NEAR(w.var().item<double>(), bound * bound / 3, 0.0005);  // variance of U(-b, b)
+}
+
+TEST(Layers, IdentityFlattenDropout) {
+  Tensor x = randn({2, 3, 4});
+  EXPECT_EQ(create_layer("nn.Identity")(x).get(), x.get());
+  auto flatten = create_layer("nn.Flatten");
+  EXPECT_EQ(flatten(x).shape(), (Shape{2, 12}));
+  EXPECT_EQ(flatten.repr(), "Flatten(start_dim=1, end_dim=-1)");
+  EXPECT_EQ(create_layer("nn.Flatten", std::move(Attrs().set("start_dim", 0)))(x).shape(), (Shape{24}));
+  EXPECT_EQ(create_layer("nn.Flatten", std::move(Attrs().set("end_dim", 1)))(x).shape(), (Shape{2, 3, 4}));
+  expect_error([&] { create_layer("nn.Flatten", std::move(Attrs().set("start_dim", 5)))(x); }, NNP_INVALID_ARGUMENT,
+               {"start_dim 5"});
+
+  manual_seed(5);
+  auto dropout = create_layer("nn.Dropout", std::move(Attrs().set("p", 0.25)));
+  EXPECT_EQ(dropout.repr(), "Dropout(p=0.25, inplace=False)");
+  Tensor ones_in = ones({20000});
+  std::vector<float> out = dropout(ones_in).to_vector<float>();
+  int zeroed = 0;
+  for (float v : out) {
+    if (v == 0)
+      ++zeroed;
+    else
+      EXPECT_NEAR(v, 1.0f / 0.75f, 1e-6);
+  }
+  EXPECT_NEAR(zeroed / 20000.0, 0.25, 0.015);
+  dropout.eval();
+  EXPECT_EQ(dropout(ones_in).get(), ones_in.get());
+  expect_error([] { create_layer("nn.Dropout", std::move(Attrs().set("p", 1.5))); }, NNP_INVALID_ARGUMENT,
+               {"between 0 and 1, but got 1.5"});
+}
+
+TEST(Layers, Activations) {
+  Tensor x = from_vector(std::vector<float>{-1, 0, 2});
+  expect_near(create_layer("nn.ReLU")(x).to_vector<float>(), {0, 0, 2});
+  auto leaky = create_layer("nn.LeakyReLU", std::move(Attrs().set("negative_slope", 0.2)));
+  EXPECT_EQ(leaky.repr(), "LeakyReLU(negative_slope=0.2)");
+  expect_near(leaky(x).to_vector<float>(), {-0.2f, 0, 2});
+  EXPECT_EQ(create_layer("nn.LeakyReLU").repr(), "LeakyReLU(negative_slope=0.01)");
+  auto gelu = create_layer("nn.GELU");
+  EXPECT_EQ(gelu.repr(), "GELU(approximate='none')");
+  expect_near(gelu(x).to_vector<float>(), {-0.15865525f, 0, 1.95449974f});
+  auto gelu_tanh = create_layer("nn.GELU", std::move(Attrs().set("approximate", "tanh")));
+  expect_near(gelu_tanh(x).to_vector<float>(), {-0.15880801f, 0, 1.95459769f});
+  expect_near(create_layer("nn.SiLU")(x).to_vector<float>(), {-0.26894142f, 0, 1.76159416f});
+  expect_near(create_layer("nn.Sigmoid")(x).to_vector<float>(), {0.26894142f, 0.5f, 0.88079708f});
+  expect_near(create_layer("nn.Tanh")(x).to_vector<float>(), {-0.76159416f, 0, 0.96402758f});
+  Tensor m = from_vector(std::vector<float>{1, 2, 3, 1, 1, 1}, {2, 3});
+  auto softmax = create_layer("nn.Softmax", std::move(Attrs().set("dim", 1)));
+  EXPECT_EQ(softmax.repr(), "Softmax(dim=1)");
+  expect_near(softmax(m).to_vector<float>(), {0.09003057f, 0.24472847f, 0.66524096f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
+  expect_near(create_layer("nn.Softmax")(m).to_vector<float>(), softmax(m).to_vector<float>());  // implicit dim 1
+  expect_near(create_layer("nn.LogSoftmax", std::move(Attrs().set("dim", 0)))(x).to_vector<float>(),
+              x.log_softmax(0).to_vector<float>());
+}
+
+TEST(Layers, RegistryErrorsNameTheLayerAndTheAttribute) {
+  expect_error([] { create_layer("nn.Lineer"); }, NNP_NOT_FOUND,
+               {"unknown layer type 'nn.Lineer'", "closest: nn.Linear"});
+  expect_error([] { create_layer("nn.Linear", std::move(Attrs().set("in_features", 2))); }, NNP_INVALID_ARGUMENT,
+               {"nn.Linear: required attribute 'out_features' (an int) is missing"});
+  expect_error(
+      [] {
+        create_layer("nn.Linear", std::move(Attrs().set("in_features", 2).set("out_features", 2).set("bais", true)));
+      },
+      NNP_INVALID_ARGUMENT, {"nn.Linear: unknown attribute 'bais'", "in_features, out_features, bias"});
+  expect_error([] { create_layer("nn.Linear", std::move(Attrs().set("in_features", "two").set("out_features", 2))); },
+               NNP_INVALID_ARGUMENT, {"attribute 'in_features' must be an int but a string (\"two\") was given"});
+  // An int is accepted where a float is declared, as in Python.
+  EXPECT_EQ(create_layer("nn.LeakyReLU", std::move(Attrs().set("negative_slope", 1))).repr(),
+            "LeakyReLU(negative_slope=1.0)");
+}
+
+TEST(Layers, TheRegistryListsTypesWithTheirAttributes) {
+  bool found = false;
+  for (int32_t i = 0; i < api().layer_type_count(); ++i) {
+    nnp_layer_type info{};
+    info.struct_size = sizeof(info);
+    check(api().layer_type_info(i, &info));
+    if (std::string(info.name) != "nn.Linear") continue;
+    found = true;
+    ASSERT_EQ(info.attr_count, 3);
+    EXPECT_STREQ(info.attrs[2].name, "bias");
+    EXPECT_EQ(info.attrs[2].type, NNP_ATTR_BOOL);
+    EXPECT_STREQ(info.attrs[2].default_value, "true");
+    EXPECT_EQ(info.attrs[0].required, 1);
+  }
+  EXPECT_TRUE(found);
+}
+
+namespace {
+struct Scale : nn::Module {
+  double factor;
+  explicit Scale(const Attrs& a) : Module("Scale"), factor(a.real("factor")) {}
+  Tensor forward(const Tensor& x) override { return x * factor; }
+};
+}  // namespace
+
+TEST(Layers, AnApplicationRegistersItsOwnLayerType) {
+  nnp_attr_def attrs[] = {{sizeof(nnp_attr_def), "factor", NNP_ATTR_FLOAT, 0, "2.0", "multiplier"}};
+  nnp_layer_type type{sizeof(nnp_layer_type),     "app.Scale", "multiplies by factor", attrs, 1,
+                      nn::create_layer_of<Scale>, nullptr};
+  check(api().register_layer_type(nullptr, &type));
+  EXPECT_EQ(create_layer("app.Scale")(full({2}, 3.0)).to_vector<float>(), (std::vector<float>{6, 6}));
+  EXPECT_EQ(api().register_layer_type(nullptr, &type), NNP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api().last_error()).find("already registered"), std::string::npos);
+  nnp_layer_type bad = type;
+  bad.name = "NoNamespace";
+  EXPECT_EQ(api().register_layer_type(nullptr, &bad), NNP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api().last_error()).find("namespace.Name"), std::string::npos);
+}
+
+TEST(Layers, ASequentialOfRegistryLayersLearns) {
+  manual_seed(11);
+  nn::Sequential net{create_layer("nn.Linear", std::move(Attrs().set("in_features", 2).set("out_features", 16))),
+                     create_layer("nn.Tanh"),
+                     create_layer("nn.Linear", std::move(Attrs().set("in_features", 16).set("out_features", 1)))};
+  Tensor x = from_vector(std::vector<float>{0, 0, 0, 1, 1, 0, 1, 1}, {4, 2});
+  Tensor y = from_vector(std::vector<float>{0, 1, 1, 0}, {4, 1});  // XOR
+  std::vector<Tensor> params = net.parameters();
+  for (int step = 0; step < 2000; ++step) {
+    Tensor loss = (net(x) - y).pow(2).mean();
+    net.zero_grad();
+    loss.backward();
+    NoGradGuard no_grad;
+    for (Tensor& p : params) p.copy_(p - p.grad() * 0.1);
+  }
+  NoGradGuard no_grad;
+  EXPECT_LT((net(x) - y).pow(2).mean().item<float>(), 0.01f);
+}
