@@ -1,0 +1,111 @@
+// Losses against values computed by formula, for every reduction.
+#include <cmath>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+using nnp::nn::Attrs;
+using nnp::nn::create_layer;
+using nnp::test::expect_error;
+
+namespace {
+
+Tensor call(const std::string& type, const Tensor& input, const Tensor& target, Attrs attrs = Attrs()) {
+  return create_layer(type, attrs).call({input, target});
+}
+
+double logsumexp(const std::vector<double>& row) {
+  double m = row[0];
+  for (double v : row) m = std::max(m, v);
+  double s = 0;
+  for (double v : row) s += std::exp(v - m);
+  return m + std::log(s);
+}
+
+}  // namespace
+
+TEST(Losses, MseAndL1) {
+  Tensor x = from_vector(std::vector<double>{1, 2, 3, 4}, {2, 2}),
+         y = from_vector(std::vector<double>{0, 2, 5, 1}, {2, 2});
+  EXPECT_DOUBLE_EQ(call("nn.MSELoss", x, y).item<double>(), (1 + 0 + 4 + 9) / 4.0);
+  EXPECT_DOUBLE_EQ(call("nn.MSELoss", x, y, std::move(Attrs().set("reduction", "sum"))).item<double>(), 14.0);
+  EXPECT_EQ(call("nn.MSELoss", x, y, std::move(Attrs().set("reduction", "none"))).to_vector<double>(),
+            (std::vector<double>{1, 0, 4, 9}));
+  EXPECT_DOUBLE_EQ(call("nn.L1Loss", x, y).item<double>(), (1 + 0 + 2 + 3) / 4.0);
+  expect_error([&] { call("nn.MSELoss", x, y.reshape({4})); }, NNP_SHAPE_MISMATCH, {"[4]", "[2,2]"});
+  expect_error([&] { create_layer("nn.L1Loss", std::move(Attrs().set("reduction", "avg"))); }, NNP_INVALID_ARGUMENT,
+               {"'none', 'mean' or 'sum'"});
+  EXPECT_EQ(create_layer("nn.MSELoss", std::move(Attrs().set("reduction", "sum"))).repr(), "MSELoss(reduction='sum')");
+}
+
+TEST(Losses, CrossEntropyWithIgnoreIndexAndLabelSmoothing) {
+  std::vector<double> logits = {1.0, 2.0, 0.5, -1.0, 0.0, 3.0, 0.2, 0.2, 0.2};
+  Tensor x = from_vector(logits, {3, 3});
+  Tensor t = from_vector(std::vector<int64_t>{1, 2, 0});
+  std::vector<double> nll(3), smooth(3);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<double> row(logits.begin() + 3 * i, logits.begin() + 3 * i + 3);
+    double lse = logsumexp(row);
+    int64_t target = std::vector<int64_t>{1, 2, 0}[static_cast<size_t>(i)];
+    nll[static_cast<size_t>(i)] = lse - row[static_cast<size_t>(target)];
+    smooth[static_cast<size_t>(i)] = (3 * lse - row[0] - row[1] - row[2]) / 3;
+  }
+  EXPECT_NEAR(call("nn.CrossEntropyLoss", x, t).item<double>(), (nll[0] + nll[1] + nll[2]) / 3, 1e-12);
+  std::vector<double> none =
+      call("nn.CrossEntropyLoss", x, t, std::move(Attrs().set("reduction", "none"))).to_vector<double>();
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(none[static_cast<size_t>(i)], nll[static_cast<size_t>(i)], 1e-12);
+  // ignore_index: the sample drops out of the sum and of the mean's count.
+  Tensor ignored = from_vector(std::vector<int64_t>{1, -100, 0});
+  EXPECT_NEAR(call("nn.CrossEntropyLoss", x, ignored).item<double>(), (nll[0] + nll[2]) / 2, 1e-12);
+  EXPECT_NEAR(call("nn.CrossEntropyLoss", x, from_vector(std::vector<int64_t>{1, 7, 0}),
+                   std::move(Attrs().set("ignore_index", 7)))
+                  .item<double>(),
+              (nll[0] + nll[2]) / 2, 1e-12);
+  // label_smoothing e: (1 - e) * nll + e * mean over classes of -log p.
+  double e = 0.1, expected = 0;
+  for (int i = 0; i < 3; ++i) expected += (1 - e) * nll[static_cast<size_t>(i)] + e * smooth[static_cast<size_t>(i)];
+  EXPECT_NEAR(call("nn.CrossEntropyLoss", x, t, std::move(Attrs().set("label_smoothing", e))).item<double>(),
+              expected / 3, 1e-12);
+  // A single unbatched sample.
+  EXPECT_NEAR(call("nn.CrossEntropyLoss", x.slice(0, 0, 1).squeeze(0), full({}, 1, Dtype::i64)).item<double>(), nll[0],
+              1e-12);
+  expect_error(
+      [&] {
+        call("nn.CrossEntropyLoss", x, from_vector(std::vector<int64_t>{1, 3, 0}));
+      },
+      NNP_INVALID_ARGUMENT, {"outside [0, 3)"});
+  expect_error(
+      [&] {
+        call("nn.CrossEntropyLoss", x, from_vector(std::vector<int64_t>{1, 2}));
+      },
+      NNP_SHAPE_MISMATCH, {"expected [3]"});
+  expect_error([&] { call("nn.CrossEntropyLoss", x, x); }, NNP_DTYPE_MISMATCH, {"class indices"});
+}
+
+TEST(Losses, CrossEntropyGradientIsSoftmaxMinusOneHot) {
+  Tensor x = from_vector(std::vector<double>{1.0, 2.0, 0.5, -1.0, 0.0, 3.0}, {2, 3}).requires_grad_();
+  Tensor t = from_vector(std::vector<int64_t>{2, 0});
+  call("nn.CrossEntropyLoss", x, t).backward();
+  std::vector<double> p = x.detach().softmax(1).to_vector<double>(), g = x.grad().to_vector<double>();
+  std::vector<double> one_hot = {0, 0, 1, 1, 0, 0};
+  for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(g[i], (p[i] - one_hot[i]) / 2, 1e-12);
+}
+
+TEST(Losses, NllAndBinaryCrossEntropy) {
+  Tensor logp = from_vector(std::vector<double>{-0.1, -2.0, -3.0, -0.5}, {2, 2});
+  EXPECT_NEAR(call("nn.NLLLoss", logp, from_vector(std::vector<int64_t>{1, 0})).item<double>(), (2.0 + 3.0) / 2, 1e-12);
+  Tensor p = from_vector(std::vector<double>{0.9, 0.2, 0.0}), y = from_vector(std::vector<double>{1, 0, 1});
+  std::vector<double> bce = call("nn.BCELoss", p, y, std::move(Attrs().set("reduction", "none"))).to_vector<double>();
+  EXPECT_NEAR(bce[0], -std::log(0.9), 1e-12);
+  EXPECT_NEAR(bce[1], -std::log(0.8), 1e-12);
+  EXPECT_DOUBLE_EQ(bce[2], 100.0);  // log(0) clamped at -100, as PyTorch
+  Tensor logits = from_vector(std::vector<double>{2.0, -1.0, 50.0, -50.0});
+  Tensor labels = from_vector(std::vector<double>{1, 0, 0, 1});
+  std::vector<double> got =
+      call("nn.BCEWithLogitsLoss", logits, labels, std::move(Attrs().set("reduction", "none"))).to_vector<double>();
+  auto reference = [](double x, double z) { return std::max(x, 0.0) - x * z + std::log1p(std::exp(-std::fabs(x))); };
+  EXPECT_NEAR(got[0], reference(2, 1), 1e-12);
+  EXPECT_NEAR(got[1], reference(-1, 0), 1e-12);
+  EXPECT_NEAR(got[2], 50.0, 1e-12);  // stable for large logits
+  EXPECT_NEAR(got[3], 50.0, 1e-12);
+}
