@@ -22,6 +22,7 @@
 #include "nn/module_call.hpp"
 #include "nn/state_dict.hpp"
 #include "ops.hpp"
+#include "optim/optimizer.hpp"
 #include "plugin_registry.hpp"
 
 namespace nnp::core {
@@ -788,6 +789,71 @@ nnp_status api_layer_create(const char* type, const nnp_attrs* attrs, nnp_module
   });
 }
 
+// ---- optimizers ----
+nnp_optimizer& optimizer_arg(const nnp_optimizer* o, const char* op) {
+  if (o == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": optimizer is NULL");
+  return *const_cast<nnp_optimizer*>(o);
+}
+nnp_optimizer::Group& group_arg(const nnp_optimizer* o, int32_t group, const char* op) {
+  nnp_optimizer& opt = optimizer_arg(o, op);
+  if (group < 0 || group >= static_cast<int32_t>(opt.groups.size()))
+    fail(NNP_INVALID_ARGUMENT, op, ": group ", group, " is out of range (", opt.groups.size(), " groups)");
+  return opt.groups[static_cast<size_t>(group)];
+}
+nnp_status api_optimizer_create(const char* kind, const nnp_list* params, const nnp_attrs* options,
+                                nnp_optimizer** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "optimizer_create: out is NULL");
+    *out = nullptr;
+    if (kind == nullptr) fail(NNP_INVALID_ARGUMENT, "optimizer_create: kind is NULL");
+    *out = optim::create(kind, list_arg(params, "optimizer_create"), options).release();
+  });
+}
+void api_optimizer_release(nnp_optimizer* o) { delete o; }
+nnp_status api_optimizer_add_param_group(nnp_optimizer* o, const nnp_list* params, const nnp_attrs* options) {
+  return guard([&] {
+    optim::add_param_group(optimizer_arg(o, "add_param_group"), list_arg(params, "add_param_group"), options);
+  });
+}
+int32_t api_optimizer_group_count(const nnp_optimizer* o) { return o ? static_cast<int32_t>(o->groups.size()) : 0; }
+nnp_status api_optimizer_get_option(const nnp_optimizer* o, int32_t group, const char* name, double* out) {
+  return guard([&] {
+    const auto& options = group_arg(o, group, "optimizer_get_option").options;
+    auto it = options.find(name ? name : "");
+    if (it == options.end()) fail(NNP_NOT_FOUND, "optimizer_get_option: no option '", name ? name : "", "'");
+    *out = it->second;
+  });
+}
+nnp_status api_optimizer_set_option(nnp_optimizer* o, int32_t group, const char* name, double value) {
+  return guard([&] {
+    auto& options = group_arg(o, group, "optimizer_set_option").options;
+    auto it = options.find(name ? name : "");
+    if (it == options.end()) fail(NNP_NOT_FOUND, "optimizer_set_option: no option '", name ? name : "", "'");
+    it->second = value;
+  });
+}
+nnp_status api_optimizer_step(nnp_optimizer* o) {
+  return guard([&] { optim::step(optimizer_arg(o, "step")); });
+}
+nnp_status api_optimizer_zero_grad(nnp_optimizer* o, int32_t set_to_none) {
+  return guard([&] { optim::zero_grad(optimizer_arg(o, "zero_grad"), set_to_none != 0); });
+}
+nnp_status api_optimizer_state_dict(const nnp_optimizer* o, nnp_list** out) {
+  return list_result(out, "optimizer_state_dict",
+                     [&](nnp_list& l) { optim::state_dict(optimizer_arg(o, "optimizer_state_dict"), l); });
+}
+nnp_status api_optimizer_load_state_dict(nnp_optimizer* o, const nnp_list* state) {
+  return guard([&] {
+    optim::load_state_dict(optimizer_arg(o, "optimizer_load_state_dict"), list_arg(state, "optimizer_load_state_dict"));
+  });
+}
+nnp_status api_clip_grad_norm(const nnp_list* params, double max_norm, double norm_type, double* total) {
+  return guard([&] {
+    double norm = optim::clip_grad_norm(list_arg(params, "clip_grad_norm"), max_norm, norm_type);
+    if (total) *total = norm;
+  });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -930,6 +996,17 @@ const nnp_api kApi = {
     api_layer_type_count,
     api_layer_type_info,
     api_layer_create,
+    api_optimizer_create,
+    api_optimizer_release,
+    api_optimizer_add_param_group,
+    api_optimizer_group_count,
+    api_optimizer_get_option,
+    api_optimizer_set_option,
+    api_optimizer_step,
+    api_optimizer_zero_grad,
+    api_optimizer_state_dict,
+    api_optimizer_load_state_dict,
+    api_clip_grad_norm,
 };
 
 }  // namespace

@@ -198,6 +198,7 @@ typedef struct nnp_function {
 /* ---- modules --------------------------------------------------------------- */
 
 typedef struct nnp_module nnp_module;
+typedef struct nnp_optimizer nnp_optimizer;
 /* An ordered list of named entries (tensors or modules), e.g. a state dict.
  * Pointers read from it are borrowed and stay valid while the list lives. */
 typedef struct nnp_list nnp_list;
@@ -517,6 +518,28 @@ struct nnp_api {
   nnp_status (*layer_type_info)(int32_t i, nnp_layer_type* out);
   /* Creates a layer by type name, checking attrs against its declaration. */
   nnp_status (*layer_create)(const char* type, const nnp_attrs* attrs, nnp_module** out);
+
+  /* -- optimizers (torch.optim) -- */
+  /* kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop". params: the
+   * first group's tensors (names are ignored); options: PyTorch's keyword
+   * arguments as attributes (lr, momentum, ...; Adam's betas as beta1, beta2). */
+  nnp_status (*optimizer_create)(const char* kind, const nnp_list* params, const nnp_attrs* options,
+                                 nnp_optimizer** out);
+  void (*optimizer_release)(nnp_optimizer* opt);
+  /* options override the optimizer's defaults for this group. */
+  nnp_status (*optimizer_add_param_group)(nnp_optimizer* opt, const nnp_list* params, const nnp_attrs* options);
+  int32_t (*optimizer_group_count)(const nnp_optimizer* opt);
+  nnp_status (*optimizer_get_option)(const nnp_optimizer* opt, int32_t group, const char* name, double* out);
+  nnp_status (*optimizer_set_option)(nnp_optimizer* opt, int32_t group, const char* name, double value);
+  nnp_status (*optimizer_step)(nnp_optimizer* opt);
+  nnp_status (*optimizer_zero_grad)(nnp_optimizer* opt, int32_t set_to_none);
+  /* PyTorch's layout flattened to names: "state.<i>.<name>" and
+   * "param_groups.<g>.<option>" (0-d f64), "param_groups.<g>.params" (i64). */
+  nnp_status (*optimizer_state_dict)(const nnp_optimizer* opt, nnp_list** out);
+  /* All or nothing: group structure and state shapes are checked first. */
+  nnp_status (*optimizer_load_state_dict)(nnp_optimizer* opt, const nnp_list* state);
+  /* Scales gradients so their total norm is at most max_norm; *total gets the norm before. */
+  nnp_status (*clip_grad_norm)(const nnp_list* params, double max_norm, double norm_type, double* total);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

@@ -527,4 +527,5 @@ inline std::vector<Device> devices() {
 
 }  // namespace nnp
 
-#include <nnp/nn.hpp>  // nn::Module and the containers
+#include <nnp/nn.hpp>     // nn::Module and the containers
+#include <nnp/optim.hpp>  // optimizers and schedulers

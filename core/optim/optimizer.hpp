@@ -1,0 +1,40 @@
+// torch.optim's optimizers as a core object: parameter groups with options,
+// per-parameter state, step, zero_grad and a state dict.
+#pragma once
+
+#include <map>
+#include <nnp/nnp.hpp>
+#include <string>
+#include <vector>
+
+#include "../nn/named_list.hpp"
+
+struct nnp_optimizer {
+  struct Group {
+    std::vector<nnp::Tensor> params;
+    std::map<std::string, double> options;
+  };
+  std::string kind;
+  std::map<std::string, double> defaults;
+  std::vector<Group> groups;
+  // Per parameter (by identity, which Module::to keeps): named state tensors.
+  std::map<const nnp_tensor*, std::map<std::string, nnp::Tensor>> state;
+};
+
+namespace nnp::core::optim {
+
+// The public C++ tensor (nnp.hpp), not the core's record of the same name.
+using Tensor = nnp::Tensor;
+using nnp::Dtype;
+
+using Optimizer = nnp_optimizer;
+
+std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& params, const nnp_attrs* options);
+void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* options);
+void step(Optimizer& opt);
+void zero_grad(Optimizer& opt, bool set_to_none);
+void state_dict(const Optimizer& opt, nnp_list& out);
+void load_state_dict(Optimizer& opt, const nnp_list& state);
+double clip_grad_norm(const nnp_list& params, double max_norm, double norm_type);
+
+}  // namespace nnp::core::optim

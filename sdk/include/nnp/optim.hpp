@@ -1,0 +1,114 @@
+// optim.hpp - torch.optim in C++ over the C table (included by nnp.hpp):
+// the optimizers, clip_grad_norm_ and the StepLR / CosineAnnealingLR schedulers.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace nnp::optim {
+
+class Optimizer {
+ public:
+  // kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop".
+  Optimizer(const std::string& kind, const std::vector<Tensor>& params, const nn::Attrs& options = nn::Attrs()) {
+    detail::List list = list_of(params);
+    check(api().optimizer_create(kind.c_str(), list.get(), options.get(), &opt_));
+  }
+  Optimizer(Optimizer&& other) noexcept : opt_(std::exchange(other.opt_, nullptr)) {}
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+  ~Optimizer() { api().optimizer_release(opt_); }
+
+  void add_param_group(const std::vector<Tensor>& params, const nn::Attrs& options = nn::Attrs()) {
+    detail::List list = list_of(params);
+    check(api().optimizer_add_param_group(opt_, list.get(), options.get()));
+  }
+  void step() { check(api().optimizer_step(opt_)); }
+  void zero_grad(bool set_to_none = true) { check(api().optimizer_zero_grad(opt_, set_to_none)); }
+  int32_t group_count() const { return api().optimizer_group_count(opt_); }
+  double get(const std::string& option, int32_t group = 0) const {
+    double v = 0;
+    check(api().optimizer_get_option(opt_, group, option.c_str(), &v));
+    return v;
+  }
+  void set(const std::string& option, double value, int32_t group = 0) {
+    check(api().optimizer_set_option(opt_, group, option.c_str(), value));
+  }
+  StateDict state_dict() const {
+    detail::List list(nullptr);
+    check(api().optimizer_state_dict(opt_, list.out()));
+    return list.tensors();
+  }
+  void load_state_dict(const StateDict& state) {
+    detail::List list = detail::List::of(state);
+    check(api().optimizer_load_state_dict(opt_, list.get()));
+  }
+  nnp_optimizer* get() const { return opt_; }
+
+  static detail::List list_of(const std::vector<Tensor>& params) {
+    detail::List list;
+    for (const Tensor& p : params) check(api().list_append_tensor(list.get(), "", p.get()));
+    return list;
+  }
+
+ private:
+  nnp_optimizer* opt_ = nullptr;
+};
+
+// Scales gradients in place so their total norm is at most max_norm;
+// returns the norm before (norm_type may be INFINITY).
+inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0) {
+  detail::List list = Optimizer::list_of(params);
+  double total = 0;
+  check(api().clip_grad_norm(list.get(), max_norm, norm_type, &total));
+  return total;
+}
+
+// lr = base_lr * gamma^(epoch // step_size); call step() once per epoch.
+class StepLR {
+ public:
+  StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1) : opt_(opt), step_size_(step_size), gamma_(gamma) {
+    for (int32_t g = 0; g < opt.group_count(); ++g) base_.push_back(opt.get("lr", g));
+  }
+  void step() {
+    ++epoch_;
+    for (int32_t g = 0; g < opt_.group_count(); ++g)
+      opt_.set("lr", base_[static_cast<size_t>(g)] * std::pow(gamma_, static_cast<double>(epoch_ / step_size_)), g);
+  }
+  int64_t last_epoch() const { return epoch_; }
+
+ private:
+  Optimizer& opt_;
+  int64_t step_size_;
+  double gamma_;
+  int64_t epoch_ = 0;
+  std::vector<double> base_;
+};
+
+// lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2.
+class CosineAnnealingLR {
+ public:
+  CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0) : opt_(opt), t_max_(t_max), eta_min_(eta_min) {
+    for (int32_t g = 0; g < opt.group_count(); ++g) base_.push_back(opt.get("lr", g));
+  }
+  void step() {
+    ++epoch_;
+    const double pi = 3.14159265358979323846;
+    for (int32_t g = 0; g < opt_.group_count(); ++g)
+      opt_.set("lr",
+               eta_min_ + (base_[static_cast<size_t>(g)] - eta_min_) *
+                              (1 + std::cos(pi * static_cast<double>(epoch_) / static_cast<double>(t_max_))) / 2,
+               g);
+  }
+  int64_t last_epoch() const { return epoch_; }
+
+ private:
+  Optimizer& opt_;
+  int64_t t_max_;
+  double eta_min_;
+  int64_t epoch_ = 0;
+  std::vector<double> base_;
+};
+
+}  // namespace nnp::optim

@@ -1,0 +1,210 @@
+// Optimizers: the first steps of each against PyTorch's update rules written
+// out by hand, parameter groups, state dicts that resume exactly, gradient
+// clipping and the schedulers.
+#include <cmath>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+using nnp::nn::Attrs;
+using nnp::test::expect_error;
+
+namespace {
+
+const std::vector<std::vector<double>> kGrads = {{0.5, -1.0}, {0.2, 0.3}, {-0.4, 0.1}};
+
+// Runs an optimizer for kGrads.size() steps from p = {1, -2}; returns p after each.
+std::vector<std::vector<double>> run(const std::string& kind, Attrs options) {
+  Tensor p = from_vector(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::Optimizer opt(kind, {p}, options);
+  std::vector<std::vector<double>> trace;
+  for (const auto& g : kGrads) {
+    p.set_grad(from_vector(g));
+    opt.step();
+    trace.push_back(p.to_vector<double>());
+  }
+  return trace;
+}
+
+void expect_trace(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t s = 0; s < got.size(); ++s)
+    for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(got[s][i], want[s][i], 1e-12) << "step " << s + 1 << " element " << i;
+}
+
+// The reference rules, per element, in double.
+template <typename Rule>
+std::vector<std::vector<double>> reference(Rule rule) {
+  std::vector<double> p = {1.0, -2.0};
+  std::vector<std::vector<double>> trace;
+  for (size_t s = 0; s < kGrads.size(); ++s) {
+    for (size_t i = 0; i < 2; ++i) rule(p[i], kGrads[s][i], static_cast<int>(s + 1), i);
+    trace.push_back(p);
+  }
+  return trace;
+}
+
+}  // namespace
+
+TEST(Optimizers, SgdWithMomentumDampeningNesterovWeightDecay) {
+  expect_trace(run("SGD", std::move(Attrs().set("lr", 0.1))),
+               reference([](double& p, double g, int, size_t) { p -= 0.1 * g; }));
+  std::vector<double> buf(2);
+  expect_trace(
+      run("SGD",
+          std::move(Attrs().set("lr", 0.1).set("momentum", 0.9).set("dampening", 0.1).set("weight_decay", 0.01))),
+      reference([&](double& p, double g, int step, size_t i) {
+        g += 0.01 * p;
+        buf[i] = step == 1 ? g : 0.9 * buf[i] + 0.9 * g;
+        p -= 0.1 * buf[i];
+      }));
+  std::vector<double> nbuf(2);
+  expect_trace(run("SGD", std::move(Attrs().set("lr", 0.1).set("momentum", 0.9).set("nesterov", true))),
+               reference([&](double& p, double g, int step, size_t i) {
+                 nbuf[i] = step == 1 ? g : 0.9 * nbuf[i] + g;
+                 p -= 0.1 * (g + 0.9 * nbuf[i]);
+               }));
+}
+
+TEST(Optimizers, AdamAndAdamW) {
+  auto adam_rule = [](double lr, double wd, bool decoupled, bool amsgrad) {
+    auto m = std::make_shared<std::vector<double>>(2), v = std::make_shared<std::vector<double>>(2),
+         vmax = std::make_shared<std::vector<double>>(2);
+    return [=](double& p, double g, int step, size_t i) {
+      if (decoupled)
+        p *= 1 - lr * wd;
+      else
+        g += wd * p;
+      (*m)[i] = 0.9 * (*m)[i] + 0.1 * g;
+      (*v)[i] = 0.999 * (*v)[i] + 0.001 * g * g;
+      double second = (*v)[i];
+      if (amsgrad) second = (*vmax)[i] = std::max((*vmax)[i], (*v)[i]);
+      double bias1 = 1 - std::pow(0.9, step), bias2 = 1 - std::pow(0.999, step);
+      p -= lr / bias1 * (*m)[i] / (std::sqrt(second) / std::sqrt(bias2) + 1e-8);
+    };
+  };
+  expect_trace(run("Adam", std::move(Attrs().set("lr", 0.01))), reference(adam_rule(0.01, 0, false, false)));
+  expect_trace(run("Adam", std::move(Attrs().set("lr", 0.01).set("weight_decay", 0.1).set("amsgrad", true))),
+               reference(adam_rule(0.01, 0.1, false, true)));
+  expect_trace(run("AdamW", std::move(Attrs().set("lr", 0.01))), reference(adam_rule(0.01, 0.01, true, false)));
+}
+
+TEST(Optimizers, AdagradAdadeltaRmsprop) {
+  std::vector<double> sum(2, 0.1);
+  expect_trace(
+      run("Adagrad", std::move(Attrs().set("lr", 0.1).set("lr_decay", 0.01).set("initial_accumulator_value", 0.1))),
+      reference([&](double& p, double g, int step, size_t i) {
+        double clr = 0.1 / (1 + (step - 1) * 0.01);
+        sum[i] += g * g;
+        p -= clr * g / (std::sqrt(sum[i]) + 1e-10);
+      }));
+  std::vector<double> sq(2), acc(2);
+  expect_trace(run("Adadelta", std::move(Attrs().set("lr", 1.0))), reference([&](double& p, double g, int, size_t i) {
+                 sq[i] = 0.9 * sq[i] + 0.1 * g * g;
+                 double delta = std::sqrt(acc[i] + 1e-6) / std::sqrt(sq[i] + 1e-6) * g;
+                 acc[i] = 0.9 * acc[i] + 0.1 * delta * delta;
+                 p -= delta;
+               }));
+  std::vector<double> square(2), avg_g(2), mom(2);
+  expect_trace(run("RMSprop", std::move(Attrs().set("lr", 0.01).set("momentum", 0.5).set("centered", true))),
+               reference([&](double& p, double g, int, size_t i) {
+                 square[i] = 0.99 * square[i] + 0.01 * g * g;
+                 avg_g[i] = 0.99 * avg_g[i] + 0.01 * g;
+                 double avg = std::sqrt(square[i] - avg_g[i] * avg_g[i]) + 1e-8;
+                 mom[i] = 0.5 * mom[i] + g / avg;
+                 p -= 0.01 * mom[i];
+               }));
+}
+
+TEST(Optimizers, ParameterGroupsAndZeroGrad) {
+  Tensor a = ones({2}).requires_grad_(), b = ones({2}).requires_grad_();
+  optim::Optimizer opt("SGD", {a}, std::move(Attrs().set("lr", 0.1)));
+  opt.add_param_group({b}, std::move(Attrs().set("lr", 0.5)));
+  EXPECT_EQ(opt.group_count(), 2);
+  EXPECT_DOUBLE_EQ(opt.get("lr", 1), 0.5);
+  (a.sum() + b.sum()).backward();
+  opt.step();
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{0.9f, 0.9f}));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0.5f, 0.5f}));
+  opt.zero_grad(false);
+  EXPECT_EQ(a.grad().sum().item<float>(), 0.0f);
+  opt.zero_grad();
+  EXPECT_FALSE(a.grad().defined());
+  opt.step();  // parameters without gradients are skipped
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{0.9f, 0.9f}));
+  expect_error([&] { opt.add_param_group({a}); }, NNP_INVALID_ARGUMENT, {"more than one parameter group"});
+}
+
+TEST(Optimizers, StateDictResumesExactly) {
+  auto train = [](optim::Optimizer& opt, Tensor& p, int from, int to) {
+    for (int s = from; s < to; ++s) {
+      p.set_grad(from_vector(std::vector<double>{std::sin(s), std::cos(s)}));
+      opt.step();
+    }
+  };
+  Tensor straight = from_vector(std::vector<double>{1, 2}).requires_grad_();
+  optim::Optimizer a("Adam", {straight}, std::move(Attrs().set("lr", 0.05)));
+  train(a, straight, 0, 10);
+
+  Tensor first = from_vector(std::vector<double>{1, 2}).requires_grad_();
+  optim::Optimizer b("Adam", {first}, std::move(Attrs().set("lr", 0.05)));
+  train(b, first, 0, 4);
+  StateDict state = b.state_dict();
+  std::vector<std::string> keys;
+  for (const auto& [k, t] : state) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"state.0.exp_avg", "state.0.exp_avg_sq", "state.0.step",
+                                            "param_groups.0.amsgrad", "param_groups.0.beta1", "param_groups.0.beta2",
+                                            "param_groups.0.eps", "param_groups.0.lr", "param_groups.0.maximize",
+                                            "param_groups.0.weight_decay", "param_groups.0.params"}));
+  // A new optimizer (as after a restart) continues from the saved state.
+  Tensor resumed = first.detach().clone().requires_grad_();
+  optim::Optimizer c("Adam", {resumed}, std::move(Attrs().set("lr", 0.999)));
+  c.load_state_dict(state);
+  EXPECT_DOUBLE_EQ(c.get("lr"), 0.05);
+  train(c, resumed, 4, 10);
+  EXPECT_EQ(resumed.to_vector<double>(), straight.to_vector<double>());
+
+  StateDict wrong = state;
+  wrong[0].second = zeros({3}, Dtype::f64);
+  expect_error([&] { c.load_state_dict(wrong); }, NNP_SHAPE_MISMATCH, {"state.0.exp_avg"});
+}
+
+TEST(Optimizers, ClipGradNormAndSchedulers) {
+  Tensor a = zeros({2}).requires_grad_(), b = zeros({1}).requires_grad_();
+  a.set_grad(from_vector(std::vector<float>{3, 0}));
+  b.set_grad(from_vector(std::vector<float>{4}));
+  EXPECT_NEAR(optim::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad().to_vector<float>()[0], 3.0f / 5, 1e-5);
+  EXPECT_NEAR(b.grad().item<float>(), 4.0f / 5, 1e-5);
+  EXPECT_NEAR(optim::clip_grad_norm_({a, b}, 10.0, INFINITY), 0.8, 1e-5);  // already small: unchanged
+
+  optim::Optimizer opt("SGD", {a}, std::move(Attrs().set("lr", 1.0)));
+  optim::StepLR step_lr(opt, 2, 0.5);
+  std::vector<double> lrs;
+  for (int e = 0; e < 5; ++e) {
+    step_lr.step();
+    lrs.push_back(opt.get("lr"));
+  }
+  EXPECT_EQ(lrs, (std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25}));
+  optim::Optimizer opt2("SGD", {b}, std::move(Attrs().set("lr", 0.1)));
+  optim::CosineAnnealingLR cosine(opt2, 10, 0.0);
+  for (int e = 0; e < 5; ++e) cosine.step();
+  EXPECT_NEAR(opt2.get("lr"), 0.05, 1e-12);  // halfway
+  for (int e = 0; e < 5; ++e) cosine.step();
+  EXPECT_NEAR(opt2.get("lr"), 0.0, 1e-12);
+}
+
+TEST(Optimizers, Errors) {
+  Tensor p = ones({1}).requires_grad_();
+  expect_error([&] { optim::Optimizer("Sgd", {p}); }, NNP_NOT_FOUND, {"unknown optimizer 'Sgd'"});
+  expect_error([&] { optim::Optimizer("SGD", {p}, std::move(Attrs().set("lrr", 0.1))); }, NNP_INVALID_ARGUMENT,
+               {"unknown option 'lrr'", "lr"});
+  expect_error([&] { optim::Optimizer("SGD", {p}, std::move(Attrs().set("lr", -1.0))); }, NNP_INVALID_ARGUMENT,
+               {"invalid lr value"});
+  expect_error([&] { optim::Optimizer("SGD", {p}, std::move(Attrs().set("nesterov", true))); }, NNP_INVALID_ARGUMENT,
+               {"nesterov"});
+  expect_error([&] { optim::Optimizer("Adam", {p}, std::move(Attrs().set("beta1", 1.0))); }, NNP_INVALID_ARGUMENT,
+               {"beta1"});
+  expect_error([&] { optim::Optimizer("SGD", {p * 2.0}); }, NNP_INVALID_ARGUMENT, {"non-leaf"});
+  expect_error([&] { optim::Optimizer("SGD", {}); }, NNP_INVALID_ARGUMENT, {"empty parameter list"});
+}
