@@ -182,3 +182,64 @@ TEST(Layers, ASequentialOfRegistryLayersLearns) {
   NoGradGuard no_grad;
   EXPECT_LT((net(x) - y).pow(2).mean().item<float>(), 0.01f);
 }
+
+TEST(Layers, BatchNormTrainingEvalAndRunningStatistics) {
+  auto bn = create_layer("nn.BatchNorm1d", std::move(Attrs().set("num_features", 2)));
+  EXPECT_EQ(bn.repr(), "BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+  EXPECT_EQ(names(bn.state_dict()),
+            (std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}));
+  EXPECT_EQ(bn.get_buffer("num_batches_tracked").dtype(), Dtype::i64);
+  bn.to_double();
+  Tensor x = from_vector(std::vector<double>{1, 10, 2, 20, 3, 30, 6, 40}, {4, 2});
+  std::vector<double> y = bn(x).to_vector<double>();
+  // Column 0: mean 3, biased variance 3.5; column 1: mean 25, variance 125.
+  EXPECT_NEAR(y[0], (1 - 3) / std::sqrt(3.5 + 1e-5), 1e-12);
+  EXPECT_NEAR(y[7], (40 - 25) / std::sqrt(125 + 1e-5), 1e-12);
+  std::vector<double> running_mean = bn.get_buffer("running_mean").to_vector<double>();
+  std::vector<double> running_var = bn.get_buffer("running_var").to_vector<double>();
+  EXPECT_NEAR(running_mean[0], 0.1 * 3, 1e-12);
+  EXPECT_NEAR(running_var[0], 0.9 + 0.1 * 3.5 * 4 / 3, 1e-12);  // unbiased variance in the running estimate
+  EXPECT_EQ(bn.get_buffer("num_batches_tracked").item<int64_t>(), 1);
+  bn.eval();
+  std::vector<double> eval = bn(x).to_vector<double>();
+  EXPECT_NEAR(eval[0], (1 - running_mean[0]) / std::sqrt(running_var[0] + 1e-5), 1e-12);
+  EXPECT_EQ(bn.get_buffer("num_batches_tracked").item<int64_t>(), 1);  // eval does not update
+  bn.train();
+  expect_error([&] { bn(ones({1, 2}, Dtype::f64)); }, NNP_INVALID_ARGUMENT, {"more than 1 value per channel"});
+  expect_error([&] { bn(ones({4, 3}, Dtype::f64)); }, NNP_SHAPE_MISMATCH, {"2 channels"});
+
+  auto bn2 = create_layer("nn.BatchNorm2d", std::move(Attrs().set("num_features", 3).set("affine", false)));
+  Tensor image = randn({2, 3, 4, 4});
+  Tensor out = bn2(image);
+  std::vector<float> channel_means = out.mean({0, 2, 3}).to_vector<float>();
+  for (float m : channel_means) EXPECT_NEAR(m, 0.0f, 1e-5);
+  EXPECT_TRUE(bn2.named_parameters().empty());
+}
+
+TEST(Layers, LayerNormAndEmbedding) {
+  auto ln = create_layer("nn.LayerNorm", std::move(Attrs().set("normalized_shape", std::vector<int64_t>{4})));
+  EXPECT_EQ(ln.repr(), "LayerNorm((4,), eps=1e-05, elementwise_affine=True)");
+  Tensor x = from_vector(std::vector<float>{1, 2, 3, 4, 2, 2, 2, 6}, {2, 4});
+  std::vector<float> y = ln(x).to_vector<float>();
+  EXPECT_NEAR(y[0], (1 - 2.5) / std::sqrt(1.25 + 1e-5), 1e-5);
+  EXPECT_NEAR(y[7], (6 - 3) / std::sqrt(3 + 1e-5), 1e-5);
+  expect_error([&] { ln(ones({2, 3})); }, NNP_SHAPE_MISMATCH, {"normalized_shape [4]"});
+  EXPECT_EQ(create_layer("nn.LayerNorm", std::move(Attrs().set("normalized_shape", 3))).get_parameter("weight").shape(),
+            (Shape{3}));
+
+  auto embedding = create_layer(
+      "nn.Embedding", std::move(Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("padding_idx", 0)));
+  EXPECT_EQ(embedding.repr(), "Embedding(10, 3, padding_idx=0)");
+  Tensor weight = embedding.get_parameter("weight");
+  EXPECT_EQ(weight.slice(0, 0, 1).abs().sum().item<float>(), 0.0f);
+  Tensor idx = from_vector(std::vector<int64_t>{2, 0, 2, 5}, {2, 2});
+  Tensor out = embedding(idx);
+  EXPECT_EQ(out.shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(out.slice(0, 0, 1).slice(1, 0, 1).reshape({3}).to_vector<float>(),
+            weight.slice(0, 2, 3).reshape({3}).to_vector<float>());
+  out.sum().backward();
+  std::vector<float> grad = weight.grad().to_vector<float>();
+  EXPECT_EQ(grad[0], 0.0f);   // padding row learns nothing
+  EXPECT_EQ(grad[6], 2.0f);   // row 2 was looked up twice
+  EXPECT_EQ(grad[15], 1.0f);  // row 5 once
+}

@@ -30,5 +30,6 @@ void add_builtin(LayerRegistry& registry, const char* name, const char* doc, con
 void register_linear_layers(LayerRegistry& registry);
 void register_activation_layers(LayerRegistry& registry);
 void register_loss_layers(LayerRegistry& registry);
+void register_norm_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers
