@@ -14,6 +14,7 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "io/model_spec.hpp"
 #include "io/safetensors.hpp"
 #include "nn/attrs.hpp"
 #include "nn/containers.hpp"
@@ -854,6 +855,22 @@ nnp_status api_clip_grad_norm(const nnp_list* params, double max_norm, double no
   });
 }
 
+// ---- model specs ----
+nnp_status api_model_from_spec(const char* json_text, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr || json_text == nullptr) fail(NNP_INVALID_ARGUMENT, "model_from_spec: NULL argument");
+    *out = nullptr;
+    *out = io::model_from_spec(json_text, "spec").take();
+  });
+}
+nnp_status api_model_from_spec_file(const char* path, nnp_module** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "model_from_spec_file: out is NULL");
+    *out = nullptr;
+    *out = io::model_from_spec_file(path_arg(path, "model_from_spec_file")).take();
+  });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -1007,6 +1024,8 @@ const nnp_api kApi = {
     api_optimizer_state_dict,
     api_optimizer_load_state_dict,
     api_clip_grad_norm,
+    api_model_from_spec,
+    api_model_from_spec_file,
 };
 
 }  // namespace

@@ -19,6 +19,7 @@ const std::map<std::string, Command>& commands() {
       {"devices", {"list the devices of every loaded backend", nnplug::run_devices}},
       {"plugins", {"list the plugins found, loaded and refused (with reasons)", nnplug::run_plugins}},
       {"conformance", {"check a backend's kernels against the reference backend", nnplug::run_conformance}},
+      {"summary", {"print a model spec's tree, output shapes and parameter counts", nnplug::run_summary}},
   };
   return table;
 }

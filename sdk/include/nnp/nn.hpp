@@ -483,6 +483,18 @@ inline ModuleHandle create_layer(const std::string& type, const Attrs& attrs = A
   return ModuleHandle::adopt(m);
 }
 
+// A module tree from a JSON model spec (text, or a file).
+inline ModuleHandle model_from_spec(const std::string& json) {
+  nnp_module* m = nullptr;
+  check(api().model_from_spec(json.c_str(), &m));
+  return ModuleHandle::adopt(m);
+}
+inline ModuleHandle model_from_spec_file(const std::string& path) {
+  nnp_module* m = nullptr;
+  check(api().model_from_spec_file(path.c_str(), &m));
+  return ModuleHandle::adopt(m);
+}
+
 // Makes M (constructed from Attrs) a layer type's create function.
 template <typename M>
 nnp_status create_layer_of(const nnp_attrs* attrs, void*, nnp_module** out) {

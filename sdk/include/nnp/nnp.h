@@ -540,6 +540,14 @@ struct nnp_api {
   nnp_status (*optimizer_load_state_dict)(nnp_optimizer* opt, const nnp_list* state);
   /* Scales gradients so their total norm is at most max_norm; *total gets the norm before. */
   nnp_status (*clip_grad_norm)(const nnp_list* params, double max_norm, double norm_type, double* total);
+
+  /* -- model specs -- */
+  /* Builds a module from JSON: {"type": "nn.Sequential", "children": [{"type":
+   * "nn.Linear", "in_features": 64, "out_features": 10}, ...]}. Containers take
+   * "children" (a list, or an object for nn.ModuleDict); every other key is an
+   * attribute of the layer type. Errors name the place in the spec. */
+  nnp_status (*model_from_spec)(const char* json, nnp_module** out);
+  nnp_status (*model_from_spec_file)(const char* path, nnp_module** out);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

@@ -1,0 +1,114 @@
+#include "model_spec.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../error.hpp"
+#include "../nn/attrs.hpp"
+#include "../nn/containers.hpp"
+#include "../nn/layer_registry.hpp"
+#include "../nn/module.hpp"
+
+namespace nnp::core::io {
+namespace {
+
+using json = nlohmann::json;
+
+struct ContainerType {
+  const char* name;
+  nnp_container_kind kind;
+};
+constexpr ContainerType kContainers[] = {
+    {"nn.Sequential", NNP_SEQUENTIAL}, {"nn.ModuleList", NNP_MODULE_LIST}, {"nn.ModuleDict", NNP_MODULE_DICT}};
+
+nn::AttrValue attr_from_json(const json& value, const std::string& where) {
+  nn::AttrValue v;
+  if (value.is_boolean()) {
+    v.type = NNP_ATTR_BOOL;
+    v.b = value.get<bool>();
+  } else if (value.is_number_integer()) {
+    v.type = NNP_ATTR_INT;
+    v.i = value.get<int64_t>();
+  } else if (value.is_number()) {
+    v.type = NNP_ATTR_FLOAT;
+    v.f = value.get<double>();
+  } else if (value.is_string()) {
+    v.type = NNP_ATTR_STRING;
+    v.s = value.get<std::string>();
+  } else if (value.is_array()) {
+    v.type = NNP_ATTR_INTS;
+    for (const json& e : value) {
+      if (!e.is_number_integer()) fail(NNP_INVALID_ARGUMENT, where, ": lists may hold integers only");
+      v.ints.push_back(e.get<int64_t>());
+    }
+  } else {
+    fail(NNP_INVALID_ARGUMENT, where, ": unsupported value ", value.dump(),
+         " (numbers, bools, strings, lists of ints)");
+  }
+  return v;
+}
+
+ModuleRef build(const json& spec, const std::string& where) {
+  if (!spec.is_object()) fail(NNP_INVALID_ARGUMENT, where, ": a layer is a JSON object with a \"type\"");
+  if (!spec.contains("type") || !spec["type"].is_string())
+    fail(NNP_INVALID_ARGUMENT, where, ": missing \"type\" (for example \"nn.Linear\")");
+  const std::string type = spec["type"].get<std::string>();
+  const std::string here = where + " (" + type + ")";
+  for (const ContainerType& c : kContainers) {
+    if (type != c.name) continue;
+    for (auto it = spec.begin(); it != spec.end(); ++it)
+      if (it.key() != "type" && it.key() != "children")
+        fail(NNP_INVALID_ARGUMENT, here, ": containers take only \"children\", not \"", it.key(), "\"");
+    ModuleRef container = nn::create_container(c.kind);
+    if (!spec.contains("children")) return container;
+    const json& children = spec["children"];
+    if (c.kind == NNP_MODULE_DICT) {
+      if (!children.is_object()) fail(NNP_INVALID_ARGUMENT, here, ": \"children\" must be an object of named layers");
+      for (auto it = children.begin(); it != children.end(); ++it) {
+        ModuleRef child = build(it.value(), where + ".children." + it.key());
+        nn::register_module(*container, it.key().c_str(), child.get());
+      }
+    } else {
+      if (!children.is_array()) fail(NNP_INVALID_ARGUMENT, here, ": \"children\" must be a list of layers");
+      for (size_t i = 0; i < children.size(); ++i) {
+        ModuleRef child = build(children[i], where + ".children[" + std::to_string(i) + "]");
+        nn::register_module(*container, std::to_string(i).c_str(), child.get());
+      }
+    }
+    return container;
+  }
+  nnp_attrs attrs;
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    if (it.key() == "type") continue;
+    if (it.key() == "children") fail(NNP_INVALID_ARGUMENT, here, ": only containers take \"children\"");
+    attrs.values[it.key()] = attr_from_json(it.value(), here + "." + it.key());
+  }
+  try {
+    return nn::LayerRegistry::instance().create(type, &attrs);
+  } catch (const Error& e) {
+    throw Error(e.status(), where + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+ModuleRef model_from_spec(const std::string& json_text, const std::string& origin) {
+  json spec;
+  try {
+    spec = json::parse(json_text);
+  } catch (const json::exception& e) {
+    fail(NNP_INVALID_ARGUMENT, origin, ": not valid JSON (", e.what(), ")");
+  }
+  return build(spec, origin);
+}
+
+ModuleRef model_from_spec_file(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) fail(NNP_IO_ERROR, "model spec ", path, ": cannot open (", std::strerror(errno), ")");
+  std::stringstream text;
+  text << file.rdbuf();
+  return model_from_spec(text.str(), path);
+}
+
+}  // namespace nnp::core::io
