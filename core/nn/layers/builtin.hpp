@@ -31,5 +31,6 @@ void register_linear_layers(LayerRegistry& registry);
 void register_activation_layers(LayerRegistry& registry);
 void register_loss_layers(LayerRegistry& registry);
 void register_norm_layers(LayerRegistry& registry);
+void register_conv_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers
