@@ -13,5 +13,7 @@ int run_devices(const Args& args);
 int run_plugins(const Args& args);
 int run_conformance(const Args& args);
 int run_summary(const Args& args);
+int run_train(const Args& args);
+int run_eval(const Args& args);
 
 }  // namespace nnplug

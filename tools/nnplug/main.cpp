@@ -20,6 +20,8 @@ const std::map<std::string, Command>& commands() {
       {"plugins", {"list the plugins found, loaded and refused (with reasons)", nnplug::run_plugins}},
       {"conformance", {"check a backend's kernels against the reference backend", nnplug::run_conformance}},
       {"summary", {"print a model spec's tree, output shapes and parameter counts", nnplug::run_summary}},
+      {"train", {"train a model on a data set (default: a CNN on the digits)", nnplug::run_train}},
+      {"eval", {"report a checkpoint's accuracy", nnplug::run_eval}},
   };
   return table;
 }

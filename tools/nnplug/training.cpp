@@ -1,0 +1,95 @@
+#include "training.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+namespace nnplug {
+
+const char* const kDefaultDigitsModel = R"({"type": "nn.Sequential", "children": [
+  {"type": "nn.Conv2d", "in_channels": 1, "out_channels": 16, "kernel_size": 3, "padding": 1},
+  {"type": "nn.ReLU"},
+  {"type": "nn.MaxPool2d", "kernel_size": 2},
+  {"type": "nn.Conv2d", "in_channels": 16, "out_channels": 32, "kernel_size": 3, "padding": 1},
+  {"type": "nn.ReLU"},
+  {"type": "nn.MaxPool2d", "kernel_size": 2},
+  {"type": "nn.Flatten"},
+  {"type": "nn.Linear", "in_features": 128, "out_features": 10}]})";
+
+std::string default_data_path() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "nnplug" / "digits.csv.gz";
+    if (fs::exists(installed)) return installed.string();
+  }
+  return NNPLUG_SOURCE_DATA_DIR "/digits.csv.gz";
+}
+
+nnp::nn::ModuleHandle build_model(const std::string& model_path) {
+  return model_path.empty() ? nnp::nn::model_from_spec(kDefaultDigitsModel) : nnp::nn::model_from_spec_file(model_path);
+}
+
+nnp::Shape parse_shape(const std::string& text, const std::string& option) {
+  nnp::Shape shape;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    char* end = nullptr;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v <= 0)
+      throw nnp::Error(NNP_INVALID_ARGUMENT, option + " '" + text + "': expected positive sizes like 1,8,8");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool default_model) {
+  nnp::Shape shape = !option.empty()
+                         ? parse_shape(option, "--input-shape")
+                         : (default_model && data.features == 64 ? nnp::Shape{1, 8, 8} : nnp::Shape{data.features});
+  int64_t count = 1;
+  for (int64_t s : shape) count *= s;
+  if (count != data.features)
+    throw nnp::Error(NNP_SHAPE_MISMATCH, "the input shape holds " + std::to_string(count) +
+                                             " values but the data has " + std::to_string(data.features) +
+                                             " features per row; set --input-shape");
+  return shape;
+}
+
+std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector<int64_t>& indices, size_t begin,
+                                          size_t end, const nnp::Shape& shape, float scale, const nnp::Device& device) {
+  const size_t n = end - begin;
+  std::vector<float> x(n * static_cast<size_t>(data.features));
+  std::vector<int64_t> y(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t row = indices[begin + i];
+    for (int64_t f = 0; f < data.features; ++f)
+      x[i * static_cast<size_t>(data.features) + static_cast<size_t>(f)] =
+          data.x[static_cast<size_t>(row * data.features + f)] * scale;
+    y[i] = data.y[static_cast<size_t>(row)];
+  }
+  nnp::Shape full_shape{static_cast<int64_t>(n)};
+  full_shape.insert(full_shape.end(), shape.begin(), shape.end());
+  return {nnp::from_vector(x, full_shape, device), nnp::from_vector(y, device)};
+}
+
+double accuracy(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
+                const nnp::Shape& shape, float scale, const nnp::Device& device) {
+  if (indices.empty()) return 0;
+  nnp::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  int64_t correct = 0;
+  for (size_t begin = 0; begin < indices.size(); begin += 256) {
+    size_t end = std::min(indices.size(), begin + 256);
+    auto [x, y] = batch(data, indices, begin, end, shape, scale, device);
+    correct += model(x).argmax(1).eq(y).to(nnp::Dtype::i64).sum().item<int64_t>();
+  }
+  model.train(was_training);
+  return static_cast<double>(correct) / static_cast<double>(indices.size());
+}
+
+}  // namespace nnplug

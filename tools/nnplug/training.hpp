@@ -1,0 +1,36 @@
+// What `nnplug train` and `nnplug eval` share: the default model and data,
+// building the model, turning rows into batches, measuring accuracy.
+#pragma once
+
+#include <nnp/nnp.hpp>
+#include <string>
+#include <vector>
+
+#include "dataset.hpp"
+
+namespace nnplug {
+
+// A small CNN for the 8x8 digits (input [N, 1, 8, 8]).
+extern const char* const kDefaultDigitsModel;
+
+// data/digits.csv.gz of the source tree, or <prefix>/share/nnplug/digits.csv.gz.
+std::string default_data_path();
+
+nnp::nn::ModuleHandle build_model(const std::string& model_path);
+
+// Per-sample input shape: given ("1,8,8"), or [1, 8, 8] for the default
+// model on 64 features, or the flat feature count.
+nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool default_model);
+
+// Rows `indices` of the data as [n, sample_shape...] (features times scale)
+// and their labels, on device.
+std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector<int64_t>& indices, size_t begin,
+                                          size_t end, const nnp::Shape& shape, float scale, const nnp::Device& device);
+
+// Fraction of rows whose arg-max output equals the label (eval mode, no grad).
+double accuracy(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
+                const nnp::Shape& shape, float scale, const nnp::Device& device);
+
+nnp::Shape parse_shape(const std::string& text, const std::string& option);
+
+}  // namespace nnplug
