@@ -1,4 +1,4 @@
-// Strided iteration and threading for the CPU kernels.
+// Strided iteration and threading for the CPU kernels (ThreadPool).
 //
 // for_each_run walks views of one shape as runs along the innermost
 // dimension, handing the body typed-agnostic byte pointers, the innermost
@@ -8,12 +8,12 @@
 #pragma once
 
 #include <nnp/plugin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "cpu_types.hpp"
+#include "thread_pool.hpp"
 
 namespace nnp::cpu {
 
@@ -31,17 +31,17 @@ inline int64_t view_numel(const nnp_view& v) {
 template <typename Body>
 void parallel_for(int64_t total, int64_t cost_per_item, Body body) {
   if (total <= 0) return;
-  int threads = omp_get_max_threads();
+  ThreadPool& pool = ThreadPool::instance();
+  const int threads = pool.size();
   if (threads <= 1 || total * cost_per_item < kParallelGrain || total < 2) {
     body(int64_t{0}, total);
     return;
   }
-  int64_t chunks = std::min<int64_t>(threads, total);
-#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static, 1)
-  for (int64_t c = 0; c < chunks; ++c) {
+  const int64_t chunks = std::min<int64_t>(threads, total);
+  pool.run(chunks, [&](int64_t c) {
     int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
     if (begin < end) body(begin, end);
-  }
+  });
 }
 
 template <int N>

@@ -29,6 +29,34 @@ void W2b_libtorch(benchmark::State& state) {
 }
 BENCHMARK(W2b_libtorch)->Name("W2b/libtorch");
 
+template <typename Net>
+void torch_steps(benchmark::State& state, Net& net, const torch::Tensor& x, const torch::Tensor& y) {
+  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  auto step = [&] {
+    opt.zero_grad();
+    torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < 10; ++i) step();
+  for (auto _ : state) step();
+}
+
+void W1_libtorch(benchmark::State& state) {
+  torch::nn::Sequential net(torch::nn::Linear(784, 512), torch::nn::ReLU(), torch::nn::Linear(512, 512),
+                            torch::nn::ReLU(), torch::nn::Linear(512, 10));
+  torch_steps(state, net, torch::randn({128, 784}), torch::randint(0, 10, {128}));
+}
+BENCHMARK(W1_libtorch)->Name("W1/libtorch")->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+void W3_libtorch(benchmark::State& state) {
+  torch::nn::Sequential net(torch::nn::Conv2d(1, 16, 5), torch::nn::ReLU(), torch::nn::MaxPool2d(2),
+                            torch::nn::Conv2d(16, 32, 5), torch::nn::ReLU(), torch::nn::MaxPool2d(2),
+                            torch::nn::Flatten(), torch::nn::Linear(512, 10));
+  torch_steps(state, net, torch::randn({32, 1, 28, 28}), torch::randint(0, 10, {32}));
+}
+BENCHMARK(W3_libtorch)->Name("W3/libtorch")->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
 void W4_libtorch(benchmark::State& state) {
   torch::NoGradGuard no_grad;
   const int64_t n = state.range(0);

@@ -55,8 +55,10 @@ int main(int argc, char** argv) {
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nratios measured in this run (nnplug / peer):\n");
+  print_ratio(reporter, "W1", "W1/nnplug", "W1/libtorch", false, "<= 0.75; time per training step");
   print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.25");
   print_ratio(reporter, "W2b", "W2b/nnplug", "W2b/libtorch", false, "<= 0.30; forward and backward per op", 100);
+  print_ratio(reporter, "W3", "W3/nnplug", "W3/libtorch", false, "<= 1.0; time per training step");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.95");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/libtorch", true, "informative");
   benchmark::Shutdown();
