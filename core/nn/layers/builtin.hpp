@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nnp/nnp.hpp>
+#include <string>
 #include <vector>
 
 #include "../layer_registry.hpp"
@@ -25,6 +26,13 @@ void add_builtin(LayerRegistry& registry, const char* name, const char* doc, con
   nnp_layer_type type{sizeof(nnp_layer_type),      name,   doc, defs.data(), static_cast<int32_t>(defs.size()),
                       nnp::nn::create_layer_of<M>, nullptr};
   registry.add(validate_layer_type(type, "core"));
+}
+
+// "[2,3]", as the core's messages write shapes.
+inline std::string shape_text(const nnp::Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
 }
 
 void register_linear_layers(LayerRegistry& registry);

@@ -28,12 +28,6 @@ Pair pair_of(const Attrs& a, const std::string& name, const std::string& layer) 
 
 std::string pair_text(Pair p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
 
-std::string shape_text(const nnp::Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 // Pads dims 2 and 3 of x with `value` (differentiable: cat of constants).
 Tensor pad2d(const Tensor& x, Pair pad, double value) {
   if (pad.h == 0 && pad.w == 0) return x;

@@ -12,16 +12,6 @@ namespace nnp::core::nn::layers {
 using nnp::Tensor;
 using nnp::nn::Attrs;
 
-namespace {
-
-std::string shape_text(const nnp::Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-}  // namespace
-
 struct Loss : nnp::nn::Module {
   std::string reduction;
   Loss(const char* name, const Attrs& a) : Module(name), reduction(a.string("reduction")) {

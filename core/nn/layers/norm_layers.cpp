@@ -10,16 +10,6 @@ namespace nnp::core::nn::layers {
 using nnp::Tensor;
 using nnp::nn::Attrs;
 
-namespace {
-
-std::string shape_text(const nnp::Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-}  // namespace
-
 // Batch normalization over every dimension but the channels (dim 1).
 struct BatchNorm : nnp::nn::Module {
   int64_t features;
