@@ -272,17 +272,22 @@ TEST(Module, ForwardHooksSeeAndReplaceInputsAndOutputs) {
   EXPECT_TRUE(order.empty());
 }
 
-TEST(Module, GlobalForwardHooksRunForEveryModuleFirst) {
-  auto net = nn::make<Net>();
-  std::vector<std::string> seen;
+// A global hook of `kind` that appends each module's type name to `seen`.
+HookHandle record_types_globally(nnp_module_hook_kind kind, std::vector<std::string>& seen) {
   auto trampoline = [](nnp_module* m, const nnp_tensor* const*, int32_t, const nnp_tensor* const*, int32_t,
                        nnp_tensor**, void* user_data) -> nnp_status {
     static_cast<std::vector<std::string>*>(user_data)->push_back(api().module_type_name(m));
     return NNP_OK;
   };
   nnp_hook_handle* raw = nullptr;
-  check(api().register_global_module_hook(NNP_HOOK_FORWARD, trampoline, &seen, nullptr, &raw));
-  HookHandle global(raw);
+  check(api().register_global_module_hook(kind, trampoline, &seen, nullptr, &raw));
+  return HookHandle(raw);
+}
+
+TEST(Module, GlobalForwardHooksRunForEveryModuleFirst) {
+  auto net = nn::make<Net>();
+  std::vector<std::string> seen;
+  HookHandle global = record_types_globally(NNP_HOOK_FORWARD, seen);
   (*net)(randn({4}));
   EXPECT_EQ(seen, (std::vector<std::string>{"MyLinear", "MyLinear", "Net"}));
   global.remove();
@@ -340,14 +345,7 @@ TEST(Module, FullBackwardHooksGetModuleGradInputAndGradOutput) {
 TEST(Module, GlobalBackwardHooksRunForEveryModule) {
   auto net = nn::make<Net>();
   std::vector<std::string> seen;
-  auto trampoline = [](nnp_module* m, const nnp_tensor* const*, int32_t, const nnp_tensor* const*, int32_t,
-                       nnp_tensor**, void* user_data) -> nnp_status {
-    static_cast<std::vector<std::string>*>(user_data)->push_back(api().module_type_name(m));
-    return NNP_OK;
-  };
-  nnp_hook_handle* raw = nullptr;
-  check(api().register_global_module_hook(NNP_HOOK_BACKWARD, trampoline, &seen, nullptr, &raw));
-  HookHandle global(raw);
+  HookHandle global = record_types_globally(NNP_HOOK_BACKWARD, seen);
   (*net)(randn({4})).sum().backward();
   EXPECT_EQ(seen, (std::vector<std::string>{"Net", "MyLinear", "MyLinear"}));  // outermost module first
   global.remove();

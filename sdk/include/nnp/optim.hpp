@@ -65,50 +65,61 @@ inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm
   return total;
 }
 
-// lr = base_lr * gamma^(epoch // step_size); call step() once per epoch.
-class StepLR {
+// What the schedulers share: each group's starting lr and the epoch count.
+// Subclasses say what the lr is at an epoch; step() once per epoch applies it.
+class LRScheduler {
  public:
-  StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1) : opt_(opt), step_size_(step_size), gamma_(gamma) {
+  explicit LRScheduler(Optimizer& opt) : opt_(opt) {
     for (int32_t g = 0; g < opt.group_count(); ++g) base_.push_back(opt.get("lr", g));
   }
+  virtual ~LRScheduler() = default;
   void step() {
     ++epoch_;
-    for (int32_t g = 0; g < opt_.group_count(); ++g)
-      opt_.set("lr", base_[static_cast<size_t>(g)] * std::pow(gamma_, static_cast<double>(epoch_ / step_size_)), g);
+    for (int32_t g = 0; g < opt_.group_count(); ++g) opt_.set("lr", lr_at(base_[static_cast<size_t>(g)], epoch_), g);
   }
   int64_t last_epoch() const { return epoch_; }
 
+ protected:
+  virtual double lr_at(double base_lr, int64_t epoch) const = 0;
+
  private:
   Optimizer& opt_;
+  std::vector<double> base_;
+  int64_t epoch_ = 0;
+};
+
+// lr = base_lr * gamma^(epoch // step_size).
+class StepLR : public LRScheduler {
+ public:
+  StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1)
+      : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {}
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override {
+    return base_lr * std::pow(gamma_, static_cast<double>(epoch / step_size_));
+  }
+
+ private:
   int64_t step_size_;
   double gamma_;
-  int64_t epoch_ = 0;
-  std::vector<double> base_;
 };
 
 // lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2.
-class CosineAnnealingLR {
+class CosineAnnealingLR : public LRScheduler {
  public:
-  CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0) : opt_(opt), t_max_(t_max), eta_min_(eta_min) {
-    for (int32_t g = 0; g < opt.group_count(); ++g) base_.push_back(opt.get("lr", g));
-  }
-  void step() {
-    ++epoch_;
+  CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0)
+      : LRScheduler(opt), t_max_(t_max), eta_min_(eta_min) {}
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override {
     const double pi = 3.14159265358979323846;
-    for (int32_t g = 0; g < opt_.group_count(); ++g)
-      opt_.set("lr",
-               eta_min_ + (base_[static_cast<size_t>(g)] - eta_min_) *
-                              (1 + std::cos(pi * static_cast<double>(epoch_) / static_cast<double>(t_max_))) / 2,
-               g);
+    return eta_min_ +
+           (base_lr - eta_min_) * (1 + std::cos(pi * static_cast<double>(epoch) / static_cast<double>(t_max_))) / 2;
   }
-  int64_t last_epoch() const { return epoch_; }
 
  private:
-  Optimizer& opt_;
   int64_t t_max_;
   double eta_min_;
-  int64_t epoch_ = 0;
-  std::vector<double> base_;
 };
 
 }  // namespace nnp::optim
