@@ -39,6 +39,9 @@ TensorRef unsqueeze(const Tensor& t, int64_t dim);
 // compute
 TensorRef unary(nnp_unary_op op, const Tensor& x);  // ops_elementwise.cpp
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
+// out = a op b in place; out has the broadcast shape and the result dtype and
+// may be a or b itself (optimizers update their buffers this way).
+void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out);
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
                  double correction);                                      // ops_reduce.cpp

@@ -48,29 +48,65 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
   return out;
 }
 
-TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
-  const char* name = binary_name(op);
-  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
+namespace {
+
+// The checks shared by binary and binary_into; returns the broadcast shape.
+Dims binary_shape(const char* name, nnp_binary_op op, const Tensor& a, const Tensor& b) {
   check_same_device(name, a, b);
   check_same_dtype(name, a, b);
   if (a.dtype == NNP_BOOL && op <= NNP_BINARY_POW)
     fail(NNP_DTYPE_MISMATCH, name, ": arithmetic is not defined for bool tensors (shapes ", format_dims(a.shape),
          " and ", format_dims(b.shape), "); convert with to(dtype)");
-  Dims shape = a.shape == b.shape ? a.shape : broadcast_shapes(name, a.shape, b.shape);
+  return a.shape == b.shape ? a.shape : broadcast_shapes(name, a.shape, b.shape);
+}
+
+void run_binary(const char* name, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.numel == 0) return;
+  nnp_view va = a.shape == out.shape ? kernel_view(a) : broadcast_view(a, out.shape);
+  nnp_view vb = b.shape == out.shape ? kernel_view(b) : broadcast_view(b, out.shape);
+  nnp_view vo = kernel_view(out);
+  nnp_view* views[] = {&vo, &va, &vb};
+  coalesce(views, 3);
+  run_kernel(a, name, a.backend().kernels().binary(&kernel_ctx(a), op, &va, &vb, &vo));
+}
+
+// Kernels accept an output that is exactly one of the inputs (same storage,
+// offset, shape and strides); any other overlap needs a temporary.
+bool overlaps_differently(const Tensor& out, const Tensor& in) {
+  if (out.storage != in.storage) return false;
+  return !(in.offset == out.offset && in.shape == out.shape && in.strides == out.strides);
+}
+
+}  // namespace
+
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  const char* name = binary_name(op);
+  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
+  Dims shape = binary_shape(name, op, a, b);
   if (op == NNP_BINARY_DIV && !is_floating(a.dtype)) {  // true division, as PyTorch
     TensorRef fa = to(a, a.device, NNP_F32), fb = to(b, b.device, NNP_F32);
     return binary(op, *fa, *fb);
   }
   TensorRef out = make_tensor_like(shape, is_comparison(op) ? NNP_BOOL : a.dtype, a);
-  if (out->numel == 0) return out;
-  const bool same_shapes = a.shape == b.shape;
-  nnp_view va = same_shapes ? kernel_view(a) : broadcast_view(a, shape);
-  nnp_view vb = same_shapes ? kernel_view(b) : broadcast_view(b, shape);
-  nnp_view vo = kernel_view(*out);
-  nnp_view* views[] = {&vo, &va, &vb};
-  coalesce(views, 3);
-  run_kernel(a, name, a.backend().kernels().binary(&kernel_ctx(a), op, &va, &vb, &vo));
+  run_binary(name, op, a, b, *out);
   return out;
+}
+
+void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out) {
+  const char* name = binary_name(op);
+  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
+  Dims shape = binary_shape(name, op, a, b);
+  check_same_device(name, a, out);
+  const nnp_dtype dtype = is_comparison(op) ? NNP_BOOL : a.dtype;
+  if (shape != out.shape || dtype != out.dtype || (op == NNP_BINARY_DIV && !is_floating(a.dtype)))
+    fail(NNP_SHAPE_MISMATCH, name, ": the result (", dtype_name(dtype), " ", format_dims(shape),
+         ") does not fit the output (", dtype_name(out.dtype), " ", format_dims(out.shape), ")");
+  if (overlaps_differently(out, a) || overlaps_differently(out, b)) {
+    TensorRef result = binary(op, a, b);
+    copy_into(out, *result);
+    return;
+  }
+  run_binary(name, op, a, b, out);
 }
 
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {

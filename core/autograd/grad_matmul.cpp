@@ -12,6 +12,19 @@ namespace {
 
 TensorRef transposed(const TensorRef& t) { return core::transpose(*t, -1, -2); }
 
+// lhs @ rhs, laid out like `like` when `like` is a transposed contiguous
+// matrix (a Linear layer's weight.t()): computing (rhs^T @ lhs^T)^T then hands
+// the transpose's backward a contiguous gradient, which AccumulateGrad keeps
+// without a copy (PyTorch's mm_mat2_backward does the same).
+TensorRef product_like(const Tensor& like, const TensorRef& lhs, const TensorRef& rhs) {
+  const int n = like.shape.ndim;
+  const bool transposed_layout = n >= 2 && like.shape[n - 1] > 1 && like.shape[n - 2] > 1 && like.strides[n - 2] == 1 &&
+                                 like.strides[n - 1] == like.shape[n - 2] && lhs->shape.ndim == n &&
+                                 rhs->shape.ndim == n;
+  if (!transposed_layout) return core::matmul(*lhs, *rhs);
+  return transposed(core::matmul(*transposed(rhs), *transposed(lhs)));
+}
+
 }  // namespace
 
 TensorRef matmul(const Tensor& a, const Tensor& b) {
@@ -29,8 +42,8 @@ TensorRef matmul(const Tensor& a, const Tensor& b) {
   TensorRef out = core::matmul(a, b);
   TensorRef ta = share(a), tb = share(b);
   record("MmBackward", {&a, &b}, {out.get()}, [ta, tb](Grads& g) {
-    TensorRef ga = requires_grad(*ta) ? sum_to(core::matmul(*g[0], *transposed(tb)), ta->shape) : TensorRef();
-    TensorRef gb = requires_grad(*tb) ? sum_to(core::matmul(*transposed(ta), *g[0]), tb->shape) : TensorRef();
+    TensorRef ga = requires_grad(*ta) ? sum_to(product_like(*ta, g[0], transposed(tb)), ta->shape) : TensorRef();
+    TensorRef gb = requires_grad(*tb) ? sum_to(product_like(*tb, transposed(ta), g[0]), tb->shape) : TensorRef();
     return Grads{ga, gb};
   });
   return out;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../error.hpp"
+#include "../ops.hpp"
 
 namespace nnp::core::optim {
 namespace {
@@ -14,6 +15,11 @@ Tensor& buffer(std::map<std::string, Tensor>& state, const std::string& name, co
   if (it == state.end()) it = state.emplace(name, full(like.shape(), init, like.dtype(), like.device())).first;
   return it->second;
 }
+
+// x = x op y, in place: buffers and parameters are updated without a
+// temporary for the result (the public Tensor is the core's tensor record).
+void apply_(nnp_binary_op op, Tensor& x, const Tensor& y) { core::binary_into(op, *x.get(), *y.get(), *x.get()); }
+void apply_(nnp_binary_op op, Tensor& x, double y) { apply_(op, x, full({}, y, x.dtype(), x.device())); }
 
 // The step count, kept as a 0-d f64 tensor as PyTorch does.
 double next_step(std::map<std::string, Tensor>& state) {
@@ -29,11 +35,15 @@ void sgd(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& s
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
   if (momentum != 0) {
     auto it = state.find("momentum_buffer");
-    Tensor buf = it == state.end() ? g.clone() : it->second * momentum + g * (1 - dampening);
-    state["momentum_buffer"] = buf;
-    g = o.at("nesterov") != 0 ? g + buf * momentum : buf;
+    if (it == state.end()) {
+      it = state.emplace("momentum_buffer", g.clone()).first;
+    } else {
+      apply_(NNP_BINARY_MUL, it->second, momentum);
+      apply_(NNP_BINARY_ADD, it->second, dampening != 0 ? g * (1 - dampening) : g);
+    }
+    g = o.at("nesterov") != 0 ? g + it->second * momentum : it->second;
   }
-  p.copy_(p - g * lr);
+  apply_(NNP_BINARY_SUB, p, g * lr);
 }
 
 void adam(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state, bool decoupled) {
@@ -41,23 +51,25 @@ void adam(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& 
                wd = o.at("weight_decay");
   if (o.at("maximize") != 0) g = g.neg();
   if (decoupled)
-    p.copy_(p * (1 - lr * wd));
+    apply_(NNP_BINARY_MUL, p, 1 - lr * wd);
   else if (wd != 0)
     g = g + p * wd;
   const double step = next_step(state);
   Tensor& m = buffer(state, "exp_avg", p);
   Tensor& v = buffer(state, "exp_avg_sq", p);
-  m = m * beta1 + g * (1 - beta1);
-  v = v * beta2 + g * g * (1 - beta2);
+  apply_(NNP_BINARY_MUL, m, beta1);
+  apply_(NNP_BINARY_ADD, m, g * (1 - beta1));
+  apply_(NNP_BINARY_MUL, v, beta2);
+  apply_(NNP_BINARY_ADD, v, g * g * (1 - beta2));
   const double bias1 = 1 - std::pow(beta1, step), bias2 = 1 - std::pow(beta2, step);
   Tensor second = v;
   if (o.at("amsgrad") != 0) {
     Tensor& vmax = buffer(state, "max_exp_avg_sq", p);
-    vmax = vmax.maximum(v);
+    apply_(NNP_BINARY_MAXIMUM, vmax, v);
     second = vmax;
   }
   Tensor denom = second.sqrt() * (1 / std::sqrt(bias2)) + eps;
-  p.copy_(p - m / denom * (lr / bias1));
+  apply_(NNP_BINARY_SUB, p, m / denom * (lr / bias1));
 }
 
 void adagrad(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
@@ -67,7 +79,7 @@ void adagrad(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor
   const double clr = o.at("lr") / (1 + (step - 1) * o.at("lr_decay"));
   Tensor& sum = buffer(state, "sum", p, o.at("initial_accumulator_value"));
   sum = sum + g * g;
-  p.copy_(p - g / (sum.sqrt() + o.at("eps")) * clr);
+  apply_(NNP_BINARY_SUB, p, g / (sum.sqrt() + o.at("eps")) * clr);
 }
 
 void adadelta(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
@@ -80,7 +92,7 @@ void adadelta(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tenso
   square_avg = square_avg * rho + g * g * (1 - rho);
   Tensor delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * g;
   acc_delta = acc_delta * rho + delta * delta * (1 - rho);
-  p.copy_(p - delta * o.at("lr"));
+  apply_(NNP_BINARY_SUB, p, delta * o.at("lr"));
 }
 
 void rmsprop(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
@@ -101,9 +113,9 @@ void rmsprop(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor
   if (momentum > 0) {
     Tensor& buf = buffer(state, "momentum_buffer", p);
     buf = buf * momentum + g / avg;
-    p.copy_(p - buf * o.at("lr"));
+    apply_(NNP_BINARY_SUB, p, buf * o.at("lr"));
   } else {
-    p.copy_(p - g / avg * o.at("lr"));
+    apply_(NNP_BINARY_SUB, p, g / avg * o.at("lr"));
   }
 }
 

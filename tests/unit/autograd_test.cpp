@@ -157,3 +157,15 @@ TEST(Autograd, CustomFunctionThroughTheCApi) {
   }
   EXPECT_EQ(released, 1);  // the graph is gone, and with it the function
 }
+
+TEST(Autograd, TransposedWeightGradient) {
+  // y = x @ w.t() as nn.Linear computes it (the backward computes w's
+  // gradient directly in w's layout): a contiguous g.t() @ x.
+  Tensor x = from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}).view({2, 3});
+  Tensor w = from_vector(std::vector<float>{1, 0, -1, 2, 1, 0}).view({2, 3}).requires_grad_();
+  Tensor g = from_vector(std::vector<float>{1, 2, 3, 4}).view({2, 2});
+  x.matmul(w.t()).backward(g);
+  EXPECT_TRUE(w.grad().is_contiguous());
+  // g.t() @ x = [[1*1+3*4, 1*2+3*5, 1*3+3*6], [2*1+4*4, 2*2+4*5, 2*3+4*6]]
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{13, 17, 21, 18, 24, 30}));
+}
