@@ -1,4 +1,5 @@
 // Reductions over the trailing dimensions of a view, and softmax.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -68,12 +69,41 @@ int64_t kept_offset(const nnp_view& x, int32_t nkeep, int64_t o) {
   return offset;
 }
 
+// Sums of the columns of a matrix (a bias gradient: x is [C, N] with strides
+// [1, C]). Walking each output's reduced dimension would jump C elements per
+// step; adding whole rows into a block of accumulators reads memory in order.
+template <typename T>
+void column_sums(nnp_reduce_op op, const nnp_view& x, const ReducedDims& r, const nnp_view& out) {
+  using Tr = Traits<T>;
+  using C = typename Tr::compute;
+  const T* data = static_cast<const T*>(x.data);
+  T* result = static_cast<T*>(out.data);
+  const double scale = op == NNP_REDUCE_MEAN ? 1.0 / static_cast<double>(r.count) : 1.0;
+  parallel_for(view_numel(out), r.count, [&](int64_t begin, int64_t end) {
+    constexpr int64_t kBlock = 256;
+    double acc[kBlock];
+    for (int64_t first = begin; first < end; first += kBlock) {
+      const int64_t n = std::min(kBlock, end - first);
+      std::fill(acc, acc + n, 0.0);
+      for (int64_t i = 0; i < r.shape[0]; ++i) {
+        const T* row = data + first + i * r.strides[0];
+        for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<double>(Tr::load(row[j]));
+      }
+      for (int64_t j = 0; j < n; ++j) result[first + j] = Tr::store(static_cast<C>(acc[j] * scale));
+    }
+  });
+}
+
 template <typename T>
 void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double correction, const nnp_view& out) {
   using Tr = Traits<T>;
   using C = typename Tr::compute;
   const int32_t nkeep = x.ndim - nreduce;
   const ReducedDims r = reduced_dims(x, nreduce);
+  if constexpr (is_floating_v<T>) {
+    if ((op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN) && nkeep == 1 && x.strides[0] == 1 && r.ndim == 1)
+      return column_sums<T>(op, x, r, out);
+  }
   const T* data = static_cast<const T*>(x.data);
   const int64_t outputs = view_numel(out);
   // out is contiguous (the core allocates it).
