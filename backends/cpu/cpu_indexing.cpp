@@ -23,23 +23,67 @@ bool is_contiguous(const nnp_view& v) {
   return true;
 }
 
-// Visits every multi-index of `shape` with the matching offsets in two views
-// whose strides are given; `skip` (if >= 0) is a dimension left at 0.
-template <typename Visit>
-void walk_pair(const nnp_view& shape, const nnp_view& a, const nnp_view& b, Visit&& visit) {
-  int64_t index[NNP_MAX_DIMS] = {};
-  int64_t count = view_numel(shape);
-  int64_t oa = 0, ob = 0;
-  for (int64_t e = 0; e < count; ++e) {
-    visit(index, oa, ob);
+// The lines of `shape` along `dim`: every multi-index of the other
+// dimensions. for_each_line calls body(offsets) with the offset of each
+// line's first element in each of the K views (their strides on the other
+// dimensions), splitting the lines over threads. Indexing kernels move data
+// along `dim` only, so different lines never write the same element and the
+// split is race-free.
+template <int K, typename Body>
+void for_each_line(const nnp_view& shape, int32_t dim, const nnp_view* const (&views)[K], Body body) {
+  const int64_t length = shape.ndim > 0 ? shape.shape[dim] : 1;
+  const int64_t total = view_numel(shape);
+  if (total == 0) return;
+  const int64_t lines = total / length;
+  parallel_for(lines, length, [&](int64_t begin, int64_t end) {
+    int64_t index[NNP_MAX_DIMS] = {};
+    int64_t offsets[K] = {};
+    int64_t rest = begin;
     for (int32_t i = shape.ndim - 1; i >= 0; --i) {
-      oa += a.strides[i];
-      ob += b.strides[i];
-      if (++index[i] < shape.shape[i]) break;
-      oa -= a.strides[i] * index[i];
-      ob -= b.strides[i] * index[i];
-      index[i] = 0;
+      if (i == dim) continue;
+      index[i] = rest % shape.shape[i];
+      rest /= shape.shape[i];
+      for (int k = 0; k < K; ++k) offsets[k] += index[i] * views[k]->strides[i];
     }
+    for (int64_t line = begin; line < end; ++line) {
+      body(static_cast<const int64_t*>(offsets));
+      for (int32_t i = shape.ndim - 1; i >= 0; --i) {  // odometer over the other dimensions
+        if (i == dim) continue;
+        for (int k = 0; k < K; ++k) offsets[k] += views[k]->strides[i];
+        if (++index[i] < shape.shape[i]) break;
+        for (int k = 0; k < K; ++k) offsets[k] -= views[k]->strides[i] * index[i];
+        index[i] = 0;
+      }
+    }
+  });
+}
+
+// Checks every index against size before anything is written.
+nnp_status check_indices(const char* op, const nnp_view& index, int64_t size, int32_t dim) {
+  const int64_t* idx = static_cast<const int64_t*>(index.data);
+  int64_t coords[NNP_MAX_DIMS] = {};
+  const int64_t count = view_numel(index);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t at = 0;
+    for (int32_t i = 0; i < index.ndim; ++i) at += coords[i] * index.strides[i];
+    if (idx[at] < 0 || idx[at] >= size) return out_of_range(op, idx[at], size, dim);
+    for (int32_t i = index.ndim - 1; i >= 0; --i) {
+      if (++coords[i] < index.shape[i]) break;
+      coords[i] = 0;
+    }
+  }
+  return NNP_OK;
+}
+
+// Calls f(Word{}) with an unsigned integer as wide as one element: moving
+// data needs its size only.
+template <typename F>
+void by_element_size(nnp_dtype dtype, F&& f) {
+  switch (element_size(dtype)) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    default: f(uint64_t{}); break;
   }
 }
 
@@ -63,87 +107,73 @@ nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, c
     });
     return NNP_OK;
   }
-  // General case: walk out with x's strides, dimension `dim` redirected.
-  nnp_view xs = *x;
-  xs.strides[dim] = 0;
-  walk_pair(*out, xs, *out, [&](const int64_t* at, int64_t ox, int64_t oo) {
-    const int64_t source = ox + idx[at[dim] * istride] * x->strides[dim];
-    std::memcpy(static_cast<char*>(out->data) + oo * item, static_cast<const char*>(x->data) + source * item, item);
+  // General case: lines of out along dim, each read through the index.
+  const nnp_view* views[2] = {out, x};
+  const int64_t os = out->strides[dim], xs = x->strides[dim];
+  by_element_size(x->dtype, [&](auto word) {
+    using Word = decltype(word);
+    for_each_line<2>(*out, dim, views, [&](const int64_t* at) {
+      Word* o = static_cast<Word*>(out->data) + at[0];
+      const Word* src = static_cast<const Word*>(x->data) + at[1];
+      for (int64_t j = 0; j < n; ++j) o[j * os] = src[idx[j * istride] * xs];
+    });
   });
   return NNP_OK;
 }
 
 nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out) {
-  const size_t item = element_size(x->dtype);
-  const int64_t size = x->ndim > 0 ? x->shape[dim] : 1;
-  const int64_t xstride = x->ndim > 0 ? x->strides[dim] : 0;
-  nnp_view xs = *x;
-  if (x->ndim > 0) xs.strides[dim] = 0;
-  nnp_status status = NNP_OK;
-  // index and out share a shape; walk them together, x alongside.
-  int64_t count = view_numel(*index), coords[NNP_MAX_DIMS] = {};
-  for (int64_t e = 0; e < count && status == NNP_OK; ++e) {
-    int64_t oi = 0, oo = 0, ox = 0;
-    for (int32_t i = 0; i < index->ndim; ++i) {
-      oi += coords[i] * index->strides[i];
-      oo += coords[i] * out->strides[i];
-      ox += coords[i] * xs.strides[i];
-    }
-    const int64_t selected = static_cast<const int64_t*>(index->data)[oi];
-    if (selected < 0 || selected >= size) {
-      status = out_of_range("gather", selected, size, dim);
-      break;
-    }
-    std::memcpy(static_cast<char*>(out->data) + oo * item,
-                static_cast<const char*>(x->data) + (ox + selected * xstride) * item, item);
-    for (int32_t i = index->ndim - 1; i >= 0; --i) {
-      if (++coords[i] < index->shape[i]) break;
-      coords[i] = 0;
-    }
+  // A 0-d x is read as one element broadcast over index's shape.
+  nnp_view x_wide = *x;
+  if (x->ndim == 0) {
+    x_wide.ndim = index->ndim;
+    for (int32_t i = 0; i < index->ndim; ++i) x_wide.shape[i] = 1, x_wide.strides[i] = 0;
   }
-  return status;
+  const int64_t size = x->ndim > 0 ? x->shape[dim] : 1;
+  if (nnp_status status = check_indices("gather", *index, size, dim); status != NNP_OK) return status;
+  x = &x_wide;
+  // index and out share a shape; x is read at the index along dim.
+  const nnp_view* views[3] = {out, index, x};
+  const int64_t length = index->ndim > 0 ? index->shape[dim] : 1;
+  const int64_t os = out->ndim > 0 ? out->strides[dim] : 0, is = index->ndim > 0 ? index->strides[dim] : 0;
+  const int64_t xs = x->ndim > 0 ? x->strides[dim] : 0;
+  by_element_size(x->dtype, [&](auto word) {
+    using Word = decltype(word);
+    for_each_line<3>(*index, dim, views, [&](const int64_t* at) {
+      Word* o = static_cast<Word*>(out->data) + at[0];
+      const int64_t* idx = static_cast<const int64_t*>(index->data) + at[1];
+      const Word* src = static_cast<const Word*>(x->data) + at[2];
+      for (int64_t j = 0; j < length; ++j) o[j * os] = src[idx[j * is] * xs];
+    });
+  });
+  return NNP_OK;
 }
 
 nnp_status scatter_add(const nnp_kernel_ctx*, const nnp_view* out, int32_t dim, const nnp_view* index,
                        const nnp_view* src) {
-  const int64_t size = out->ndim > 0 ? out->shape[dim] : 1;
   // Validate first so a bad index leaves out untouched.
-  nnp_status status = NNP_OK;
-  walk_pair(*index, *index, *index, [&](const int64_t*, int64_t oi, int64_t) {
-    const int64_t selected = static_cast<const int64_t*>(index->data)[oi];
-    if (status == NNP_OK && (selected < 0 || selected >= size))
-      status = out_of_range("scatter_add", selected, size, dim);
-  });
-  if (status != NNP_OK) return status;
-  nnp_view os = *out;
-  const int64_t ostride = out->ndim > 0 ? out->strides[dim] : 0;
-  if (out->ndim > 0) os.strides[dim] = 0;
+  const int64_t size = out->ndim > 0 ? out->shape[dim] : 1;
+  if (nnp_status status = check_indices("scatter_add", *index, size, dim); status != NNP_OK) return status;
+  const nnp_view* views[3] = {out, index, src};
+  const int64_t length = index->ndim > 0 ? index->shape[dim] : 1;
+  const int64_t os = out->ndim > 0 ? out->strides[dim] : 0;
+  const int64_t is = index->ndim > 0 ? index->strides[dim] : 0, ss = src->ndim > 0 ? src->strides[dim] : 0;
   dispatch(out->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Tr = Traits<T>;
-    T* o = static_cast<T*>(out->data);
-    const T* s = static_cast<const T*>(src->data);
-    const int64_t* idx = static_cast<const int64_t*>(index->data);
-    int64_t count = view_numel(*index), coords[NNP_MAX_DIMS] = {};
-    for (int64_t e = 0; e < count; ++e) {
-      int64_t oi = 0, so = 0, oo = 0;
-      for (int32_t i = 0; i < index->ndim; ++i) {
-        oi += coords[i] * index->strides[i];
-        so += coords[i] * src->strides[i];
-        oo += coords[i] * os.strides[i];
+    for_each_line<3>(*index, dim, views, [&](const int64_t* at) {
+      T* o = static_cast<T*>(out->data) + at[0];
+      const int64_t* idx = static_cast<const int64_t*>(index->data) + at[1];
+      const T* s = static_cast<const T*>(src->data) + at[2];
+      for (int64_t j = 0; j < length; ++j) {
+        T& target = o[idx[j * is] * os];
+        if constexpr (is_floating_v<T>) {
+          target = Tr::store(Tr::load(target) + Tr::load(s[j * ss]));
+        } else {
+          using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
+          target = static_cast<T>(static_cast<U>(target) + static_cast<U>(s[j * ss]));
+        }
       }
-      T& target = o[oo + idx[oi] * ostride];
-      if constexpr (is_floating_v<T>) {
-        target = Tr::store(Tr::load(target) + Tr::load(s[so]));
-      } else {
-        using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
-        target = static_cast<T>(static_cast<U>(target) + static_cast<U>(s[so]));
-      }
-      for (int32_t i = index->ndim - 1; i >= 0; --i) {
-        if (++coords[i] < index->shape[i]) break;
-        coords[i] = 0;
-      }
-    }
+    });
   });
   return NNP_OK;
 }
