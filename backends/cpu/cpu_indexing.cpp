@@ -1,4 +1,5 @@
 // index_select, gather and scatter_add on the CPU.
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -58,21 +59,35 @@ void for_each_line(const nnp_view& shape, int32_t dim, const nnp_view* const (&v
   });
 }
 
-// Checks every index against size before anything is written.
+// Checks every index against size before anything is written (in
+// parallel: the index is as large as the data it moves).
 nnp_status check_indices(const char* op, const nnp_view& index, int64_t size, int32_t dim) {
-  const int64_t* idx = static_cast<const int64_t*>(index.data);
-  int64_t coords[NNP_MAX_DIMS] = {};
-  const int64_t count = view_numel(index);
-  for (int64_t e = 0; e < count; ++e) {
-    int64_t at = 0;
-    for (int32_t i = 0; i < index.ndim; ++i) at += coords[i] * index.strides[i];
-    if (idx[at] < 0 || idx[at] >= size) return out_of_range(op, idx[at], size, dim);
-    for (int32_t i = index.ndim - 1; i >= 0; --i) {
-      if (++coords[i] < index.shape[i]) break;
-      coords[i] = 0;
-    }
+  if (index.ndim == 0) {
+    const int64_t value = *static_cast<const int64_t*>(index.data);
+    return value < 0 || value >= size ? out_of_range(op, value, size, dim) : NNP_OK;
   }
-  return NNP_OK;
+  std::atomic<bool> bad{false};
+  std::atomic<int64_t> bad_value{0};
+  auto check_run = [&](const int64_t* idx, int64_t length, int64_t stride) {
+    bool ok = true;
+    for (int64_t j = 0; j < length; ++j) ok &= idx[j * stride] >= 0 && idx[j * stride] < size;
+    if (ok) return;
+    for (int64_t j = 0; j < length; ++j)
+      if (idx[j * stride] < 0 || idx[j * stride] >= size) {
+        if (!bad.exchange(true)) bad_value = idx[j * stride];
+        return;
+      }
+  };
+  const int64_t* data = static_cast<const int64_t*>(index.data);
+  if (is_contiguous(index)) {  // one flat range (pooling's indices have lines of one element)
+    parallel_for(view_numel(index), 1, [&](int64_t begin, int64_t end) { check_run(data + begin, end - begin, 1); });
+  } else {
+    const int32_t last = index.ndim - 1;
+    const nnp_view* views[1] = {&index};
+    for_each_line<1>(index, last, views,
+                     [&](const int64_t* at) { check_run(data + at[0], index.shape[last], index.strides[last]); });
+  }
+  return bad ? out_of_range(op, bad_value, size, dim) : NNP_OK;
 }
 
 // Calls f(Word{}) with an unsigned integer as wide as one element: moving

@@ -108,8 +108,21 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
   const int64_t outputs = view_numel(out);
   // out is contiguous (the core allocates it).
   parallel_for(outputs, r.count, [&](int64_t begin, int64_t end) {
+    // Each output's first reduced element: unravelled once, then stepped.
+    int64_t kept[NNP_MAX_DIMS] = {};
+    for (int64_t i = nkeep - 1, rest = begin; i >= 0; --i) {
+      kept[i] = rest % x.shape[i];
+      rest /= x.shape[i];
+    }
+    int64_t next_base = kept_offset(x, nkeep, begin);
     for (int64_t o = begin; o < end; ++o) {
-      const int64_t base = kept_offset(x, nkeep, o);
+      const int64_t base = next_base;
+      for (int32_t i = nkeep - 1; i >= 0; --i) {
+        next_base += x.strides[i];
+        if (++kept[i] < x.shape[i]) break;
+        next_base -= x.strides[i] * kept[i];
+        kept[i] = 0;
+      }
       if (op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN || op == NNP_REDUCE_VAR) {
         if constexpr (is_floating_v<T>) {
           double sum = 0;

@@ -4,6 +4,7 @@
 // ops and GEMM does the heavy work.
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
@@ -45,31 +46,90 @@ Tensor pad2d(const Tensor& x, Pair pad, double value) {
   return out;
 }
 
-struct Windows {
-  Tensor cols;  // [N, C, kh*kw, OH*OW]
-  int64_t oh, ow;
+// Output size of the windows over a padded input.
+struct Geometry {
+  int64_t hp, wp, oh, ow;
 };
 
-// The sliding windows of x [N, C, H, W] (im2col through index_select).
-Windows unfold(const std::string& layer, const Tensor& x, Pair kernel, Pair stride, Pair pad, Pair dilation,
-               double pad_value) {
+Geometry geometry(const std::string& layer, const Tensor& x, Pair kernel, Pair stride, Pair pad, Pair dilation) {
   if (x.ndim() != 4) throw Error(NNP_SHAPE_MISMATCH, layer + ": expected [N, C, H, W], got " + shape_text(x.shape()));
-  const int64_t n = x.size(0), c = x.size(1), hp = x.size(2) + 2 * pad.h, wp = x.size(3) + 2 * pad.w;
-  const int64_t oh = (hp - dilation.h * (kernel.h - 1) - 1) / stride.h + 1;
-  const int64_t ow = (wp - dilation.w * (kernel.w - 1) - 1) / stride.w + 1;
-  if (hp - dilation.h * (kernel.h - 1) - 1 < 0 || wp - dilation.w * (kernel.w - 1) - 1 < 0)
+  Geometry g;
+  g.hp = x.size(2) + 2 * pad.h;
+  g.wp = x.size(3) + 2 * pad.w;
+  if (g.hp - dilation.h * (kernel.h - 1) - 1 < 0 || g.wp - dilation.w * (kernel.w - 1) - 1 < 0)
     throw Error(NNP_SHAPE_MISMATCH,
                 layer + ": kernel " + pair_text(kernel) + " is larger than the padded input " + shape_text(x.shape()));
-  std::vector<int64_t> index;
-  index.reserve(static_cast<size_t>(kernel.h * kernel.w * oh * ow));
-  for (int64_t ki = 0; ki < kernel.h; ++ki)
-    for (int64_t kj = 0; kj < kernel.w; ++kj)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j)
-          index.push_back((i * stride.h + ki * dilation.h) * wp + (j * stride.w + kj * dilation.w));
-  Tensor flat = pad2d(x, pad, pad_value).reshape({n, c, hp * wp});
-  Tensor cols = flat.index_select(2, nnp::from_vector(index, x.device()));
-  return {cols.reshape({n, c, kernel.h * kernel.w, oh * ow}), oh, ow};
+  g.oh = (g.hp - dilation.h * (kernel.h - 1) - 1) / stride.h + 1;
+  g.ow = (g.wp - dilation.w * (kernel.w - 1) - 1) / stride.w + 1;
+  return g;
+}
+
+// Offset in an Hp x Wp plane of tap (ki, kj) of window (i, j).
+struct Taps {
+  Pair kernel, stride, dilation;
+  int64_t wp;
+  int64_t at(int64_t ki, int64_t kj, int64_t i, int64_t j) const {
+    return (i * stride.h + ki * dilation.h) * wp + (j * stride.w + kj * dilation.w);
+  }
+};
+
+// A layer's window index, rebuilt only when the input's shape or device
+// changes (a training loop sees one shape, so the index is built once).
+class IndexCache {
+ public:
+  template <typename Build>
+  Tensor get(const Tensor& x, Build build) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    nnp::Shape shape = x.shape();
+    if (!index_.defined() || shape != shape_ || x.device() != device_) {
+      index_ = nnp::from_vector(build(), x.device());
+      shape_ = std::move(shape);
+      device_ = x.device();
+    }
+    return index_;
+  }
+
+ private:
+  std::mutex mutex_;
+  Tensor index_;
+  nnp::Shape shape_;
+  nnp::Device device_ = nnp::Device::cpu();
+};
+
+// The sliding windows of x [N, C, H, W] per plane, window-major: [N, C,
+// OH*OW, kh*kw], so each window's taps are adjacent for the reductions.
+Tensor unfold(const Tensor& x, const Geometry& g, const Taps& t, Pair pad, double pad_value, IndexCache& cache) {
+  const int64_t n = x.size(0), c = x.size(1), taps = t.kernel.h * t.kernel.w;
+  Tensor index = cache.get(x, [&] {
+    std::vector<int64_t> offsets;
+    offsets.reserve(static_cast<size_t>(g.oh * g.ow * taps));
+    for (int64_t i = 0; i < g.oh; ++i)
+      for (int64_t j = 0; j < g.ow; ++j)
+        for (int64_t ki = 0; ki < t.kernel.h; ++ki)
+          for (int64_t kj = 0; kj < t.kernel.w; ++kj) offsets.push_back(t.at(ki, kj, i, j));
+    return offsets;
+  });
+  Tensor flat = pad2d(x, pad, pad_value).reshape({n, c, g.hp * g.wp});
+  return flat.index_select(2, index).reshape({n, c, g.oh * g.ow, taps});
+}
+
+// im2col for convolution: [C * kh*kw, N * OH*OW], so that one GEMM with the
+// weights [O, C * kh*kw] convolves the whole batch (and the weight gradient
+// is one GEMM too, not a sum over per-sample products).
+Tensor im2col(const Tensor& x, const Geometry& g, const Taps& t, Pair pad, IndexCache& cache) {
+  const int64_t n = x.size(0), c = x.size(1), plane = g.hp * g.wp, windows = g.oh * g.ow;
+  Tensor index = cache.get(x, [&] {
+    std::vector<int64_t> offsets;  // [taps, N, windows] into [N * plane]
+    offsets.reserve(static_cast<size_t>(t.kernel.h * t.kernel.w * n * windows));
+    for (int64_t ki = 0; ki < t.kernel.h; ++ki)
+      for (int64_t kj = 0; kj < t.kernel.w; ++kj)
+        for (int64_t s = 0; s < n; ++s)
+          for (int64_t i = 0; i < g.oh; ++i)
+            for (int64_t j = 0; j < g.ow; ++j) offsets.push_back(s * plane + t.at(ki, kj, i, j));
+    return offsets;
+  });
+  Tensor planes = pad2d(x, pad, 0.0).permute({1, 0, 2, 3}).reshape({c, n * plane});
+  return planes.index_select(1, index).reshape({c * t.kernel.h * t.kernel.w, n * windows});
 }
 
 void check_positive(const std::string& layer, const char* name, Pair p, int64_t minimum) {
@@ -84,6 +144,7 @@ struct Conv2d : nnp::nn::Module {
   int64_t in_channels, out_channels, groups;
   Pair kernel, stride, padding, dilation;
   Tensor weight, bias;
+  IndexCache windows;
   explicit Conv2d(const Attrs& a, const char* name = "Conv2d")
       : Module(name),
         in_channels(a.integer("in_channels")),
@@ -115,13 +176,14 @@ struct Conv2d : nnp::nn::Module {
     if (x.ndim() != 4 || x.size(1) != in_channels)
       throw Error(NNP_SHAPE_MISMATCH, type_name() + ": expected [N, " + std::to_string(in_channels) + ", H, W], got " +
                                           shape_text(x.shape()));
-    Windows win = unfold(type_name(), x, kernel, stride, padding, dilation, 0.0);
+    Geometry g = geometry(type_name(), x, kernel, stride, padding, dilation);
     const int64_t n = x.size(0), k = in_channels / groups * kernel.h * kernel.w;
-    // [N, G, C/G * kh*kw, L] against weights [G, O/G, C/G * kh*kw].
-    Tensor cols = win.cols.reshape({n, groups, k, win.oh * win.ow});
+    // [G, C/G * kh*kw, N * L] against weights [G, O/G, C/G * kh*kw].
+    Tensor cols =
+        im2col(x, g, {kernel, stride, dilation, g.wp}, padding, windows).reshape({groups, k, n * g.oh * g.ow});
     Tensor w = weight.reshape({groups, out_channels / groups, k});
-    Tensor y = w.matmul(cols).reshape({n, out_channels, win.oh, win.ow});
-    return bias.defined() ? y + bias.reshape({1, out_channels, 1, 1}) : y;
+    Tensor y = w.matmul(cols).reshape({out_channels, n, g.oh, g.ow}).permute({1, 0, 2, 3});
+    return bias.defined() ? y + bias.reshape({1, out_channels, 1, 1}) : y.contiguous();
   }
   std::string extra_repr() const override {
     std::string text = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
@@ -184,6 +246,7 @@ struct Conv1dLayer : Conv1d {
 
 struct Pool2d : nnp::nn::Module {
   Pair kernel, stride, padding;
+  IndexCache windows;
   Pool2d(const char* name, const Attrs& a)
       : Module(name),
         kernel(pair_of(a, "kernel_size", name)),
@@ -204,10 +267,12 @@ struct MaxPool2d : Pool2d {
   Pair dilation;
   explicit MaxPool2d(const Attrs& a) : Pool2d("MaxPool2d", a), dilation(pair_of(a, "dilation", "MaxPool2d")) {}
   Tensor forward(const Tensor& x) override {
-    Windows win = unfold("MaxPool2d", x, kernel, stride, padding, dilation, -std::numeric_limits<double>::infinity());
+    Geometry g = geometry("MaxPool2d", x, kernel, stride, padding, dilation);
+    Tensor cols =
+        unfold(x, g, {kernel, stride, dilation, g.wp}, padding, -std::numeric_limits<double>::infinity(), windows);
     // The first maximum of each window takes the gradient, as PyTorch's does.
-    Tensor best = win.cols.argmax(2, true);
-    return win.cols.gather(2, best).reshape({x.size(0), x.size(1), win.oh, win.ow});
+    Tensor best = cols.argmax(3, true);
+    return cols.gather(3, best).reshape({x.size(0), x.size(1), g.oh, g.ow});
   }
   std::string extra_repr() const override {
     return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding) +
@@ -221,8 +286,9 @@ struct AvgPool2d : Pool2d {
       throw Error(NNP_UNIMPLEMENTED, "AvgPool2d: count_include_pad=False is not supported yet");
   }
   Tensor forward(const Tensor& x) override {
-    Windows win = unfold("AvgPool2d", x, kernel, stride, padding, {1, 1}, 0.0);
-    return win.cols.mean({2}).reshape({x.size(0), x.size(1), win.oh, win.ow});
+    Geometry g = geometry("AvgPool2d", x, kernel, stride, padding, {1, 1});
+    Tensor cols = unfold(x, g, {kernel, stride, {1, 1}, g.wp}, padding, 0.0, windows);
+    return cols.mean({3}).reshape({x.size(0), x.size(1), g.oh, g.ow});
   }
   std::string extra_repr() const override {
     return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding);
