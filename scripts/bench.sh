@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmark suites with the libtorch peer beside nnplug
-# in the same process (Debian's libtorch-dev; a benchmark-only dependency).
+# in the same process (Debian's libtorch-dev; a benchmark-only dependency),
+# then W1's peak RSS, which needs one process per side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh libtorch-dev
 cmake --preset default >/dev/null   # re-configure so find_package(Torch) sees the peer
 cmake --build --preset default
 ./build/bin/nnp_bench "$@"
+ours=$(./build/bin/nnp_w1_rss | awk '{print $(NF-1)}')
+peer=$(./build/bin/torch_w1_rss | awk '{print $(NF-1)}')
+awk -v a="$ours" -v b="$peer" 'BEGIN { printf "W1   peak RSS nnplug %d KB    libtorch %d KB    ratio %.3f  (target <= 1.0)\n", a, b, a / b }'
