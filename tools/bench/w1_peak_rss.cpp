@@ -35,8 +35,7 @@ void train(int steps) {
     {"type": "nn.Linear", "in_features": 784, "out_features": 512}, {"type": "nn.ReLU"},
     {"type": "nn.Linear", "in_features": 512, "out_features": 512}, {"type": "nn.ReLU"},
     {"type": "nn.Linear", "in_features": 512, "out_features": 10}]})");
-  nnp::optim::Optimizer opt("SGD", net.parameters(),
-                            std::move(nnp::nn::Attrs().set("lr", 0.01).set("momentum", 0.9)));
+  nnp::optim::Optimizer opt("SGD", net.parameters(), std::move(nnp::nn::Attrs().set("lr", 0.01).set("momentum", 0.9)));
   nnp::nn::ModuleHandle loss_fn = nnp::nn::create_layer("nn.CrossEntropyLoss");
   nnp::Tensor x = nnp::randn({128, 784}), y = nnp::randint(0, 10, {128});
   for (int i = 0; i < steps; ++i) {
