@@ -59,16 +59,6 @@ void walk_reduced(const ReducedDims& r, int64_t base, Visit&& visit) {
   }
 }
 
-// Offset in x of the first element reduced into output element `o`.
-int64_t kept_offset(const nnp_view& x, int32_t nkeep, int64_t o) {
-  int64_t offset = 0;
-  for (int32_t i = nkeep - 1; i >= 0; --i) {
-    offset += (o % x.shape[i]) * x.strides[i];
-    o /= x.shape[i];
-  }
-  return offset;
-}
-
 // Sums of the columns of a matrix (a bias gradient: x is [C, N] with strides
 // [1, C]). Walking each output's reduced dimension would jump C elements per
 // step; adding whole rows into a block of accumulators reads memory in order.
@@ -110,11 +100,12 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
   parallel_for(outputs, r.count, [&](int64_t begin, int64_t end) {
     // Each output's first reduced element: unravelled once, then stepped.
     int64_t kept[NNP_MAX_DIMS] = {};
+    int64_t next_base = 0;
     for (int64_t i = nkeep - 1, rest = begin; i >= 0; --i) {
       kept[i] = rest % x.shape[i];
       rest /= x.shape[i];
+      next_base += kept[i] * x.strides[i];
     }
-    int64_t next_base = kept_offset(x, nkeep, begin);
     for (int64_t o = begin; o < end; ++o) {
       const int64_t base = next_base;
       for (int32_t i = nkeep - 1; i >= 0; --i) {
