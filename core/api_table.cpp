@@ -14,6 +14,7 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "interop/dlpack.hpp"
 #include "io/model_spec.hpp"
 #include "io/safetensors.hpp"
 #include "nn/attrs.hpp"
@@ -34,7 +35,8 @@ const Tensor& arg(const nnp_tensor* t, const char* op, const char* name) {
   return *t;
 }
 
-nnp_tensor** out_arg(nnp_tensor** out, const char* op) {
+template <typename T>
+T** out_arg(T** out, const char* op) {
   if (out == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": the output pointer is NULL");
   *out = nullptr;
   return out;
@@ -111,8 +113,9 @@ nnp_status api_plugin_info(int32_t i, nnp_plugin_info* info) {
   return guard([&] {
     info_arg(info, "plugin_info");
     const PluginRecord& record = registry().plugin(i);
-    write_info(info, nnp_plugin_info{0, record.path.c_str(), record.name.c_str(), record.version.c_str(),
-                                     record.loaded ? 1 : 0, record.status, record.reason.c_str()});
+    write_info(
+        info, nnp_plugin_info{0, record.path.c_str(), record.name.c_str(), record.version.c_str(),
+                              record.loaded ? 1 : 0, record.status, record.reason.c_str(), record.description.c_str()});
   });
 }
 int32_t api_backend_count() {
@@ -131,7 +134,7 @@ nnp_status api_backend_info(int32_t i, nnp_backend_info* info) {
       if (text) reason = text;
     }
     write_info(info, nnp_backend_info{0, backend.name().c_str(), backend.plugin_path().c_str(), backend.table().score,
-                                      backend.device_count(), reason});
+                                      backend.device_count(), reason, backend.table().flags});
   });
 }
 nnp_status api_plugin_search_path(char* buf, size_t size, size_t* needed) {
@@ -871,6 +874,35 @@ nnp_status api_model_from_spec_file(const char* path, nnp_module** out) {
   });
 }
 
+nnp_status api_device_stream(nnp_device device, void** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "device_stream: out is NULL");
+    *out = nullptr;
+    check_device("device_stream", device);
+    *out = backend_of(device).context(device.index).stream;
+  });
+}
+nnp_status api_layer_type_plugin(int32_t i, const char** out) {
+  return guard([&] {
+    if (out == nullptr) fail(NNP_INVALID_ARGUMENT, "layer_type_plugin: out is NULL");
+    PluginRegistry::instance().discover();
+    *out = nn::LayerRegistry::instance().at(i).plugin.c_str();
+  });
+}
+nnp_status api_to_dlpack(const nnp_tensor* t, DLManagedTensor** out) {
+  return guard([&] { *out_arg(out, "to_dlpack") = interop::to_dlpack(arg(t, "to_dlpack", "t")); });
+}
+nnp_status api_to_dlpack_versioned(const nnp_tensor* t, DLManagedTensorVersioned** out) {
+  return guard(
+      [&] { *out_arg(out, "to_dlpack_versioned") = interop::to_dlpack_versioned(arg(t, "to_dlpack_versioned", "t")); });
+}
+nnp_status api_from_dlpack(DLManagedTensor* src, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "from_dlpack") = interop::from_dlpack(src).take(); });
+}
+nnp_status api_from_dlpack_versioned(DLManagedTensorVersioned* src, nnp_tensor** out) {
+  return guard([&] { *out_arg(out, "from_dlpack_versioned") = interop::from_dlpack_versioned(src).take(); });
+}
+
 const nnp_api kApi = {
     sizeof(nnp_api),
     NNP_ABI_MAJOR,
@@ -1026,6 +1058,13 @@ const nnp_api kApi = {
     api_clip_grad_norm,
     api_model_from_spec,
     api_model_from_spec_file,
+    // 1.1
+    api_device_stream,
+    api_layer_type_plugin,
+    api_to_dlpack,
+    api_to_dlpack_versioned,
+    api_from_dlpack,
+    api_from_dlpack_versioned,
 };
 
 }  // namespace

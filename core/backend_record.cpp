@@ -6,8 +6,14 @@
 
 namespace nnp::core {
 
-BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path)
-    : id_(id), table_(table), kernels_(kernels), name_(table.name), plugin_path_(std::move(plugin_path)) {
+BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path,
+                             std::shared_ptr<const void> library)
+    : id_(id),
+      table_(table),
+      kernels_(kernels),
+      name_(table.name),
+      plugin_path_(std::move(plugin_path)),
+      library_(std::move(library)) {
   table_.kernels = &kernels_;  // the core's own copy, at the size it knows
 }
 

@@ -1,6 +1,8 @@
 // A backend as the core keeps it once a plugin registered it: its table
-// copied at the size this core knows (unknown tails zeroed), plus the
-// per-device kernel contexts created on first use of each device.
+// copied at the size this core knows (unknown tails zeroed), the per-device
+// kernel contexts created on first use of each device, and a reference to
+// the plugin's shared library that anything outliving the registry (a
+// DLPack deleter a consumer calls late) copies to keep the code mapped.
 #pragma once
 
 #include <nnp/plugin.h>
@@ -14,11 +16,13 @@ namespace nnp::core {
 
 class BackendRecord {
  public:
-  BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path);
+  BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path,
+                std::shared_ptr<const void> library);
 
   int32_t id() const { return id_; }
   const std::string& name() const { return name_; }
   const std::string& plugin_path() const { return plugin_path_; }
+  const std::shared_ptr<const void>& library() const { return library_; }
   const nnp_backend& table() const { return table_; }
   const nnp_kernels& kernels() const { return kernels_; }
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
@@ -43,6 +47,7 @@ class BackendRecord {
   nnp_kernels kernels_{};
   std::string name_;
   std::string plugin_path_;
+  std::shared_ptr<const void> library_;
   mutable std::once_flag devices_once_;
   mutable std::atomic<bool> devices_ready_{false};
   mutable int32_t device_count_ = 0;

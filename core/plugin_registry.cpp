@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 // The registration state handed to a plugin's init.
 struct nnp_plugin_host {
   const std::string* path = nullptr;
+  const std::string* name = nullptr;  // the plugin's, from its descriptor
   bool active = false;
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
   std::vector<nnp::core::nn::LayerType> staged_layers;
@@ -102,8 +103,8 @@ bool looks_like_shared_library(const fs::path& path) {
 struct PluginRegistry::Impl {
   std::recursive_mutex mutex;
   std::deque<PluginRecord> plugins;
-  std::deque<boost::dll::shared_library> libraries;  // kept open until exit
-  std::map<std::string, size_t> by_path;             // canonical path -> plugin index
+  std::deque<std::shared_ptr<boost::dll::shared_library>> libraries;  // kept open until exit
+  std::map<std::string, size_t> by_path;                              // canonical path -> plugin index
   std::array<std::unique_ptr<BackendRecord>, kMaxBackends> backends;
   std::atomic<int32_t> backend_count{0};
   std::once_flag discovered;
@@ -143,20 +144,20 @@ struct PluginRegistry::Impl {
       fail(NNP_INVALID_ARGUMENT, "plugin path '", path, "' is not absolute; pass an absolute path");
     if (!fs::is_regular_file(path)) fail(NNP_NOT_FOUND, "no such file");
 
-    boost::dll::shared_library library;
+    auto library = std::make_shared<boost::dll::shared_library>();
     try {
-      library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+      library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       fail(NNP_IO_ERROR, "not a loadable shared library (", e.what(), ")");
     }
-    if (!library.has("nnp_plugin_entry"))
+    if (!library->has("nnp_plugin_entry"))
       fail(NNP_NOT_FOUND,
            "exports no nnp_plugin_entry symbol, so it is not an nnplug plugin (define it with "
            "NNP_PLUGIN_ENTRY from nnp/plugin.h)");
 
     const nnp_plugin_descriptor* descriptor = nullptr;
     try {
-      descriptor = library.get<const nnp_plugin_descriptor*()>("nnp_plugin_entry")();
+      descriptor = library->get<const nnp_plugin_descriptor*()>("nnp_plugin_entry")();
     } catch (...) {
       fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry threw an exception; it must return a static descriptor");
     }
@@ -175,6 +176,10 @@ struct PluginRegistry::Impl {
     if (descriptor->name == nullptr || *descriptor->name == '\0') fail(NNP_INVALID_ARGUMENT, "descriptor has no name");
     record.name = descriptor->name;
     record.version = descriptor->version ? descriptor->version : "";
+    // description arrived in 1.1: a 1.0 plugin's smaller descriptor lacks it.
+    if (descriptor->struct_size >= offsetof(nnp_plugin_descriptor, description) + sizeof(const char*) &&
+        descriptor->description)
+      record.description = descriptor->description;
     for (const PluginRecord& other : plugins)
       if (other.loaded && other.name == record.name)
         fail(NNP_INVALID_ARGUMENT, "a plugin named '", record.name, "' is already loaded from ", other.path);
@@ -182,6 +187,7 @@ struct PluginRegistry::Impl {
 
     nnp_plugin_host host;
     host.path = &record.path;
+    host.name = &record.name;
     host.active = true;
     nnp_status status = NNP_OK;
     struct InitScope {
@@ -202,11 +208,12 @@ struct PluginRegistry::Impl {
       std::string message = last_error_status() == status ? last_error_message() : "";
       fail(status, "init failed with status ", status, message.empty() ? "" : ": ", message);
     }
-    commit(host, record.path);
+    commit(host, record.path, library);
     libraries.push_back(std::move(library));
   }
 
-  void commit(nnp_plugin_host& host, const std::string& path) {
+  void commit(nnp_plugin_host& host, const std::string& path,
+              const std::shared_ptr<boost::dll::shared_library>& library) {
     nn::LayerRegistry& layers = nn::LayerRegistry::instance();
     for (const nn::LayerType& t : host.staged_layers)
       if (const nn::LayerType* existing = layers.find(t.name))
@@ -216,7 +223,7 @@ struct PluginRegistry::Impl {
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
     for (auto& [table, kernels] : host.staged) {
-      backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path);
+      backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path, library);
       ++count;
       backend_count.store(count, std::memory_order_release);  // publish the complete record
     }
@@ -298,12 +305,12 @@ nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_
   return guard([&] {
     if (type == nullptr) fail(NNP_INVALID_ARGUMENT, "register_layer_type: type is NULL");
     if (host == nullptr) {  // an application, at any time
-      nn::LayerRegistry::instance().add(nn::validate_layer_type(*type, "the application"));
+      nn::LayerRegistry::instance().add(nn::validate_layer_type(*type, "the application", "application"));
       return;
     }
     if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_layer_type: called outside a plugin's init");
     try {
-      nn::LayerType t = nn::validate_layer_type(*type, *host->path);
+      nn::LayerType t = nn::validate_layer_type(*type, *host->path, *host->name);
       if (const nn::LayerType* existing = nn::LayerRegistry::instance().find(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
       for (const nn::LayerType& staged : host->staged_layers)

@@ -16,6 +16,7 @@ struct PluginRecord {
   std::string path;
   std::string name;
   std::string version;
+  std::string description;
   bool loaded = false;
   nnp_status status = NNP_OK;
   std::string reason;

@@ -13,7 +13,10 @@ void retain(Storage* storage) { storage->refs.fetch_add(1, std::memory_order_rel
 void release(Storage* storage) {
   if (storage->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const nnp_backend& table = storage->backend->table();
-  if (storage->data) table.free(table.state, storage->device, storage->data, storage->bytes);
+  if (storage->release_external)
+    storage->release_external(storage->external_context);
+  else if (storage->data)
+    table.free(table.state, storage->device, storage->data, storage->bytes);
   ObjectPool<Storage>::destroy(storage);
 }
 

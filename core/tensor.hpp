@@ -23,6 +23,10 @@ struct Storage {
   int32_t device = 0;
   void* data = nullptr;
   size_t bytes = 0;
+  // Memory another library owns (a DLPack import): the last release calls
+  // this instead of the backend's free.
+  void (*release_external)(void* context) = nullptr;
+  void* external_context = nullptr;
 };
 
 void retain(Storage* storage);

@@ -8,7 +8,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libopenblas-dev
   zlib1g-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Extra packages a caller asks for (scripts/bench.sh adds the libtorch peer).

@@ -92,7 +92,13 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 
 NNP_PLUGIN_ENTRY {
   static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, "nnplug.cpu", NNP_PLUGIN_VERSION, nnp::cpu::init,
+      sizeof(nnp_plugin_descriptor),
+      NNP_ABI_MAJOR,
+      NNP_ABI_MINOR,
+      "nnplug.cpu",
+      NNP_PLUGIN_VERSION,
+      nnp::cpu::init,
+      "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels",
   };
   return &descriptor;
 }

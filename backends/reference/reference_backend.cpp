@@ -64,8 +64,13 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 
 NNP_PLUGIN_ENTRY {
   static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, "nnplug.reference", NNP_PLUGIN_VERSION,
+      sizeof(nnp_plugin_descriptor),
+      NNP_ABI_MAJOR,
+      NNP_ABI_MINOR,
+      "nnplug.reference",
+      NNP_PLUGIN_VERSION,
       nnp::reference::init,
+      "the reference backend: plain loops, the numerical oracle",
   };
   return &descriptor;
 }

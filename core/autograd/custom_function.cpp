@@ -53,10 +53,16 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
                                       int32_t n_inputs, int32_t n_outputs) {
   if (def.struct_size < offsetof(nnp_function, release) + sizeof(void*) || !def.forward || !def.backward)
     fail(NNP_INVALID_ARGUMENT, "function_apply: the nnp_function needs struct_size, forward and backward");
+  // user_data is released exactly once, refusals included (the caller has
+  // handed it over).
+  auto refuse = [&](auto&&... parts) {
+    if (def.release) def.release(user_data);
+    fail(NNP_INVALID_ARGUMENT, "function_apply: ", parts...);
+  };
   if (n_inputs < 0 || n_outputs <= 0 || (n_inputs > 0 && inputs == nullptr))
-    fail(NNP_INVALID_ARGUMENT, "function_apply: needs inputs and at least one output");
+    refuse("needs inputs and at least one output");
   for (int32_t i = 0; i < n_inputs; ++i)
-    if (inputs[i] == nullptr) fail(NNP_INVALID_ARGUMENT, "function_apply: input ", i, " is NULL");
+    if (inputs[i] == nullptr) refuse("input ", i, " is NULL");
   auto ctx = std::make_shared<nnp_function_ctx>();
   std::memcpy(&ctx->fn, &def, sizeof(nnp_function) < def.struct_size ? sizeof(nnp_function) : def.struct_size);
   ctx->user_data = user_data;

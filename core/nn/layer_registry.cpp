@@ -65,7 +65,7 @@ AttrValue coerce(const LayerType& type, const AttrDef& def, const AttrValue& giv
 
 }  // namespace
 
-LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin) {
+LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin, const std::string& plugin) {
   if (c.struct_size < offsetof(nnp_layer_type, user_data) + sizeof(void*))
     fail(NNP_ABI_MISMATCH, "register_layer_type: struct_size ", c.struct_size, " is too small");
   LayerType t;
@@ -80,6 +80,7 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
   t.create = c.create;
   t.user_data = c.user_data;
   t.origin = origin;
+  t.plugin = plugin;
   for (int32_t i = 0; i < c.attr_count; ++i) {
     const nnp_attr_def& a = c.attrs[i];
     AttrDef def;

@@ -29,7 +29,8 @@ struct LayerType {
   std::vector<AttrDef> attrs;
   nnp_status (*create)(const nnp_attrs*, void*, nnp_module**) = nullptr;
   void* user_data = nullptr;
-  std::string origin;  // "core" or the plugin's path
+  std::string origin;  // "core", "the application" or the plugin's path (for messages)
+  std::string plugin;  // "core", "application" or the registering plugin's name
   // The C view handed out by layer_type_info (pointers into the above).
   std::vector<nnp_attr_def> c_attrs;
   std::vector<std::string> default_texts;
@@ -37,7 +38,7 @@ struct LayerType {
 };
 
 // Checks a type given through the C API and copies it (strings included).
-LayerType validate_layer_type(const nnp_layer_type& type, const std::string& origin);
+LayerType validate_layer_type(const nnp_layer_type& type, const std::string& origin, const std::string& plugin);
 
 class LayerRegistry {
  public:

@@ -39,8 +39,13 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   return api->register_layer_type(host, &mish);
 }
 
-const nnp_plugin_descriptor kDescriptor = {sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR,
-                                           "nnplug.activations",          "0.1.0",       init};
+const nnp_plugin_descriptor kDescriptor = {sizeof(nnp_plugin_descriptor),
+                                           NNP_ABI_MAJOR,
+                                           NNP_ABI_MINOR,
+                                           "nnplug.activations",
+                                           "0.1.0",
+                                           init,
+                                           "activations composed of core ops: Swish, Mish"};
 
 }  // namespace
 

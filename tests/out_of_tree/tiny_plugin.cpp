@@ -26,8 +26,13 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   return api->register_layer_type(host, &scale);
 }
 
-const nnp_plugin_descriptor kDescriptor = {
-    sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, "tiny", "1.0.0", init};
+const nnp_plugin_descriptor kDescriptor = {sizeof(nnp_plugin_descriptor),
+                                           NNP_ABI_MAJOR,
+                                           NNP_ABI_MINOR,
+                                           "tiny",
+                                           "1.0.0",
+                                           init,
+                                           "the out-of-tree test's plugin: a learnable scale"};
 
 }  // namespace
 

@@ -111,6 +111,7 @@ NNP_PLUGIN_ENTRY {
     NNP_TEST_PLUGIN_NAME,
     "0.0.1",
     init,
+    "a plugin of the loader's test corpus",
   };
   return &descriptor;
 #endif

@@ -1,5 +1,6 @@
-// Pins the released ABI 1.0 layouts: a change here breaks every plugin and
-// application built against 1.0. New fields go at the end only.
+// Pins the released layouts (ABI 1.0, then what 1.1 appended): a change here
+// breaks every plugin and application built against them. New fields go at
+// the end only; tests/abi builds a plugin against the frozen 1.0 headers.
 #include <gtest/gtest.h>
 #include <nnp/plugin.h>
 
@@ -39,7 +40,7 @@ PIN(nnp_api, layer_create, 1112);
 PIN(nnp_api, optimizer_create, 1120);
 PIN(nnp_api, clip_grad_norm, 1200);
 PIN(nnp_api, model_from_spec_file, 1216);
-static_assert(sizeof(nnp_api) == 1224, "nnp_api 1.0 is 1224 bytes");
+static_assert(offsetof(nnp_api, device_stream) == 1224, "1.1 starts where nnp_api 1.0 (1224 bytes) ended");
 PIN(nnp_attr_def, default_value, 24);
 PIN(nnp_layer_type, create, 40);
 static_assert(sizeof(nnp_layer_type) == 56, "nnp_layer_type 1.0 is 56 bytes");
@@ -52,7 +53,7 @@ PIN(nnp_function, release, 32);
 PIN(nnp_plugin_descriptor, abi_major, 8);
 PIN(nnp_plugin_descriptor, name, 16);
 PIN(nnp_plugin_descriptor, init, 32);
-static_assert(sizeof(nnp_plugin_descriptor) == 40, "nnp_plugin_descriptor 1.0 is 40 bytes");
+static_assert(offsetof(nnp_plugin_descriptor, description) == 40, "nnp_plugin_descriptor 1.0 was 40 bytes");
 
 PIN(nnp_view, data, 0);
 PIN(nnp_view, dtype, 8);
@@ -82,5 +83,19 @@ PIN(nnp_device_info, score, 32);
 PIN(nnp_backend_info, unavailable_reason, 32);
 PIN(nnp_plugin_info, reason, 40);
 static_assert(sizeof(nnp_device) == 8, "nnp_device is passed by value");
+
+// ---- ABI 1.1 ----
+PIN(nnp_api, device_stream, 1224);
+PIN(nnp_api, layer_type_plugin, 1232);
+PIN(nnp_api, to_dlpack, 1240);
+PIN(nnp_api, to_dlpack_versioned, 1248);
+PIN(nnp_api, from_dlpack, 1256);
+PIN(nnp_api, from_dlpack_versioned, 1264);
+static_assert(sizeof(nnp_api) == 1272, "nnp_api 1.1 is 1272 bytes");
+static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
+PIN(nnp_backend_info, flags, 40);
+static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");
+PIN(nnp_plugin_info, description, 48);
+static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 TEST(AbiLayout, PinnedAtCompileTime) { SUCCEED() << "the static_asserts above are the test"; }

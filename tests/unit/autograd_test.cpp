@@ -169,3 +169,42 @@ TEST(Autograd, TransposedWeightGradient) {
   // g.t() @ x = [[1*1+3*4, 1*2+3*5, 1*3+3*6], [2*1+4*4, 2*2+4*5, 2*3+4*6]]
   EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{13, 17, 21, 18, 24, 30}));
 }
+
+// nnp/function.hpp: the C++ face of custom functions, with state.
+struct ScaledSquare {
+  static constexpr const char* name = "ScaledSquareBackward";
+  double scale = 1.0;
+  int* destroyed = nullptr;
+  ScaledSquare(double s, int* d) : scale(s), destroyed(d) {}
+  ScaledSquare(ScaledSquare&& other) noexcept
+      : scale(other.scale), destroyed(std::exchange(other.destroyed, nullptr)) {}
+  ~ScaledSquare() {
+    if (destroyed) ++*destroyed;
+  }
+  std::vector<Tensor> forward(FunctionContext& ctx, const std::vector<Tensor>& in) {
+    EXPECT_FALSE(api().is_grad_enabled()) << "forward records no history";
+    ctx.save_for_backward({in[0]});
+    return {in[0] * in[0] * scale};
+  }
+  std::vector<Tensor> backward(FunctionContext& ctx, const std::vector<Tensor>& grad) {
+    return {grad[0] * ctx.saved_tensors()[0] * (2.0 * scale)};
+  }
+};
+
+TEST(Autograd, CustomFunctionInCpp) {
+  int destroyed = 0;
+  Tensor x = from_vector(std::vector<double>{1.0, -2.0, 3.0}).requires_grad_();
+  {
+    Tensor y = apply_function<ScaledSquare>({x}, ScaledSquare(0.5, &destroyed))[0];
+    EXPECT_EQ(y.grad_fn_name(), "ScaledSquareBackward");
+    EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{0.5, 2.0, 4.5}));
+    y.sum().backward();
+    EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1.0, -2.0, 3.0}));  // d(0.5 x^2)/dx = x
+    EXPECT_EQ(destroyed, 0) << "the graph still holds the function";
+  }
+  EXPECT_EQ(destroyed, 1);
+  // A refused call still releases the state it was handed, once.
+  test::expect_error([&] { apply_function<ScaledSquare>({Tensor()}, ScaledSquare(1.0, &destroyed)); },
+                     NNP_INVALID_ARGUMENT, {"function_apply: input 0 is NULL"});
+  EXPECT_EQ(destroyed, 2);
+}

@@ -22,8 +22,8 @@ struct Refusal {
 const Refusal kRefusals[] = {
     {"not_a_library", NNP_IO_ERROR, "not a loadable shared library"},
     {"no_entry", NNP_NOT_FOUND, "exports no nnp_plugin_entry"},
-    {"wrong_major", NNP_ABI_MISMATCH, "built for ABI 2.0 but this nnplug implements ABI 1.0 (major versions differ)"},
-    {"newer_minor", NNP_ABI_MISMATCH, "built for ABI 1.1, newer than this nnplug's ABI 1.0"},
+    {"wrong_major", NNP_ABI_MISMATCH, "built for ABI 2.1 but this nnplug implements ABI 1.1 (major versions differ)"},
+    {"newer_minor", NNP_ABI_MISMATCH, "built for ABI 1.2, newer than this nnplug's ABI 1.1"},
     {"null_entry", NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL"},
     {"init_fails", NNP_DEVICE_ERROR, "init failed with status 6: test plugin: the device refused to start"},
     {"init_throws", NNP_INTERNAL, "init threw an exception (test plugin: init threw on purpose)"},
@@ -105,4 +105,41 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
   EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.reference"), std::string::npos) << output;
   EXPECT_NE(output.find("backends: cpu reference testdummy reentrant"), std::string::npos) << output;
+}
+
+// ABI 1.1's additions to what the loader reports.
+TEST(PluginLoading, DescriptionsFlagsStreamsAndLayerOrigins) {
+  bool saw_cpu = false;
+  for (int32_t i = 0; i < api().plugin_count(); ++i) {
+    nnp_plugin_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(api().plugin_info(i, &info), NNP_OK);
+    if (!info.loaded || std::string(info.name) != "nnplug.cpu") continue;
+    saw_cpu = true;
+    EXPECT_NE(std::string(info.description).find("OpenBLAS"), std::string::npos) << info.description;
+  }
+  EXPECT_TRUE(saw_cpu);
+  EXPECT_TRUE(Device("cpu").host_memory());
+  EXPECT_TRUE(Device("reference").host_memory());
+  EXPECT_EQ(Device("cpu").backend(), "cpu");
+  EXPECT_EQ(Device("cpu").stream(), nullptr) << "the cpu backend has no streams";
+  void* stream = &saw_cpu;
+  EXPECT_EQ(api().device_stream(nnp_device{999, 0}, &stream), NNP_INVALID_ARGUMENT);
+  EXPECT_EQ(stream, nullptr);
+
+  bool saw_linear = false;
+  for (int32_t i = 0; i < api().layer_type_count(); ++i) {
+    nnp_layer_type type{};
+    type.struct_size = sizeof(type);
+    ASSERT_EQ(api().layer_type_info(i, &type), NNP_OK);
+    const char* plugin = nullptr;
+    ASSERT_EQ(api().layer_type_plugin(i, &plugin), NNP_OK);
+    if (std::string(type.name) == "nn.Linear") {
+      saw_linear = true;
+      EXPECT_STREQ(plugin, "core");
+    }
+  }
+  EXPECT_TRUE(saw_linear);
+  const char* plugin = nullptr;
+  EXPECT_EQ(api().layer_type_plugin(api().layer_type_count(), &plugin), NNP_INVALID_ARGUMENT);
 }

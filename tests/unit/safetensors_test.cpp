@@ -75,8 +75,9 @@ TEST_F(Files, RoundTripEveryDtypeWithMetadata) {
     ASSERT_NE(it, loaded.end());
     EXPECT_EQ(it->second.shape(), original.shape());
     EXPECT_EQ(it->second.dtype(), original.dtype());
-    if (original.numel() > 0)
+    if (original.numel() > 0) {
       EXPECT_EQ(it->second.to(Dtype::f64).to_vector<double>(), original.to(Dtype::f64).to_vector<double>());
+    }
   }
   EXPECT_EQ(safetensors_metadata(path("all.safetensors"), "note"), "round trip");
   expect_error([&] { safetensors_metadata(path("all.safetensors"), "absent"); }, NNP_NOT_FOUND, {"absent"});

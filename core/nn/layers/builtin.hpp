@@ -25,7 +25,7 @@ void add_builtin(LayerRegistry& registry, const char* name, const char* doc, con
     defs.push_back(nnp_attr_def{sizeof(nnp_attr_def), a.name, a.type, a.required ? 1 : 0, a.default_json, a.doc});
   nnp_layer_type type{sizeof(nnp_layer_type),      name,   doc, defs.data(), static_cast<int32_t>(defs.size()),
                       nnp::nn::create_layer_of<M>, nullptr};
-  registry.add(validate_layer_type(type, "core"));
+  registry.add(validate_layer_type(type, "core", "core"));
 }
 
 // "[2,3]", as the core's messages write shapes.

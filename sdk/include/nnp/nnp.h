@@ -26,9 +26,11 @@
 extern "C" {
 #endif
 
-/* A change of major breaks compatibility; a minor only appends to tables. */
+/* A change of major breaks compatibility; a minor only appends to tables and
+ * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
+ * "(1.1)": check api->abi_minor, or struct_size, before using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 0
+#define NNP_ABI_MINOR 1
 
 /* The most dimensions a tensor may have. */
 #define NNP_MAX_DIMS 8
@@ -90,6 +92,13 @@ typedef struct nnp_device_info {
   int32_t score;           /* higher is preferred by "auto" */
 } nnp_device_info;
 
+/* Backend flags (nnp_backend.flags, nnp_backend_info.flags). */
+enum {
+  /* Device memory is ordinary host memory: tensor_data() may be read and
+   * written by the CPU, and the core skips staging copies. */
+  NNP_BACKEND_HOST_MEMORY = 1u << 0
+};
+
 typedef struct nnp_backend_info {
   size_t struct_size;
   const char* name;
@@ -98,6 +107,7 @@ typedef struct nnp_backend_info {
   int32_t device_count;
   /* When device_count is 0: why (the runtime's own error text), else "". */
   const char* unavailable_reason;
+  uint32_t flags; /* NNP_BACKEND_* (1.1) */
 } nnp_backend_info;
 
 /* One file the plugin loader looked at. Strings live until process exit. */
@@ -106,9 +116,10 @@ typedef struct nnp_plugin_info {
   const char* path;
   const char* name; /* "" when the plugin was refused before naming itself */
   const char* version;
-  int32_t loaded;     /* 1 loaded, 0 refused */
-  nnp_status status;  /* why it was refused */
-  const char* reason; /* "" when loaded */
+  int32_t loaded;          /* 1 loaded, 0 refused */
+  nnp_status status;       /* why it was refused */
+  const char* reason;      /* "" when loaded */
+  const char* description; /* the plugin's one-line description, or "" (1.1) */
 } nnp_plugin_info;
 
 /* ---- operations --------------------------------------------------------- */
@@ -191,7 +202,8 @@ typedef struct nnp_function {
   /* grad_inputs[i]: a new reference shaped like inputs[i], or NULL for none. */
   nnp_status (*backward)(nnp_function_ctx* ctx, const nnp_tensor* const* grad_outputs, int32_t n_outputs,
                          nnp_tensor** grad_inputs, int32_t n_inputs, void* user_data);
-  /* Called once when nothing refers to the function any more; may be NULL. */
+  /* Called once when nothing refers to the function any more, or when
+   * function_apply refuses its arguments; may be NULL. */
   void (*release)(void* user_data);
 } nnp_function;
 
@@ -292,6 +304,10 @@ typedef struct nnp_layer_type {
 typedef struct nnp_api nnp_api;
 typedef struct nnp_plugin_host nnp_plugin_host;
 struct nnp_backend;
+/* DLPack's exchange structs (dlpack/dlpack.h: 0.6 and later, and 1.0's
+ * versioned form); nnp.h needs only their names. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
 
 struct nnp_api {
   size_t struct_size;
@@ -548,6 +564,35 @@ struct nnp_api {
    * attribute of the layer type. Errors name the place in the spec. */
   nnp_status (*model_from_spec)(const char* json, nnp_module** out);
   nnp_status (*model_from_spec_file)(const char* path, nnp_module** out);
+
+  /* ---- ABI 1.1 ---- */
+
+  /* -- custom kernels -- */
+  /* The stream kernels on `device` run on (cudaStream_t, hipStream_t), NULL
+   * for backends without streams. A layer's own kernel queues its work on it
+   * so it is ordered with the core's. The first call for a device is its
+   * first use (the device context is created). */
+  nnp_status (*device_stream)(nnp_device device, void** out);
+  /* The name of the plugin that registered layer type i ("core" for the
+   * built-in layers, "application" for types an application registered). */
+  nnp_status (*layer_type_plugin)(int32_t i, const char** out);
+
+  /* -- DLPack: zero-copy exchange with other libraries -- */
+  /* *out shares t's memory and holds a reference to it (and so to the
+   * backend plugin that owns it) until the consumer calls its deleter, which
+   * may happen on any thread, after t is released. The device's queued work
+   * is finished before the call returns. Refused for tensors that require
+   * grad (detach first). to_dlpack (DLPack 0.6 structs) cannot express bool;
+   * to_dlpack_versioned (1.0) can. */
+  nnp_status (*to_dlpack)(const nnp_tensor* t, struct DLManagedTensor** out);
+  nnp_status (*to_dlpack_versioned)(const nnp_tensor* t, struct DLManagedTensorVersioned** out);
+  /* *out views src's memory on the matching device (kDLCPU: the "cpu"
+   * backend, or another host-memory backend; kDLCUDA: "cuda"; kDLROCM:
+   * "rocm"). On success nnplug owns src and calls its deleter when the last
+   * tensor viewing it is gone; on failure src is untouched and still the
+   * caller's. */
+  nnp_status (*from_dlpack)(struct DLManagedTensor* src, nnp_tensor** out);
+  nnp_status (*from_dlpack_versioned)(struct DLManagedTensorVersioned* src, nnp_tensor** out);
 };
 
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when

@@ -115,6 +115,12 @@ class Device {
   }
 
   nnp_device raw() const { return device_; }
+  nnp_backend_info info() const {
+    nnp_backend_info out{};
+    out.struct_size = sizeof(out);
+    check(api().backend_info(device_.backend, &out));
+    return out;
+  }
   std::string name() const {
     size_t needed = 0;
     check(api().device_name(device_, nullptr, 0, &needed));
@@ -122,6 +128,17 @@ class Device {
     check(api().device_name(device_, &text[0], text.size(), &needed));
     text.resize(needed - 1);
     return text;
+  }
+  // The backend's name ("cpu", "cuda", ...): how a layer with its own
+  // kernels picks the one to run.
+  std::string backend() const { return info().name; }
+  // Whether the CPU may read and write this device's memory directly.
+  bool host_memory() const { return (info().flags & NNP_BACKEND_HOST_MEMORY) != 0; }
+  // The stream the core's kernels on this device run on (NULL: none).
+  void* stream() const {
+    void* out = nullptr;
+    check(api().device_stream(device_, &out));
+    return out;
   }
   bool operator==(const Device& other) const {
     return device_.backend == other.device_.backend && device_.index == other.device_.index;
@@ -256,6 +273,33 @@ class Tensor {
   Dtype dtype() const { return static_cast<Dtype>(api().tensor_dtype(handle_)); }
   Device device() const { return Device(api().tensor_device(handle_)); }
   bool is_contiguous() const { return api().tensor_is_contiguous(handle_) != 0; }
+
+  // -- raw memory, for kernels of one's own --
+  // The first element, in the device's memory (host memory only where
+  // device().host_memory()). Valid while the tensor lives.
+  void* data_ptr() const { return api().tensor_data(handle_); }
+  template <typename T>
+  T* data_ptr() const {
+    if (dtype() != DtypeOf<T>::value)
+      throw Error(NNP_DTYPE_MISMATCH, std::string("data_ptr: the tensor is ") + dtype_name(dtype()) +
+                                          " but the element type asked for is " + dtype_name(DtypeOf<T>::value));
+    return static_cast<T*>(data_ptr());
+  }
+
+  // -- DLPack (see nnp.h); the caller owns what to_dlpack returns --
+  DLManagedTensor* to_dlpack() const {
+    DLManagedTensor* out = nullptr;
+    check(api().to_dlpack(handle_, &out));
+    return out;
+  }
+  DLManagedTensorVersioned* to_dlpack_versioned() const {
+    DLManagedTensorVersioned* out = nullptr;
+    check(api().to_dlpack_versioned(handle_, &out));
+    return out;
+  }
+  // Takes ownership of src on success only.
+  static Tensor from_dlpack(DLManagedTensor* src) { return call(api().from_dlpack, src); }
+  static Tensor from_dlpack(DLManagedTensorVersioned* src) { return call(api().from_dlpack_versioned, src); }
 
   // -- data out --
   template <typename T>
@@ -527,5 +571,6 @@ inline std::vector<Device> devices() {
 
 }  // namespace nnp
 
-#include <nnp/nn.hpp>     // nn::Module and the containers
-#include <nnp/optim.hpp>  // optimizers and schedulers
+#include <nnp/function.hpp>  // custom autograd functions
+#include <nnp/nn.hpp>        // nn::Module and the containers
+#include <nnp/optim.hpp>     // optimizers and schedulers

@@ -5,7 +5,7 @@
  * `nnp_plugin_entry`, which returns a static descriptor and has no side
  * effects. The core checks the descriptor's ABI version, then calls `init`
  * with the API table and a host handle; `init` registers what the plugin
- * provides (today: backends). A plugin never links libnnp; it reaches the
+ * provides (backends, layer types). A plugin never links libnnp; it reaches the
  * core only through the table it is given.
  *
  * A backend is a small struct of function pointers (memory, devices) plus a
@@ -36,6 +36,7 @@ typedef struct nnp_plugin_descriptor {
   /* Registers what the plugin provides. Nothing registered is kept unless
    * init returns NNP_OK. `api` stays valid until process exit. */
   nnp_status (*init)(const nnp_api* api, nnp_plugin_host* host);
+  const char* description; /* one line for `nnplug plugins`; may be NULL (1.1) */
 } nnp_plugin_descriptor;
 
 typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
@@ -120,16 +121,11 @@ typedef struct nnp_kernels {
 
 /* ---- the backend -------------------------------------------------------- */
 
-enum {
-  /* Device memory is ordinary host memory (the core skips staging copies). */
-  NNP_BACKEND_HOST_MEMORY = 1u << 0
-};
-
 typedef struct nnp_backend {
   size_t struct_size;
   const char* name; /* "cpu", "cuda", ...: the device prefix */
   int32_t score;    /* preference for "auto"; cpu is 100 */
-  uint32_t flags;   /* NNP_BACKEND_* */
+  uint32_t flags;   /* NNP_BACKEND_* (nnp.h) */
   void* state;      /* passed back to every call */
   /* How many devices; 0 when the hardware or driver is missing. Must be cheap
    * and must not create device contexts. */

@@ -1,0 +1,561 @@
+/*
+ * nnp.h - the nnplug C API.
+ *
+ * Everything an application or a plugin does with nnplug goes through one
+ * versioned function table, obtained with nnp_get_api(). The rules that keep
+ * this table stable across releases and compilers:
+ *   - every struct that crosses the boundary starts with `size_t struct_size`
+ *     and only ever grows at the end; a field is read only when struct_size
+ *     covers it;
+ *   - plain C only: opaque handles, fixed-width integers, `const char*`,
+ *     arrays with counts, function pointers with a `void* user_data`;
+ *   - every fallible call returns an nnp_status; the message that goes with a
+ *     failure is read with last_error() on the same thread;
+ *   - handles are reference counted; every handle a call hands out is a new
+ *     reference the caller releases.
+ *
+ * This header is C99.
+ */
+#ifndef NNP_NNP_H
+#define NNP_NNP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A change of major breaks compatibility; a minor only appends to tables. */
+#define NNP_ABI_MAJOR 1
+#define NNP_ABI_MINOR 0
+
+/* The most dimensions a tensor may have. */
+#define NNP_MAX_DIMS 8
+
+#if defined(_WIN32)
+#define NNP_EXPORT __declspec(dllexport)
+#else
+#define NNP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- status codes ------------------------------------------------------ */
+
+typedef int32_t nnp_status;
+enum {
+  NNP_OK = 0,
+  NNP_INVALID_ARGUMENT = 1,
+  NNP_SHAPE_MISMATCH = 2,
+  NNP_DTYPE_MISMATCH = 3,
+  NNP_DEVICE_MISMATCH = 4,
+  NNP_OUT_OF_MEMORY = 5,
+  NNP_DEVICE_ERROR = 6,
+  NNP_NOT_FOUND = 7,
+  NNP_UNIMPLEMENTED = 8,
+  NNP_ABI_MISMATCH = 9,
+  NNP_IO_ERROR = 10,
+  NNP_CORRUPT_DATA = 11,
+  NNP_INTERNAL = 12
+};
+
+/* ---- element types ----------------------------------------------------- */
+
+typedef int32_t nnp_dtype;
+enum {
+  NNP_F32 = 0,
+  NNP_F64 = 1,
+  NNP_F16 = 2,
+  NNP_BF16 = 3,
+  NNP_I64 = 4,
+  NNP_I32 = 5,
+  NNP_U8 = 6,
+  NNP_BOOL = 7,
+  NNP_DTYPE_COUNT = 8 /* number of dtypes this version knows */
+};
+
+/* ---- devices ------------------------------------------------------------ */
+
+/* A device is a loaded backend (its id in this process) and an index on it.
+ * Ids are process-local: store device names ("cuda:0"), not ids. */
+typedef struct nnp_device {
+  int32_t backend;
+  int32_t index;
+} nnp_device;
+
+typedef struct nnp_device_info {
+  size_t struct_size;
+  const char* backend;     /* "cpu", "cuda", ... */
+  const char* description; /* e.g. the processor or GPU model */
+  uint64_t total_memory;   /* bytes, 0 when unknown */
+  int32_t score;           /* higher is preferred by "auto" */
+} nnp_device_info;
+
+typedef struct nnp_backend_info {
+  size_t struct_size;
+  const char* name;
+  const char* plugin_path; /* the shared library that registered it */
+  int32_t score;
+  int32_t device_count;
+  /* When device_count is 0: why (the runtime's own error text), else "". */
+  const char* unavailable_reason;
+} nnp_backend_info;
+
+/* One file the plugin loader looked at. Strings live until process exit. */
+typedef struct nnp_plugin_info {
+  size_t struct_size;
+  const char* path;
+  const char* name; /* "" when the plugin was refused before naming itself */
+  const char* version;
+  int32_t loaded;     /* 1 loaded, 0 refused */
+  nnp_status status;  /* why it was refused */
+  const char* reason; /* "" when loaded */
+} nnp_plugin_info;
+
+/* ---- operations --------------------------------------------------------- */
+
+typedef int32_t nnp_unary_op;
+enum {
+  NNP_UNARY_NEG = 0,
+  NNP_UNARY_ABS,
+  NNP_UNARY_EXP,
+  NNP_UNARY_LOG,
+  NNP_UNARY_SQRT,
+  NNP_UNARY_RSQRT,
+  NNP_UNARY_SIN,
+  NNP_UNARY_COS,
+  NNP_UNARY_TANH,
+  NNP_UNARY_SIGMOID,
+  NNP_UNARY_RELU,
+  NNP_UNARY_GELU, /* exact (erf) form, PyTorch's default */
+  NNP_UNARY_SILU,
+  NNP_UNARY_SIGN,
+  NNP_UNARY_ERF,
+  NNP_UNARY_COUNT
+};
+
+typedef int32_t nnp_binary_op;
+enum {
+  NNP_BINARY_ADD = 0,
+  NNP_BINARY_SUB,
+  NNP_BINARY_MUL,
+  NNP_BINARY_DIV,
+  NNP_BINARY_POW,
+  NNP_BINARY_MAXIMUM,
+  NNP_BINARY_MINIMUM,
+  NNP_BINARY_EQ, /* comparisons produce NNP_BOOL */
+  NNP_BINARY_NE,
+  NNP_BINARY_LT,
+  NNP_BINARY_LE,
+  NNP_BINARY_GT,
+  NNP_BINARY_GE,
+  NNP_BINARY_COUNT
+};
+
+typedef int32_t nnp_reduce_op;
+enum {
+  NNP_REDUCE_SUM = 0,
+  NNP_REDUCE_MEAN,
+  NNP_REDUCE_MAX,
+  NNP_REDUCE_MIN,
+  NNP_REDUCE_ARGMAX, /* produces NNP_I64 */
+  NNP_REDUCE_ARGMIN, /* produces NNP_I64 */
+  NNP_REDUCE_VAR,    /* uses the correction argument (1 = unbiased) */
+  NNP_REDUCE_COUNT
+};
+
+typedef int32_t nnp_random_kind;
+enum {
+  NNP_RANDOM_UNIFORM = 0, /* [a, b) */
+  NNP_RANDOM_NORMAL,      /* mean a, standard deviation b */
+  NNP_RANDOM_INT,         /* integers in [a, b) */
+  NNP_RANDOM_COUNT
+};
+
+typedef struct nnp_tensor nnp_tensor;
+typedef struct nnp_hook_handle nnp_hook_handle;
+typedef struct nnp_function_ctx nnp_function_ctx;
+
+/* A tensor hook: sees a gradient as it is computed; may set *replacement to
+ * a new reference that replaces it (leave it NULL to keep the gradient). */
+typedef nnp_status (*nnp_tensor_hook_fn)(const nnp_tensor* grad, nnp_tensor** replacement, void* user_data);
+
+/* A custom autograd function: forward computes outputs from inputs (no
+ * history is recorded inside it); backward maps output gradients to input
+ * gradients. Both may keep tensors with function_save. */
+typedef struct nnp_function {
+  size_t struct_size;
+  const char* name; /* shown as the outputs' grad_fn, e.g. "MyExpBackward" */
+  /* outputs[i] must be set to new references. */
+  nnp_status (*forward)(nnp_function_ctx* ctx, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** outputs,
+                        int32_t n_outputs, void* user_data);
+  /* grad_inputs[i]: a new reference shaped like inputs[i], or NULL for none. */
+  nnp_status (*backward)(nnp_function_ctx* ctx, const nnp_tensor* const* grad_outputs, int32_t n_outputs,
+                         nnp_tensor** grad_inputs, int32_t n_inputs, void* user_data);
+  /* Called once when nothing refers to the function any more; may be NULL. */
+  void (*release)(void* user_data);
+} nnp_function;
+
+/* ---- modules --------------------------------------------------------------- */
+
+typedef struct nnp_module nnp_module;
+typedef struct nnp_optimizer nnp_optimizer;
+/* An ordered list of named entries (tensors or modules), e.g. a state dict.
+ * Pointers read from it are borrowed and stay valid while the list lives. */
+typedef struct nnp_list nnp_list;
+
+/* What a module written outside the core provides; the core owns the tree
+ * and calls back through this. nnp.hpp builds one for C++ subclasses. */
+typedef struct nnp_module_vtable {
+  size_t struct_size;
+  /* *output receives a new reference. */
+  nnp_status (*forward)(void* self, nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs,
+                        nnp_tensor** output);
+  /* The text inside "Type(...)" when printed; size query as device_name. May be NULL. */
+  nnp_status (*extra_repr)(void* self, char* buf, size_t size, size_t* needed);
+  /* Called once when the last reference to the module goes. May be NULL. */
+  void (*destroy)(void* self);
+  /* Extra state saved under "<prefix>_extra_state". Both may be NULL. */
+  nnp_status (*get_extra_state)(void* self, nnp_tensor** out);
+  nnp_status (*set_extra_state)(void* self, const nnp_tensor* state);
+} nnp_module_vtable;
+
+typedef int32_t nnp_module_hook_kind;
+enum {
+  /* a = inputs; replace[n_a] may receive new inputs. */
+  NNP_HOOK_FORWARD_PRE = 0,
+  /* a = inputs, b = {output}; replace[0] may receive a new output. */
+  NNP_HOOK_FORWARD = 1,
+  /* a = gradients of the outputs; replace[n_a] may receive new ones. */
+  NNP_HOOK_BACKWARD_PRE = 2,
+  /* a = gradients of the inputs, b = of the outputs; replace[n_a] may receive new input gradients. */
+  NNP_HOOK_BACKWARD = 3
+};
+/* One signature for every module hook kind (see above); entries of replace
+ * left NULL keep the original. */
+typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* const* a, int32_t n_a,
+                                         const nnp_tensor* const* b, int32_t n_b, nnp_tensor** replace,
+                                         void* user_data);
+
+typedef int32_t nnp_state_hook_kind;
+enum {
+  NNP_STATE_DICT_PRE = 0,      /* before state_dict collects; a = NULL */
+  NNP_STATE_DICT_POST = 1,     /* after; a = the state dict (may be edited) */
+  NNP_LOAD_STATE_DICT_PRE = 2, /* before load_state_dict checks; a = the incoming state (may be edited) */
+  NNP_LOAD_STATE_DICT_POST = 3 /* after; a = missing keys, b = unexpected keys (may be edited) */
+};
+typedef nnp_status (*nnp_state_hook_fn)(nnp_module* module, nnp_list* a, nnp_list* b, const char* prefix,
+                                        void* user_data);
+
+typedef int32_t nnp_container_kind;
+enum { NNP_SEQUENTIAL = 0, NNP_MODULE_LIST = 1, NNP_MODULE_DICT = 2, NNP_PARAMETER_LIST = 3, NNP_PARAMETER_DICT = 4 };
+
+/* ---- layer types --------------------------------------------------------- */
+
+/* Attribute values a layer type takes (from code or a JSON model spec). */
+typedef int32_t nnp_attr_type;
+enum {
+  NNP_ATTR_INT = 0,
+  NNP_ATTR_FLOAT = 1,
+  NNP_ATTR_BOOL = 2,
+  NNP_ATTR_STRING = 3,
+  NNP_ATTR_INTS = 4 /* a list of integers, e.g. kernel_size [3,3] */
+};
+
+/* A set of named attribute values. */
+typedef struct nnp_attrs nnp_attrs;
+
+typedef struct nnp_attr_def {
+  size_t struct_size;
+  const char* name;
+  nnp_attr_type type;
+  int32_t required; /* 1: no default; the spec must give it */
+  /* Default as JSON text ("1e-05", "true", "[1, 1]", "\"zeros\""); NULL when required. */
+  const char* default_value;
+  const char* doc; /* one line */
+} nnp_attr_def;
+
+/* A layer type of the registry ("nn.Linear", "acme.Swish"). */
+typedef struct nnp_layer_type {
+  size_t struct_size;
+  const char* name;
+  const char* doc; /* one line */
+  const nnp_attr_def* attrs;
+  int32_t attr_count;
+  /* attrs holds every declared attribute (defaults filled in, types checked).
+   * *out receives a new module. */
+  nnp_status (*create)(const nnp_attrs* attrs, void* user_data, nnp_module** out);
+  void* user_data;
+} nnp_layer_type;
+
+/* ---- the table ---------------------------------------------------------- */
+
+typedef struct nnp_api nnp_api;
+typedef struct nnp_plugin_host nnp_plugin_host;
+struct nnp_backend;
+
+struct nnp_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+
+  /* -- errors and names -- */
+  const char* (*last_error)(void); /* this thread's last failure message */
+  nnp_status (*last_status)(void);
+  /* For plugins: record a failure to be returned to the caller. */
+  void (*set_error)(nnp_status status, const char* message);
+  const char* (*status_name)(nnp_status status);
+  const char* (*dtype_name)(nnp_dtype dtype); /* "f32", ...; NULL if unknown */
+  size_t (*dtype_size)(nnp_dtype dtype);      /* bytes per element; 0 if unknown */
+  const char* (*version)(void);               /* "0.1.0" */
+
+  /* -- plugins, backends, devices -- */
+  /* Load one plugin now (absolute path). Discovery of the search folders
+   * happens once, on the first call that needs a backend. */
+  nnp_status (*load_plugin)(const char* path);
+  int32_t (*plugin_count)(void);
+  nnp_status (*plugin_info)(int32_t i, nnp_plugin_info* out);
+  int32_t (*backend_count)(void);
+  nnp_status (*backend_info)(int32_t i, nnp_backend_info* out);
+  /* Search folders in order, joined with ':' into buf; needed gets the
+   * length including the terminating NUL. */
+  nnp_status (*plugin_search_path)(char* buf, size_t size, size_t* needed);
+  /* "cpu", "cuda:1", "reference:0" or "auto" (the best device by score). */
+  nnp_status (*device_parse)(const char* name, nnp_device* out);
+  nnp_status (*device_name)(nnp_device device, char* buf, size_t size, size_t* needed);
+  nnp_status (*device_info)(nnp_device device, nnp_device_info* out);
+  nnp_status (*synchronize)(nnp_device device);
+
+  /* -- plugin registration (only valid inside a plugin's init) -- */
+  nnp_status (*register_backend)(nnp_plugin_host* host, const struct nnp_backend* backend);
+
+  /* -- tensor handles -- */
+  void (*tensor_retain)(nnp_tensor* t);
+  void (*tensor_release)(nnp_tensor* t); /* NULL is ignored */
+  int32_t (*tensor_ndim)(const nnp_tensor* t);
+  const int64_t* (*tensor_shape)(const nnp_tensor* t);   /* ndim entries */
+  const int64_t* (*tensor_strides)(const nnp_tensor* t); /* in elements */
+  int64_t (*tensor_offset)(const nnp_tensor* t);         /* into storage, elements */
+  int64_t (*tensor_numel)(const nnp_tensor* t);
+  nnp_dtype (*tensor_dtype)(const nnp_tensor* t);
+  nnp_device (*tensor_device)(const nnp_tensor* t);
+  int32_t (*tensor_is_contiguous)(const nnp_tensor* t);
+  /* Address of the first element on the tensor's device (for kernels). */
+  void* (*tensor_data)(const nnp_tensor* t);
+
+  /* -- creation -- */
+  nnp_status (*empty)(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+  nnp_status (*full)(const int64_t* shape, int32_t ndim, double value, nnp_dtype dtype, nnp_device device,
+                     nnp_tensor** out);
+  nnp_status (*arange)(double start, double end, double step, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+  /* Copies numel * dtype_size bytes of row-major host data. */
+  nnp_status (*from_host)(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
+                          nnp_tensor** out);
+  /* Philox4x32-10 keyed by the global (seed, offset); each call advances the
+   * offset by the number of elements drawn. */
+  nnp_status (*random)(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
+                       nnp_device device, nnp_tensor** out);
+  void (*manual_seed)(uint64_t seed); /* also resets the offset to 0 */
+  void (*get_rng_state)(uint64_t* seed, uint64_t* offset);
+  void (*set_rng_state)(uint64_t seed, uint64_t offset);
+
+  /* -- data movement -- */
+  /* Copies the tensor, row-major, in its own dtype, into host memory of
+   * `bytes` bytes (must equal numel * dtype_size). */
+  nnp_status (*copy_to_host)(const nnp_tensor* t, void* dst, size_t bytes);
+  /* Copies src into dst (broadcasting src to dst's shape, converting dtype,
+   * across devices). dst's storage is written in place. */
+  nnp_status (*copy_into)(nnp_tensor* dst, const nnp_tensor* src);
+  nnp_status (*to)(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out);
+
+  /* -- views (share storage) -- */
+  nnp_status (*view)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  nnp_status (*reshape)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  nnp_status (*transpose)(const nnp_tensor* t, int32_t dim0, int32_t dim1, nnp_tensor** out);
+  nnp_status (*permute)(const nnp_tensor* t, const int32_t* dims, int32_t ndim, nnp_tensor** out);
+  nnp_status (*slice)(const nnp_tensor* t, int32_t dim, int64_t start, int64_t end, int64_t step, nnp_tensor** out);
+  nnp_status (*expand)(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+  /* all_dims != 0 squeezes every size-1 dimension and ignores dim. */
+  nnp_status (*squeeze)(const nnp_tensor* t, int32_t dim, int32_t all_dims, nnp_tensor** out);
+  nnp_status (*unsqueeze)(const nnp_tensor* t, int32_t dim, nnp_tensor** out);
+  nnp_status (*contiguous)(const nnp_tensor* t, nnp_tensor** out);
+  nnp_status (*clone)(const nnp_tensor* t, nnp_tensor** out);
+
+  /* -- compute -- */
+  nnp_status (*unary)(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out);
+  nnp_status (*binary)(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  nnp_status (*where)(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  /* ndims == 0 reduces every dimension. correction is used by VAR only. */
+  nnp_status (*reduce)(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
+                       double correction, nnp_tensor** out);
+  nnp_status (*matmul)(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+  nnp_status (*softmax)(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
+  nnp_status (*cat)(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
+  nnp_status (*index_select)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+  nnp_status (*gather)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+  /* out = x with src added at index along dim (out of place). */
+  nnp_status (*scatter_add)(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
+                            nnp_tensor** out);
+
+  /* -- autograd -- */
+  /* Leaves only; floating dtypes only. */
+  nnp_status (*set_requires_grad)(nnp_tensor* t, int32_t requires_grad);
+  int32_t (*requires_grad)(const nnp_tensor* t);
+  int32_t (*is_leaf)(const nnp_tensor* t);
+  nnp_status (*grad)(const nnp_tensor* t, nnp_tensor** out);     /* *out is NULL when there is none */
+  nnp_status (*set_grad)(nnp_tensor* t, const nnp_tensor* grad); /* NULL clears */
+  nnp_status (*retain_grad)(nnp_tensor* t);
+  nnp_status (*detach)(const nnp_tensor* t, nnp_tensor** out);
+  const char* (*grad_fn_name)(const nnp_tensor* t); /* "" for leaves */
+  /* grad NULL means ones (single-element t only). */
+  nnp_status (*backward)(const nnp_tensor* t, const nnp_tensor* grad, int32_t retain_graph);
+  /* Grad mode of the calling thread; returns the previous setting. */
+  int32_t (*set_grad_enabled)(int32_t enabled);
+  int32_t (*is_grad_enabled)(void);
+  nnp_status (*register_tensor_hook)(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user_data,
+                                     void (*release)(void* user_data), nnp_hook_handle** out);
+  /* Removing is idempotent; release frees the handle (and does not remove). */
+  void (*hook_remove)(nnp_hook_handle* handle);
+  void (*hook_release)(nnp_hook_handle* handle);
+  /* Runs fn on inputs; outputs[n_outputs] receive new references. */
+  nnp_status (*function_apply)(const nnp_function* fn, void* user_data, const nnp_tensor* const* inputs,
+                               int32_t n_inputs, nnp_tensor** outputs, int32_t n_outputs);
+  nnp_status (*function_save)(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count);
+  int32_t (*function_saved_count)(const nnp_function_ctx* ctx);
+  nnp_status (*function_saved)(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out);
+
+  /* -- lists -- */
+  nnp_status (*list_create)(nnp_list** out);
+  void (*list_release)(nnp_list* list);
+  int32_t (*list_size)(const nnp_list* list);
+  const char* (*list_name)(const nnp_list* list, int32_t i);
+  nnp_tensor* (*list_tensor)(const nnp_list* list, int32_t i);  /* NULL for modules and empty slots */
+  nnp_module* (*list_module)(const nnp_list* list, int32_t i);  /* NULL for tensors */
+  int32_t (*list_find)(const nnp_list* list, const char* name); /* index, or -1 */
+  nnp_status (*list_append_tensor)(nnp_list* list, const char* name, const nnp_tensor* t);
+  nnp_status (*list_remove)(nnp_list* list, int32_t i);
+
+  /* -- modules -- */
+  nnp_status (*module_create)(const char* type_name, const nnp_module_vtable* vtable, void* self, nnp_module** out);
+  nnp_status (*container_create)(nnp_container_kind kind, nnp_module** out);
+  void (*module_retain)(nnp_module* m);
+  void (*module_release)(nnp_module* m);
+  /* The object behind `self` is gone: calling the module fails from now on. */
+  void (*module_detach_self)(nnp_module* m);
+  const char* (*module_type_name)(const nnp_module* m);
+  /* t may be NULL (a name that holds nothing). */
+  nnp_status (*register_parameter)(nnp_module* m, const char* name, nnp_tensor* t, int32_t requires_grad);
+  nnp_status (*register_buffer)(nnp_module* m, const char* name, nnp_tensor* t, int32_t persistent);
+  nnp_status (*register_module)(nnp_module* m, const char* name, nnp_module* child);
+  /* Dotted paths ("net.l1.weight"); *out NULL when the name holds nothing. */
+  nnp_status (*get_parameter)(const nnp_module* m, const char* path, nnp_tensor** out);
+  nnp_status (*get_buffer)(const nnp_module* m, const char* path, nnp_tensor** out);
+  nnp_status (*get_submodule)(const nnp_module* m, const char* path, nnp_module** out);
+  nnp_status (*named_parameters)(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                                 nnp_list** out);
+  nnp_status (*named_buffers)(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                              nnp_list** out);
+  nnp_status (*named_children)(const nnp_module* m, nnp_list** out);
+  nnp_status (*named_modules)(const nnp_module* m, const char* prefix, int32_t remove_duplicate, nnp_list** out);
+  /* fn on every submodule (children first) then on m. */
+  nnp_status (*module_apply)(nnp_module* m, nnp_status (*fn)(nnp_module* module, void* user_data), void* user_data);
+  nnp_status (*module_train)(nnp_module* m, int32_t mode);
+  int32_t (*module_is_training)(const nnp_module* m);
+  nnp_status (*module_requires_grad)(nnp_module* m, int32_t requires_grad);
+  nnp_status (*module_zero_grad)(nnp_module* m, int32_t set_to_none);
+  /* device NULL keeps devices; dtype -1 keeps dtypes (only floating tensors change dtype). */
+  nnp_status (*module_to)(nnp_module* m, const nnp_device* device, nnp_dtype dtype);
+  nnp_status (*module_to_empty)(nnp_module* m, nnp_device device);
+  /* Runs the hooks and forward. */
+  nnp_status (*module_call)(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out);
+  nnp_status (*module_register_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                     void (*release)(void* user_data), int32_t prepend, nnp_hook_handle** out);
+  /* Hooks every module runs, before its own (register_module_forward_hook & co). */
+  nnp_status (*register_global_module_hook)(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                            void (*release)(void* user_data), nnp_hook_handle** out);
+  nnp_status (*module_repr)(const nnp_module* m, char* buf, size_t size, size_t* needed);
+  nnp_status (*state_dict)(nnp_module* m, const char* prefix, int32_t keep_vars, nnp_list** out);
+  /* All or nothing. missing/unexpected (may be NULL) receive the key lists. */
+  nnp_status (*load_state_dict)(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign,
+                                nnp_list** missing, nnp_list** unexpected);
+  nnp_status (*register_state_hook)(nnp_module* m, nnp_state_hook_kind kind, nnp_state_hook_fn fn, void* user_data,
+                                    void (*release)(void* user_data), nnp_hook_handle** out);
+
+  /* -- files (safetensors: PyTorch's dtype names and key names) -- */
+  /* Atomic: the previous file stays intact until the new one is complete. */
+  nnp_status (*save_safetensors)(const nnp_list* tensors, const char* path, const char* const* metadata_keys,
+                                 const char* const* metadata_values, int32_t metadata_count);
+  nnp_status (*load_safetensors)(const char* path, nnp_device device, nnp_list** out);
+  /* One __metadata__ value; NNP_NOT_FOUND when the key is absent. */
+  nnp_status (*safetensors_metadata)(const char* path, const char* key, char* buf, size_t size, size_t* needed);
+  /* state_dict to a file, tagged {"format": "pt", "nnplug": "<version>"}. */
+  nnp_status (*module_save)(nnp_module* m, const char* path);
+  /* load_state_dict from a file: all or nothing, any refusal leaves m unchanged. */
+  nnp_status (*module_load)(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);
+
+  /* -- attributes -- */
+  nnp_status (*attrs_create)(nnp_attrs** out);
+  void (*attrs_release)(nnp_attrs* attrs);
+  nnp_status (*attrs_set_int)(nnp_attrs* attrs, const char* name, int64_t value);
+  nnp_status (*attrs_set_float)(nnp_attrs* attrs, const char* name, double value);
+  nnp_status (*attrs_set_bool)(nnp_attrs* attrs, const char* name, int32_t value);
+  nnp_status (*attrs_set_string)(nnp_attrs* attrs, const char* name, const char* value);
+  nnp_status (*attrs_set_ints)(nnp_attrs* attrs, const char* name, const int64_t* values, int32_t count);
+  /* Getters fail with NNP_NOT_FOUND (absent) or NNP_DTYPE_MISMATCH (another type); an INT reads as FLOAT too. */
+  nnp_status (*attrs_get_int)(const nnp_attrs* attrs, const char* name, int64_t* out);
+  nnp_status (*attrs_get_float)(const nnp_attrs* attrs, const char* name, double* out);
+  nnp_status (*attrs_get_bool)(const nnp_attrs* attrs, const char* name, int32_t* out);
+  /* The string lives as long as attrs. */
+  nnp_status (*attrs_get_string)(const nnp_attrs* attrs, const char* name, const char** out);
+  /* *count receives the length; values (may be NULL) receives up to capacity entries. */
+  nnp_status (*attrs_get_ints)(const nnp_attrs* attrs, const char* name, int64_t* values, int32_t capacity,
+                               int32_t* count);
+
+  /* -- the layer registry -- */
+  /* host: a plugin's init host, or NULL when an application registers. */
+  nnp_status (*register_layer_type)(nnp_plugin_host* host, const nnp_layer_type* type);
+  int32_t (*layer_type_count)(void);
+  /* The type's description; its strings live until process exit. */
+  nnp_status (*layer_type_info)(int32_t i, nnp_layer_type* out);
+  /* Creates a layer by type name, checking attrs against its declaration. */
+  nnp_status (*layer_create)(const char* type, const nnp_attrs* attrs, nnp_module** out);
+
+  /* -- optimizers (torch.optim) -- */
+  /* kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop". params: the
+   * first group's tensors (names are ignored); options: PyTorch's keyword
+   * arguments as attributes (lr, momentum, ...; Adam's betas as beta1, beta2). */
+  nnp_status (*optimizer_create)(const char* kind, const nnp_list* params, const nnp_attrs* options,
+                                 nnp_optimizer** out);
+  void (*optimizer_release)(nnp_optimizer* opt);
+  /* options override the optimizer's defaults for this group. */
+  nnp_status (*optimizer_add_param_group)(nnp_optimizer* opt, const nnp_list* params, const nnp_attrs* options);
+  int32_t (*optimizer_group_count)(const nnp_optimizer* opt);
+  nnp_status (*optimizer_get_option)(const nnp_optimizer* opt, int32_t group, const char* name, double* out);
+  nnp_status (*optimizer_set_option)(nnp_optimizer* opt, int32_t group, const char* name, double value);
+  nnp_status (*optimizer_step)(nnp_optimizer* opt);
+  nnp_status (*optimizer_zero_grad)(nnp_optimizer* opt, int32_t set_to_none);
+  /* PyTorch's layout flattened to names: "state.<i>.<name>" and
+   * "param_groups.<g>.<option>" (0-d f64), "param_groups.<g>.params" (i64). */
+  nnp_status (*optimizer_state_dict)(const nnp_optimizer* opt, nnp_list** out);
+  /* All or nothing: group structure and state shapes are checked first. */
+  nnp_status (*optimizer_load_state_dict)(nnp_optimizer* opt, const nnp_list* state);
+  /* Scales gradients so their total norm is at most max_norm; *total gets the norm before. */
+  nnp_status (*clip_grad_norm)(const nnp_list* params, double max_norm, double norm_type, double* total);
+
+  /* -- model specs -- */
+  /* Builds a module from JSON: {"type": "nn.Sequential", "children": [{"type":
+   * "nn.Linear", "in_features": 64, "out_features": 10}, ...]}. Containers take
+   * "children" (a list, or an object for nn.ModuleDict); every other key is an
+   * attribute of the layer type. Errors name the place in the spec. */
+  nnp_status (*model_from_spec)(const char* json, nnp_module** out);
+  nnp_status (*model_from_spec_file)(const char* path, nnp_module** out);
+};
+
+/* The one symbol libnnp exports. Returns NULL (message in last_error) when
+ * major differs from the library's or minor is newer than the library's. */
+NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNP_NNP_H */

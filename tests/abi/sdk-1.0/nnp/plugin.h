@@ -1,0 +1,156 @@
+/*
+ * plugin.h - what a plugin exports and implements.
+ *
+ * A plugin is a shared library exporting exactly one symbol,
+ * `nnp_plugin_entry`, which returns a static descriptor and has no side
+ * effects. The core checks the descriptor's ABI version, then calls `init`
+ * with the API table and a host handle; `init` registers what the plugin
+ * provides (today: backends). A plugin never links libnnp; it reaches the
+ * core only through the table it is given.
+ *
+ * A backend is a small struct of function pointers (memory, devices) plus a
+ * kernel table. Kernels see raw strided views and a kernel context only:
+ * nothing of autograd, modules or handles. The core prepares their inputs
+ * (broadcasting by zero strides, dtype checks, output allocation), so a
+ * kernel only computes.
+ *
+ * This header is C99.
+ */
+#ifndef NNP_PLUGIN_H
+#define NNP_PLUGIN_H
+
+#include "nnp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the descriptor ----------------------------------------------------- */
+
+typedef struct nnp_plugin_descriptor {
+  size_t struct_size;
+  uint32_t abi_major;  /* NNP_ABI_MAJOR the plugin was built against */
+  uint32_t abi_minor;  /* NNP_ABI_MINOR the plugin was built against */
+  const char* name;    /* unique among loaded plugins */
+  const char* version; /* the plugin's own version string */
+  /* Registers what the plugin provides. Nothing registered is kept unless
+   * init returns NNP_OK. `api` stays valid until process exit. */
+  nnp_status (*init)(const nnp_api* api, nnp_plugin_host* host);
+} nnp_plugin_descriptor;
+
+typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+#define NNP_PLUGIN_ENTRY extern "C" NNP_EXPORT const nnp_plugin_descriptor* nnp_plugin_entry(void)
+#else
+#define NNP_PLUGIN_ENTRY NNP_EXPORT const nnp_plugin_descriptor* nnp_plugin_entry(void)
+#endif
+
+/* ---- what kernels see --------------------------------------------------- */
+
+/* A strided view. `data` points at the first element; strides are counted in
+ * elements and may be 0 (broadcast) but are never negative. */
+typedef struct nnp_view {
+  void* data;
+  nnp_dtype dtype;
+  int32_t ndim;
+  int64_t shape[NNP_MAX_DIMS];
+  int64_t strides[NNP_MAX_DIMS];
+} nnp_view;
+
+typedef struct nnp_kernel_ctx {
+  size_t struct_size;
+  void* backend_state; /* nnp_backend.state */
+  int32_t device;      /* index on the backend */
+  void* stream;        /* nnp_backend.stream(device), or NULL */
+} nnp_kernel_ctx;
+
+/* Every kernel returns NNP_OK or a failure status after calling
+ * api->set_error with a message. Unless stated otherwise, all views of one
+ * call have the same shape and ndim, and output views do not overlap inputs
+ * in any way other than being identical. */
+typedef struct nnp_kernels {
+  size_t struct_size;
+  /* dst = src converted to dst's dtype. */
+  nnp_status (*copy)(const nnp_kernel_ctx* ctx, const nnp_view* src, const nnp_view* dst);
+  /* Every element of dst = value (converted to dst's dtype). */
+  nnp_status (*fill)(const nnp_kernel_ctx* ctx, const nnp_view* dst, double value);
+  /* out = op(x). x and out have the same dtype. Float ops (exp ...) get
+   * floating dtypes only; NEG/ABS/SIGN/RELU also get integer dtypes. */
+  nnp_status (*unary)(const nnp_kernel_ctx* ctx, nnp_unary_op op, const nnp_view* x, const nnp_view* out);
+  /* out = a op b. a and b share a dtype; out has it too, or NNP_BOOL for
+   * comparisons. Arithmetic is never asked of NNP_BOOL; DIV only of floats. */
+  nnp_status (*binary)(const nnp_kernel_ctx* ctx, nnp_binary_op op, const nnp_view* a, const nnp_view* b,
+                       const nnp_view* out);
+  /* out = cond ? a : b; cond is NNP_BOOL. */
+  nnp_status (*where)(const nnp_kernel_ctx* ctx, const nnp_view* cond, const nnp_view* a, const nnp_view* b,
+                      const nnp_view* out);
+  /* Reduces the last `nreduce` dimensions of x (at least one element each
+   * unless op is SUM or MEAN). out has x.ndim - nreduce dimensions, equal to
+   * x's leading ones. out's dtype equals x's (NNP_I64 for ARGMAX/ARGMIN,
+   * whose index counts row-major over the reduced dimensions). VAR divides
+   * by (count - correction). */
+  nnp_status (*reduce)(const nnp_kernel_ctx* ctx, nnp_reduce_op op, const nnp_view* x, int32_t nreduce,
+                       double correction, const nnp_view* out);
+  /* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n] for floating dtypes.
+   * a, b, out have ndim >= 2 and identical (already broadcast) batch
+   * dimensions. */
+  nnp_status (*gemm)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+  /* Softmax (log != 0: log-softmax) of floating x along dim. */
+  nnp_status (*softmax)(const nnp_kernel_ctx* ctx, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
+  /* out = x with dimension dim indexed by the 1-D NNP_I64 index; out.shape
+   * equals x.shape except out.shape[dim] == index.shape[0]. Out-of-range
+   * indices are an NNP_INVALID_ARGUMENT error. */
+  nnp_status (*index_select)(const nnp_kernel_ctx* ctx, const nnp_view* x, int32_t dim, const nnp_view* index,
+                             const nnp_view* out);
+  /* out[i..][j][k..] = x[i..][index[i..][j][k..]][k..] along dim; index is
+   * NNP_I64 with out's shape. */
+  nnp_status (*gather)(const nnp_kernel_ctx* ctx, const nnp_view* x, int32_t dim, const nnp_view* index,
+                       const nnp_view* out);
+  /* out[i..][index[i..][j][k..]][k..] += src[i..][j][k..] along dim, in
+   * place; index (NNP_I64) and src share a shape. */
+  nnp_status (*scatter_add)(const nnp_kernel_ctx* ctx, const nnp_view* out, int32_t dim, const nnp_view* index,
+                            const nnp_view* src);
+  /* Fills contiguous out with Philox4x32-10 draws: element i uses counter
+   * (offset + i) and key seed as nnp/philox.h defines, so every backend
+   * produces the same numbers. */
+  nnp_status (*random)(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t seed, uint64_t offset, double a,
+                       double b, const nnp_view* out);
+} nnp_kernels;
+
+/* ---- the backend -------------------------------------------------------- */
+
+enum {
+  /* Device memory is ordinary host memory (the core skips staging copies). */
+  NNP_BACKEND_HOST_MEMORY = 1u << 0
+};
+
+typedef struct nnp_backend {
+  size_t struct_size;
+  const char* name; /* "cpu", "cuda", ...: the device prefix */
+  int32_t score;    /* preference for "auto"; cpu is 100 */
+  uint32_t flags;   /* NNP_BACKEND_* */
+  void* state;      /* passed back to every call */
+  /* How many devices; 0 when the hardware or driver is missing. Must be cheap
+   * and must not create device contexts. */
+  int32_t (*device_count)(void* state);
+  /* Why device_count is 0 (the runtime's error text); may be NULL. */
+  const char* (*unavailable_reason)(void* state);
+  nnp_status (*device_info)(void* state, int32_t device, nnp_device_info* out);
+  /* Memory. alloc of 0 bytes may return any pointer, including NULL. */
+  nnp_status (*alloc)(void* state, int32_t device, size_t bytes, void** out);
+  void (*free)(void* state, int32_t device, void* ptr, size_t bytes);
+  nnp_status (*copy_from_host)(void* state, int32_t device, void* dst, const void* src, size_t bytes);
+  nnp_status (*copy_to_host)(void* state, int32_t device, void* dst, const void* src, size_t bytes);
+  nnp_status (*copy_on_device)(void* state, int32_t device, void* dst, const void* src, size_t bytes);
+  nnp_status (*synchronize)(void* state, int32_t device);
+  /* The stream kernels on `device` run on; may be NULL (no streams). */
+  void* (*stream)(void* state, int32_t device);
+  const nnp_kernels* kernels;
+} nnp_backend;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNP_PLUGIN_H */
