@@ -2,7 +2,9 @@
 # What an outside vendor does, start to finish, against an installed nnplug
 # only: install; build the first-party plugins (plugins/) with
 # find_package(nnplug CONFIG) and install them beside the core, where they are
-# found with no environment variable; build a tiny plugin and a tiny
+# found with no environment variable, and run their tests; check `nnplug
+# plugins` lists their layer types and a misspelt type in a spec gets the
+# closest names and the loaded plugins; build a tiny plugin and a tiny
 # application (tests/out_of_tree/); load the plugin through NNP_PLUGIN_PATH;
 # train a spec that uses both plugins' layers, save, reload, same outputs;
 # and compile a C program with pkg-config.
@@ -21,7 +23,21 @@ cmake -S "$source/plugins" -B "$tmp/plugins" "${generator[@]}" -DCMAKE_PREFIX_PA
 cmake --build "$tmp/plugins" >/dev/null
 cmake --install "$tmp/plugins" >/dev/null
 env -u NNP_PLUGIN_PATH "$prefix/bin/nnplug" plugins | tee "$tmp/plugins.txt"
-grep -q "nnplug.activations" "$tmp/plugins.txt" || { echo "FAIL: installed plugin not discovered"; exit 1; }
+for expected in "loaded   nnplug.activations" "loaded   nnplug.norms" "act.Swish  x \* sigmoid(beta \* x)" \
+  "beta: float = 1.0" "normalized_shape: ints (required)" "eps: float (optional)"; do
+  grep -q "$expected" "$tmp/plugins.txt" || { echo "FAIL: nnplug plugins lacks '$expected'"; exit 1; }
+done
+env -u NNP_PLUGIN_PATH "$tmp/plugins/plugins_test" --gtest_brief=1
+
+echo '{"type": "nn.Sequential", "children": [{"type": "act.Swsh"}]}' >"$tmp/misspelt.json"
+if "$prefix/bin/nnplug" summary --model "$tmp/misspelt.json" --input-shape 2,3 2>"$tmp/misspelt.txt"; then
+  echo "FAIL: a spec naming act.Swsh was accepted"
+  exit 1
+fi
+cat "$tmp/misspelt.txt"
+for expected in "unknown layer type 'act.Swsh'" "closest: act.Swish" "nnplug.activations" "nnplug.norms"; do
+  grep -q "$expected" "$tmp/misspelt.txt" || { echo "FAIL: the unknown-type error lacks '$expected'"; exit 1; }
+done
 
 cmake -S "$source/tests/out_of_tree" -B "$tmp/app" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/app" >/dev/null

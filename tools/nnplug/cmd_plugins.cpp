@@ -1,21 +1,73 @@
-// nnplug plugins: what the loader found, what it loaded and what it refused.
+// nnplug plugins: what the loader found, what it loaded and what it refused,
+// and the layer types each plugin provides with their attributes.
 #include <iostream>
+#include <map>
 #include <nnp/nnp.hpp>
 #include <string>
+#include <vector>
 
 #include "options.hpp"
 
 namespace nnplug {
+namespace {
+
+const char* attr_type_name(nnp_attr_type type) {
+  switch (type) {
+    case NNP_ATTR_INT: return "int";
+    case NNP_ATTR_FLOAT: return "float";
+    case NNP_ATTR_BOOL: return "bool";
+    case NNP_ATTR_STRING: return "string";
+    case NNP_ATTR_INTS: return "ints";
+    default: return "?";
+  }
+}
+
+// Layer types by the name of the plugin that registered them.
+std::map<std::string, std::vector<nnp_layer_type>> layer_types_by_plugin() {
+  const nnp_api& api = nnp::api();
+  std::map<std::string, std::vector<nnp_layer_type>> by_plugin;
+  for (int32_t i = 0; i < api.layer_type_count(); ++i) {
+    nnp_layer_type type{};
+    type.struct_size = sizeof(type);
+    nnp::check(api.layer_type_info(i, &type));
+    const char* plugin = nullptr;
+    nnp::check(api.layer_type_plugin(i, &plugin));
+    by_plugin[plugin].push_back(type);
+  }
+  return by_plugin;
+}
+
+void print_layer_types(const std::vector<nnp_layer_type>& types) {
+  for (const nnp_layer_type& type : types) {
+    std::cout << "         " << type.name << "  " << type.doc << "\n";
+    for (int32_t a = 0; a < type.attr_count; ++a) {
+      const nnp_attr_def& def = type.attrs[a];
+      std::cout << "             " << def.name << ": " << attr_type_name(def.type);
+      if (def.required)
+        std::cout << " (required)";
+      else if (def.default_value)
+        std::cout << " = " << def.default_value;
+      else
+        std::cout << " (optional)";
+      if (def.doc && *def.doc) std::cout << "  " << def.doc;
+      std::cout << "\n";
+    }
+  }
+}
+
+}  // namespace
 
 int run_plugins(const Args& args) {
   namespace po = boost::program_options;
   po::options_description options("options");
   std::vector<std::string> extra;
-  options.add_options()("load", po::value(&extra)->composing(), "also load this plugin file (repeatable)");
+  options.add_options()("load", po::value(&extra)->composing(), "also load this plugin file (repeatable)")(
+      "core", "also list the core's built-in layer types");
   po::variables_map vm;
   if (auto stop = parse_options("plugins",
                                 "Lists every plugin file found in the search folders (NNP_PLUGIN_PATH, then the "
-                                "folder beside libnnp), loaded or refused with the reason.",
+                                "folder beside libnnp), loaded or refused with the reason, and the layer types "
+                                "each plugin provides with their attributes.",
                                 options, args, vm))
     return *stop;
 
@@ -29,6 +81,7 @@ int run_plugins(const Args& args) {
   search.resize(needed - 1);
   std::cout << "search path: " << search << "\n";
 
+  std::map<std::string, std::vector<nnp_layer_type>> layers = layer_types_by_plugin();
   int32_t count = api.plugin_count();
   int refused = 0;
   for (int32_t i = 0; i < count; ++i) {
@@ -37,6 +90,8 @@ int run_plugins(const Args& args) {
     nnp::check(api.plugin_info(i, &info));
     if (info.loaded) {
       std::cout << "loaded   " << info.name << " " << info.version << "  " << info.path << "\n";
+      if (*info.description) std::cout << "         " << info.description << "\n";
+      print_layer_types(layers[info.name]);
     } else {
       ++refused;
       std::cout << "refused  " << info.path << "\n         " << api.status_name(info.status) << ": " << info.reason
@@ -45,7 +100,14 @@ int run_plugins(const Args& args) {
   }
   std::cout << "backends:";
   for (const nnp_backend_info& info : nnp::backends()) std::cout << " " << info.name;
-  std::cout << "\n" << count - refused << " loaded, " << refused << " refused\n";
+  std::cout << "\n";
+  if (vm.count("core")) {
+    std::cout << "core layer types:\n";
+    print_layer_types(layers["core"]);
+  } else {
+    std::cout << "core: " << layers["core"].size() << " built-in layer types (--core lists them)\n";
+  }
+  std::cout << count - refused << " loaded, " << refused << " refused\n";
   return 0;
 }
 
