@@ -1,5 +1,5 @@
 // The CPU backend plugin: host memory through a caching allocator, OpenBLAS
-// for GEMM, OpenMP-threaded loops for the rest.
+// for GEMM, loops split over its own thread pool (thread_pool.hpp) for the rest.
 #include <nnp/plugin.h>
 #include <unistd.h>
 

@@ -39,6 +39,15 @@ for expected in "unknown layer type 'act.Swsh'" "closest: act.Swish" "nnplug.act
   grep -q "$expected" "$tmp/misspelt.txt" || { echo "FAIL: the unknown-type error lacks '$expected'"; exit 1; }
 done
 
+# The layer plugin of sdk/README.md, exactly as printed there.
+mkdir -p "$tmp/readme"
+awk '/^```cpp$/ && !c {f=1; c=1; next} f && /^```$/ {exit} f' "$source/sdk/README.md" >"$tmp/readme/my_layers.cpp"
+awk '/^```cmake$/ && !c {f=1; c=1; next} f && /^```$/ {exit} f' "$source/sdk/README.md" >"$tmp/readme/CMakeLists.txt"
+cmake -S "$tmp/readme" -B "$tmp/readme/build" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$tmp/readme/build" >/dev/null
+NNP_PLUGIN_PATH="$tmp/readme/build" "$prefix/bin/nnplug" plugins | grep -q "acme.Swish  x \* sigmoid(beta \* x)" ||
+  { echo "FAIL: sdk/README.md's example plugin does not load"; exit 1; }
+
 cmake -S "$source/tests/out_of_tree" -B "$tmp/app" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/app" >/dev/null
 nm -D --defined-only "$tmp/app/libtiny_scale.so" | grep -v " nnp_plugin_entry$" | grep " T " &&
