@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "../dtype.hpp"
 #include "../error.hpp"
 #include "../nn/attrs.hpp"
 #include "algorithms.hpp"
@@ -64,6 +65,18 @@ std::vector<Tensor> tensors_of(const std::string& kind, const nnp_list& params, 
   return out;
 }
 
+// A parameter's state follows it: after module.to(device or dtype) the next
+// step moves the state where the parameter now is (floating state takes its
+// dtype too), so optimizers keep working across devices as the module does.
+// "step" is host-side bookkeeping (a 0-d f64) and stays where it is.
+void follow(const Tensor& p, std::map<std::string, Tensor>& state) {
+  for (auto& [name, t] : state) {
+    if (name == "step" || !t.defined()) continue;
+    Dtype dtype = is_floating(static_cast<nnp_dtype>(t.dtype())) ? p.dtype() : t.dtype();
+    if (t.device() != p.device() || t.dtype() != dtype) t = t.to(p.device(), dtype);
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& params, const nnp_attrs* options) {
@@ -89,7 +102,9 @@ void step(Optimizer& opt) {
     for (Tensor& p : group.params) {
       Tensor g = p.grad();
       if (!g.defined()) continue;
-      update(opt.kind, group.options, p, g, opt.state[p.get()]);
+      std::map<std::string, Tensor>& state = opt.state[p.get()];
+      follow(p, state);
+      update(opt.kind, group.options, p, g, state);
     }
 }
 

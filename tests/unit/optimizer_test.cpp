@@ -208,3 +208,34 @@ TEST(Optimizers, Errors) {
   expect_error([&] { optim::Optimizer("SGD", {p * 2.0}); }, NNP_INVALID_ARGUMENT, {"non-leaf"});
   expect_error([&] { optim::Optimizer("SGD", {}); }, NNP_INVALID_ARGUMENT, {"empty parameter list"});
 }
+
+// Moving the module mid-training moves the optimizer state with it: the run
+// continues exactly as if it had stayed (cpu and reference compute alike).
+TEST(Optimizers, StateFollowsTheModuleAcrossDevicesAndDtypes) {
+  auto train = [](bool move) {
+    manual_seed(5);
+    auto model = nn::create_layer("nn.Linear", Attrs().set("in_features", 3).set("out_features", 2));
+    Tensor x = randn({4, 3}), y = randn({4, 2});
+    optim::Optimizer adam("Adam", model.parameters(), std::move(Attrs().set("lr", 0.05)));
+    for (int step = 0; step < 6; ++step) {
+      if (move && step == 3) model.to(Device("reference"));
+      if (move && step == 5) model.to(Dtype::f64);
+      Tensor input = x.to(model.get_parameter("weight").device(), model.get_parameter("weight").dtype());
+      Tensor target = y.to(input.device(), input.dtype());
+      adam.zero_grad();
+      Tensor d = model(input) - target;
+      (d * d).mean().backward();
+      adam.step();
+    }
+    Tensor w = model.get_parameter("weight");
+    for (const auto& [name, t] : adam.state_dict())
+      if (name.find("exp_avg") != std::string::npos) {
+        EXPECT_EQ(t.device(), w.device()) << name;
+        EXPECT_EQ(t.dtype(), w.dtype()) << name;
+      }
+    return w.to(Device("cpu"), Dtype::f64).to_vector<double>();
+  };
+  std::vector<double> stayed = train(false), moved = train(true);
+  ASSERT_EQ(stayed.size(), moved.size());
+  for (size_t i = 0; i < stayed.size(); ++i) EXPECT_NEAR(moved[i], stayed[i], 1e-5) << i;
+}

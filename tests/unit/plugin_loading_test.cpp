@@ -104,7 +104,8 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
   EXPECT_NE(output.find("loaded   test.reentrant"), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.reference"), std::string::npos) << output;
-  EXPECT_NE(output.find("backends: cpu reference testdummy reentrant"), std::string::npos) << output;
+  for (const char* backend : {" cpu", " reference", " testdummy", " reentrant"})
+    EXPECT_NE(output.find(backend, output.find("backends:")), std::string::npos) << backend << "\n" << output;
 }
 
 // ABI 1.1's additions to what the loader reports.
