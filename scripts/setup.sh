@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev
   zlib1g-dev
   nlohmann-json3-dev libdlpack-dev
+  hipcc libamdhip64-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Extra packages a caller asks for (scripts/bench.sh adds the libtorch peer).

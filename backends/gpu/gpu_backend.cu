@@ -22,7 +22,7 @@ nnp_status fail(nnp_status status, const std::string& message) {
 
 nnp_status check(gpuError_t error, const char* what) {
   if (error == gpuSuccess) return NNP_OK;
-  gpuGetLastError();  // clear the sticky copy of a non-fatal error
+  (void)gpuGetLastError();  // clear the sticky copy of a non-fatal error
   std::string message = std::string(NNP_GPU_RUNTIME_NAME " ") + what + " failed: " + gpuGetErrorString(error);
   return fail(NNP_DEVICE_ERROR, message);
 }
@@ -53,12 +53,12 @@ nnp_status CachingAllocator::allocate(size_t bytes, void** out) {
   }
   gpuError_t error = gpuMalloc(out, size);
   if (error != gpuSuccess) {  // give the cache back to the runtime and try once more
-    gpuGetLastError();
+    (void)gpuGetLastError();
     empty();
     error = gpuMalloc(out, size);
   }
   if (error != gpuSuccess) {
-    gpuGetLastError();
+    (void)gpuGetLastError();
     *out = nullptr;
     return fail(NNP_OUT_OF_MEMORY, std::string(NNP_GPU_RUNTIME_NAME " could not allocate ") + std::to_string(bytes) +
                                        " bytes: " + gpuGetErrorString(error));
@@ -74,7 +74,7 @@ void CachingAllocator::release(void* ptr, size_t bytes) {
 void CachingAllocator::empty() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [size, blocks] : free_)
-    for (void* block : blocks) gpuFree(block);
+    for (void* block : blocks) (void)gpuFree(block);
   free_.clear();
 }
 
@@ -87,7 +87,7 @@ DeviceState* device_state(Backend& backend, int32_t device) {
   }
   std::call_once(backend.once[device], [&] {
     DeviceState& state = backend.devices[device];
-    nnp_status status = check(gpuSetDevice(device), "cudaSetDevice");
+    nnp_status status = check(gpuSetDevice(device), "selecting the device");
     if (status == NNP_OK)
       status = check(gpuStreamCreateWithFlags(&state.stream, gpuStreamNonBlocking), "creating the device's stream");
     if (status == NNP_OK) status = check(gpuHostAlloc(&state.staging, kStagingBytes), "allocating pinned memory");
@@ -104,7 +104,7 @@ DeviceState* device_state(Backend& backend, int32_t device) {
     return nullptr;
   }
   if (gpuSetDevice(device) != gpuSuccess) {  // kernels and copies go to this device from this thread
-    check(gpuGetLastError(), "cudaSetDevice");
+    check(gpuGetLastError(), "selecting the device");
     return nullptr;
   }
   return &backend.devices[device];
@@ -204,7 +204,7 @@ nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const
   int count = 0;
   gpuError_t error = gpuGetDeviceCount(&count);
   if (error != gpuSuccess) {
-    gpuGetLastError();
+    (void)gpuGetLastError();
     count = 0;
     backend.unavailable = std::string(NNP_GPU_RUNTIME_NAME ": ") + gpuGetErrorString(error);
   } else if (count == 0) {

@@ -4,8 +4,6 @@
 #pragma once
 
 #if defined(NNP_GPU_HIP)
-#include <hip/hip_bf16.h>
-#include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #define NNP_GPU_RUNTIME_NAME "HIP"
 using gpuError_t = hipError_t;
@@ -31,8 +29,6 @@ using gpuStream_t = hipStream_t;
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuMemGetInfo hipMemGetInfo
 #else
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #define NNP_GPU_RUNTIME_NAME "CUDA"
 using gpuError_t = cudaError_t;

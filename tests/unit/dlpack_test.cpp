@@ -223,6 +223,14 @@ TEST(DLPack, RefusedImportsLeaveTheArrayWithItsOwner) {
   }
   expect_error([] { Tensor::from_dlpack(static_cast<DLManagedTensor*>(nullptr)); }, NNP_INVALID_ARGUMENT,
                {"src is NULL"});
+  for (const nnp_backend_info& info : backends())  // a cuda backend with no device here
+    if (std::string(info.name) == "cuda" && info.device_count == 0) {
+      Producer<DLManagedTensorVersioned> p({1, 2}, {2}, {1});
+      p.managed.dl_tensor.device = {kDLCUDA, 0};
+      expect_error([&] { Tensor::from_dlpack(&p.managed); }, NNP_INVALID_ARGUMENT,
+                   {"cuda device 0 does not exist (0 devices)"});
+      EXPECT_EQ(p.deleted, 0);
+    }
 }
 
 }  // namespace
