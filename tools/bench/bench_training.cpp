@@ -4,29 +4,14 @@
 
 #include <nnp/nnp.hpp>
 
+#include "bench_workloads.hpp"
+
 namespace {
 
-using nnp::nn::Attrs;
-using nnp::nn::create_layer;
-
-void run_steps(benchmark::State& state, nnp::nn::ModuleHandle& net, const nnp::Tensor& x, const nnp::Tensor& y) {
-  nnp::optim::Optimizer opt("SGD", net.parameters(), std::move(Attrs().set("lr", 0.01).set("momentum", 0.9)));
-  nnp::nn::ModuleHandle loss_fn = create_layer("nn.CrossEntropyLoss");
-  auto step = [&] {
-    opt.zero_grad();
-    nnp::Tensor loss = loss_fn.call({net(x), y});
-    loss.backward();
-    opt.step();
-  };
-  for (int i = 0; i < 10; ++i) step();  // warm-up
-  for (auto _ : state) step();
-}
+using nnp::bench::run_steps;
 
 void W1_nnplug(benchmark::State& state) {
-  nnp::nn::ModuleHandle net = nnp::nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
-    {"type": "nn.Linear", "in_features": 784, "out_features": 512}, {"type": "nn.ReLU"},
-    {"type": "nn.Linear", "in_features": 512, "out_features": 512}, {"type": "nn.ReLU"},
-    {"type": "nn.Linear", "in_features": 512, "out_features": 10}]})");
+  nnp::nn::ModuleHandle net = nnp::bench::w1_model();
   run_steps(state, net, nnp::randn({128, 784}), nnp::randint(0, 10, {128}));
 }
 BENCHMARK(W1_nnplug)->Name("W1/nnplug")->Unit(benchmark::kMicrosecond)->MinTime(2.0);

@@ -1,0 +1,35 @@
+// What the nnplug benchmarks share: W1's model and the training step of
+// ../shared/WORKLOADS.md (zero_grad + forward + loss + backward + step).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <nnp/nnp.hpp>
+
+namespace nnp::bench {
+
+inline nn::ModuleHandle w1_model() {
+  return nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+    {"type": "nn.Linear", "in_features": 784, "out_features": 512}, {"type": "nn.ReLU"},
+    {"type": "nn.Linear", "in_features": 512, "out_features": 512}, {"type": "nn.ReLU"},
+    {"type": "nn.Linear", "in_features": 512, "out_features": 10}]})");
+}
+
+// Times training steps; on a device with a queue, each timed step ends when
+// the device has finished it.
+inline void run_steps(benchmark::State& state, nn::ModuleHandle& net, const Tensor& x, const Tensor& y) {
+  optim::Optimizer opt("SGD", net.parameters(), std::move(nn::Attrs().set("lr", 0.01).set("momentum", 0.9)));
+  nn::ModuleHandle loss_fn = nn::create_layer("nn.CrossEntropyLoss");
+  const nnp_device device = x.device().raw();
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = loss_fn.call({net(x), y});
+    loss.backward();
+    opt.step();
+    check(api().synchronize(device));
+  };
+  for (int i = 0; i < 10; ++i) step();  // warm-up
+  for (auto _ : state) step();
+}
+
+}  // namespace nnp::bench
