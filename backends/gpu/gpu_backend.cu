@@ -122,11 +122,20 @@ const char* unavailable_reason(void* state) { return as_backend(state)->unavaila
 
 nnp_status device_info(void* state, int32_t device, nnp_device_info* out) {
   Backend& backend = *as_backend(state);
-  static thread_local gpuDeviceProp properties;
-  nnp_status status = check(gpuGetDeviceProperties(&properties, device), "reading device properties");
-  if (status != NNP_OK) return status;
-  out->description = properties.name;
-  out->total_memory = properties.totalGlobalMem;
+  if (device < 0 || device >= backend.device_count)
+    return fail(NNP_INVALID_ARGUMENT, std::string(backend.config.name) + ": no device " + std::to_string(device));
+  std::call_once(backend.info_once[device], [&] {
+    gpuDeviceProp properties;
+    backend.info_status[device] = check(gpuGetDeviceProperties(&properties, device), "reading device properties");
+    if (backend.info_status[device] != NNP_OK) return;
+    backend.names[device] = properties.name;
+    backend.memory[device] = properties.totalGlobalMem;
+  });
+  if (backend.info_status[device] != NNP_OK)
+    return fail(backend.info_status[device], std::string(backend.config.name) + ":" + std::to_string(device) +
+                                                 ": its properties could not be read");
+  out->description = backend.names[device].c_str();
+  out->total_memory = backend.memory[device];
   out->score = backend.config.score;
   return NNP_OK;
 }
@@ -215,6 +224,10 @@ nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const
   backend.once = std::make_unique<std::once_flag[]>(slots);
   backend.devices = std::make_unique<DeviceState[]>(slots);
   backend.init_status = std::make_unique<nnp_status[]>(slots);
+  backend.info_once = std::make_unique<std::once_flag[]>(slots);
+  backend.names = std::make_unique<std::string[]>(slots);
+  backend.memory = std::make_unique<uint64_t[]>(slots);
+  backend.info_status = std::make_unique<nnp_status[]>(slots);
 
   static nnp_backend table{};
   table.struct_size = sizeof(nnp_backend);

@@ -76,6 +76,12 @@ struct Backend {
   std::unique_ptr<std::once_flag[]> once;
   std::unique_ptr<DeviceState[]> devices;
   std::unique_ptr<nnp_status[]> init_status;
+  // Each device's model name and memory, read once (device_info hands out
+  // the name, which must outlive the call).
+  std::unique_ptr<std::once_flag[]> info_once;
+  std::unique_ptr<std::string[]> names;
+  std::unique_ptr<uint64_t[]> memory;
+  std::unique_ptr<nnp_status[]> info_status;
 };
 
 // The device's state, created on its first use; NULL (error set) on failure.
