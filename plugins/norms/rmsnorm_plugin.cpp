@@ -1,9 +1,10 @@
 // norm.RMSNorm, PyTorch's nn.RMSNorm, as a layer with kernels of its own:
 //   y = x / sqrt(mean(x^2 over normalized_shape) + eps) * weight
-// On host-memory backends (cpu, reference) f32 and f64 run the loops below,
-// with the backward written by hand (one custom autograd node instead of the
-// seven a composition records). Other backends and dtypes compose core ops,
-// so autograd and every device still work.
+// In f32 and f64, host-memory backends (cpu, reference) run the loops below
+// and cuda runs rmsnorm_cuda.cu on the core's stream (when the plugin was
+// built with nvcc), with the backward written by hand: one custom autograd
+// node instead of the seven a composition records. Other backends and dtypes
+// compose core ops, so autograd and every device still work.
 #include <nnp/plugin.h>
 
 #include <cmath>
@@ -12,6 +13,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#ifdef NNP_NORMS_CUDA
+#include "rmsnorm_cuda.hpp"
+#endif
 
 namespace {
 
@@ -67,6 +72,18 @@ void rmsnorm_backward(const T* g, const T* x, const T* weight, const T* rstd, T*
   for (size_t j = 0; j < dw.size(); ++j) dweight[j] = static_cast<T>(dw[j]);
 }
 
+// Whether the plugin has kernels for tensors on this device.
+bool has_kernels_for(const nnp::Device& device) {
+#ifdef NNP_NORMS_CUDA
+  if (device.backend() == "cuda") return true;
+#endif
+  return device.host_memory();
+}
+
+void check_cuda(const char* error) {
+  if (error) throw nnp::Error(NNP_DEVICE_ERROR, std::string("RMSNorm CUDA kernel: ") + error);
+}
+
 // The custom autograd function: inputs {x, weight} or {x}; x contiguous.
 struct RMSNormFunction {
   static constexpr const char* name = "RMSNormBackward";
@@ -78,6 +95,17 @@ struct RMSNormFunction {
     const bool affine = in.size() > 1;
     Tensor y = nnp::empty(x.shape(), x.dtype(), x.device());
     Tensor rstd = nnp::empty({rows.count}, x.dtype(), x.device());
+#ifdef NNP_NORMS_CUDA
+    if (!x.device().host_memory()) {
+      check_cuda(nnp::norms::rmsnorm_forward_cuda(static_cast<nnp_dtype>(x.dtype()), x.data_ptr(),
+                                                  affine ? in[1].data_ptr() : nullptr, y.data_ptr(), rstd.data_ptr(),
+                                                  rows.count, rows.width, eps, x.device().stream()));
+      std::vector<Tensor> saved = in;
+      saved.push_back(rstd);
+      ctx.save_for_backward(saved);
+      return {y};
+    }
+#endif
     if (x.dtype() == Dtype::f32)
       rmsnorm_forward(x.data_ptr<float>(), affine ? in[1].data_ptr<float>() : nullptr, y.data_ptr<float>(),
                       rstd.data_ptr<float>(), rows, eps);
@@ -98,6 +126,16 @@ struct RMSNormFunction {
     Tensor g = grads[0].contiguous();
     Tensor dx = nnp::empty(x.shape(), x.dtype(), x.device());
     Tensor dweight = affine ? nnp::empty(saved[1].shape(), x.dtype(), x.device()) : Tensor();
+#ifdef NNP_NORMS_CUDA
+    if (!x.device().host_memory()) {
+      check_cuda(nnp::norms::rmsnorm_backward_cuda(static_cast<nnp_dtype>(x.dtype()), g.data_ptr(), x.data_ptr(),
+                                                   affine ? saved[1].data_ptr() : nullptr, rstd.data_ptr(),
+                                                   dx.data_ptr(), affine ? dweight.data_ptr() : nullptr, rows.count,
+                                                   rows.width, x.device().stream()));
+      if (affine) return {dx, dweight};
+      return {dx};
+    }
+#endif
     if (x.dtype() == Dtype::f32)
       rmsnorm_backward(g.data_ptr<float>(), x.data_ptr<float>(), affine ? saved[1].data_ptr<float>() : nullptr,
                        rstd.data_ptr<float>(), dx.data_ptr<float>(), affine ? dweight.data_ptr<float>() : nullptr,

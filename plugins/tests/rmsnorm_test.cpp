@@ -236,3 +236,36 @@ TEST(RMSNorm, TrainsInsideAModelSpec) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RMSNorm, CudaKernelMatchesTheCpu) {
+  std::string why = "the cuda backend is not loaded";
+  bool usable = false;
+  for (const nnp_backend_info& info : nnp::backends())
+    if (std::string(info.name) == "cuda") {
+      usable = info.device_count > 0;
+      why = std::string("no CUDA device: ") + info.unavailable_reason;
+    }
+  if (!usable) GTEST_SKIP() << why;
+  Device cuda("cuda:0");
+  for (Dtype dtype : {Dtype::f64, Dtype::f32}) {
+    Case c = random_case(dtype, Device("cpu"));
+    auto run = [&](const Device& device) {
+      auto layer = rmsnorm({2, 5});
+      layer.to(device, dtype);
+      set_weight(layer, c.w.to(device));
+      Tensor x = c.x.to(device).detach().requires_grad_();
+      Tensor y = layer(x);
+      EXPECT_EQ(y.grad_fn_name(), "RMSNormBackward") << "the plugin's own kernel on " << device.name();
+      (y * c.r.to(device)).sum().backward();
+      return std::vector<std::vector<double>>{doubles(y.to(Device("cpu"))), doubles(x.grad().to(Device("cpu"))),
+                                              doubles(layer.get_parameter("weight").grad().to(Device("cpu")))};
+    };
+    auto on_cpu = run(Device("cpu")), on_cuda = run(cuda);
+    double tolerance = dtype == Dtype::f64 ? 1e-12 : 1e-5;
+    for (size_t i = 0; i < on_cpu.size(); ++i) expect_near(on_cuda[i], on_cpu[i], tolerance);
+  }
+}
+
+}  // namespace
