@@ -183,7 +183,8 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
   nnp_attrs complete;
   if (given)
     for (const auto& [key, value] : given->values) {
-      auto def = std::find_if(type->attrs.begin(), type->attrs.end(), [&](const AttrDef& d) { return d.name == key; });
+      const std::string& attr = key;  // C++17 lambdas cannot capture structured bindings
+      auto def = std::find_if(type->attrs.begin(), type->attrs.end(), [&](const AttrDef& d) { return d.name == attr; });
       if (def == type->attrs.end()) {
         std::string declared;
         for (const AttrDef& d : type->attrs) declared += (declared.empty() ? "" : ", ") + d.name;

@@ -9,7 +9,12 @@ function(nnp_add_plugin target)
   target_link_libraries(${target} PRIVATE nnplug::sdk)
   # A plugin gets the table from its init (nnp::set_api), never from libnnp.
   target_compile_definitions(${target} PRIVATE NNP_NO_GET_API)
-  target_link_options(${target} PRIVATE "-Wl,--version-script=${map}" -Wl,--no-undefined)
+  target_link_options(${target} PRIVATE "-Wl,--version-script=${map}")
+  # Every symbol resolved at link time, except under clang's sanitizers,
+  # whose runtime lives in the executable.
+  if(NOT NNP_SANITIZE)
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
   set_target_properties(${target} PROPERTIES PREFIX "lib" LINK_DEPENDS "${map}")
   if(DEFINED NNP_PLUGIN_DIR)  # nnplug's own tree: beside libnnp.so, where the core looks
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${NNP_PLUGIN_DIR})

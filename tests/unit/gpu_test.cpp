@@ -22,7 +22,8 @@ struct GpuBackend {
 };
 
 GpuBackend find_gpu(const std::string& name) {
-  GpuBackend gpu{name};
+  GpuBackend gpu;
+  gpu.name = name;
   for (const nnp_backend_info& info : backends())
     if (name == info.name) {
       gpu.loaded = true;

@@ -69,7 +69,8 @@ TEST_F(Files, RoundTripEveryDtypeWithMetadata) {
   save_safetensors(tensors, path("all.safetensors"), {{"format", "pt"}, {"note", "round trip"}});
   NamedTensors loaded = load_safetensors(path("all.safetensors"));
   ASSERT_EQ(loaded.size(), tensors.size());
-  for (const auto& [name, original] : tensors) {
+  for (const auto& [key, original] : tensors) {
+    const std::string& name = key;  // C++17 lambdas cannot capture structured bindings
     SCOPED_TRACE(name);
     auto it = std::find_if(loaded.begin(), loaded.end(), [&](const auto& e) { return e.first == name; });
     ASSERT_NE(it, loaded.end());

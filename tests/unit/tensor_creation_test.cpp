@@ -132,3 +132,13 @@ TEST(Random, SeededDrawsRepeatAndHaveTheRightDistribution) {
   expect_error([] { randint(5, 5, {3}); }, NNP_INVALID_ARGUMENT, {"low < high"});
   expect_error([] { rand({3}, Dtype::i64); }, NNP_DTYPE_MISMATCH, {"floating-point"});
 }
+
+// Found by UBSan: float -> u8 of a negative value went straight through a
+// C++ conversion (undefined); both backends now go through int64, as the
+// reference always did.
+TEST(Conversions, NegativeFloatsToU8WrapThroughInt64) {
+  for (const char* device : {"cpu", "reference"}) {
+    Tensor x = from_vector<float>({-1.6f, 2.9f, -0.5f}, {3}, Device(device));
+    EXPECT_EQ(x.to(Dtype::u8).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 2, 0})) << device;
+  }
+}
