@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "gpu_backend.hpp"
 #include "gpu_elements.cuh"
@@ -237,31 +238,44 @@ nnp_status k_where(const nnp_kernel_ctx* ctx, const nnp_view* cond, const nnp_vi
 // ---- reductions: one block per output ----
 
 // The running max/min with its index, under the reference's rules: the first
-// NaN wins; otherwise the first of equal extremes.
-struct Extreme {
-  double value;
-  int64_t index;  // INT64_MAX: nothing seen
+// NaN wins; otherwise the first of equal extremes. index INT64_MAX: nothing
+// seen yet.
+template <typename V>
+struct Best {
+  V value;
+  int64_t index;
 };
 
-__device__ Extreme better(Extreme a, Extreme b, bool want_max) {
+template <typename V>
+__device__ Best<V> better(Best<V> a, Best<V> b, bool want_max) {
   if (a.index == INT64_MAX) return b;
   if (b.index == INT64_MAX) return a;
-  bool an = isnan(a.value), bn = isnan(b.value);
-  if (an || bn) return an && (!bn || a.index < b.index) ? a : b;
+  if constexpr (std::is_floating_point_v<V>) {
+    bool an = isnan(a.value), bn = isnan(b.value);
+    if (an || bn) return an && (!bn || a.index < b.index) ? a : b;
+  }
   if (a.value == b.value) return a.index < b.index ? a : b;
   return (want_max ? a.value > b.value : a.value < b.value) ? a : b;
 }
 
-struct IntExtreme {
-  int64_t value;
-  int64_t index;
-};
-
-__device__ IntExtreme better(IntExtreme a, IntExtreme b, bool want_max) {
-  if (a.index == INT64_MAX) return b;
-  if (b.index == INT64_MAX) return a;
-  if (a.value == b.value) return a.index < b.index ? a : b;
-  return (want_max ? a.value > b.value : a.value < b.value) ? a : b;
+// Combines every thread's best across the block (every thread gets it).
+template <typename V>
+__device__ Best<V> block_best(Best<V> mine, bool want_max, V* values, int64_t* indices) {
+  values[threadIdx.x] = mine.value;
+  indices[threadIdx.x] = mine.index;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      Best<V> b = better(Best<V>{values[threadIdx.x], indices[threadIdx.x]},
+                         Best<V>{values[threadIdx.x + s], indices[threadIdx.x + s]}, want_max);
+      values[threadIdx.x] = b.value;
+      indices[threadIdx.x] = b.index;
+    }
+    __syncthreads();
+  }
+  Best<V> result{values[0], indices[0]};
+  __syncthreads();
+  return result;
 }
 
 // Sums one double per thread across the block (every thread gets the total).
@@ -318,26 +332,15 @@ __global__ void reduce_kernel(nnp_reduce_op op, nnp_view x, int32_t nreduce, dou
       if (threadIdx.x == 0) store_f(out, base, result);
       return;
     }
-    Extreme best{0.0, INT64_MAX};
+    Best<double> best{0.0, INT64_MAX};
     for (int64_t r = threadIdx.x; r < count; r += blockDim.x)
-      best = better(best, Extreme{load_f(x, element(r)), r}, want_max);
-    scratch[threadIdx.x] = best.value;
-    index_scratch[threadIdx.x] = best.index;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) {
-        Extreme b = better(Extreme{scratch[threadIdx.x], index_scratch[threadIdx.x]},
-                           Extreme{scratch[threadIdx.x + s], index_scratch[threadIdx.x + s]}, want_max);
-        scratch[threadIdx.x] = b.value;
-        index_scratch[threadIdx.x] = b.index;
-      }
-      __syncthreads();
-    }
+      best = better(best, Best<double>{load_f(x, element(r)), r}, want_max);
+    best = block_best(best, want_max, scratch, index_scratch);
     if (threadIdx.x == 0) {
       if (arg)
-        store_i(out, base, index_scratch[0]);
+        store_i(out, base, best.index);
       else
-        store_f(out, base, scratch[0]);
+        store_f(out, base, best.value);
     }
     return;
   }
@@ -355,22 +358,11 @@ __global__ void reduce_kernel(nnp_reduce_op op, nnp_view x, int32_t nreduce, dou
     if (threadIdx.x == 0) store_i(out, base, iscratch[0]);
     return;
   }
-  IntExtreme best{0, INT64_MAX};
+  Best<int64_t> best{0, INT64_MAX};
   for (int64_t r = threadIdx.x; r < count; r += blockDim.x)
-    best = better(best, IntExtreme{load_i(x, element(r)), r}, want_max);
-  iscratch[threadIdx.x] = best.value;
-  index_scratch[threadIdx.x] = best.index;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      IntExtreme b = better(IntExtreme{iscratch[threadIdx.x], index_scratch[threadIdx.x]},
-                            IntExtreme{iscratch[threadIdx.x + s], index_scratch[threadIdx.x + s]}, want_max);
-      iscratch[threadIdx.x] = b.value;
-      index_scratch[threadIdx.x] = b.index;
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) store_i(out, base, arg ? index_scratch[0] : iscratch[0]);
+    best = better(best, Best<int64_t>{load_i(x, element(r)), r}, want_max);
+  best = block_best(best, want_max, iscratch, index_scratch);
+  if (threadIdx.x == 0) store_i(out, base, arg ? best.index : best.value);
 }
 
 // A power of two from 32 to kThreads covering the reduced elements.
@@ -407,23 +399,11 @@ __global__ void softmax_kernel(nnp_view x, int32_t dim, int32_t log_out, nnp_vie
   const int64_t xbase = offset_of(x, index), obase = offset_of(out, index);
   const int64_t length = x.shape[dim], xs = x.strides[dim], os = out.strides[dim];
 
-  Extreme best{0.0, INT64_MAX};  // the max, NaN winning, as the reference
+  Best<double> best{0.0, INT64_MAX};  // the max, NaN winning, as the reference
   for (int64_t j = threadIdx.x; j < length; j += blockDim.x)
-    best = better(best, Extreme{load_f(x, xbase + j * xs), j}, true);
-  scratch[threadIdx.x] = best.value;
-  index_scratch[threadIdx.x] = best.index;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      Extreme b = better(Extreme{scratch[threadIdx.x], index_scratch[threadIdx.x]},
-                         Extreme{scratch[threadIdx.x + s], index_scratch[threadIdx.x + s]}, true);
-      scratch[threadIdx.x] = b.value;
-      index_scratch[threadIdx.x] = b.index;
-    }
-    __syncthreads();
-  }
-  const double max = index_scratch[0] == INT64_MAX ? -INFINITY : scratch[0];
-  __syncthreads();
+    best = better(best, Best<double>{load_f(x, xbase + j * xs), j}, true);
+  best = block_best(best, true, scratch, index_scratch);
+  const double max = best.index == INT64_MAX ? -INFINITY : best.value;
   double sum = 0;
   for (int64_t j = threadIdx.x; j < length; j += blockDim.x) sum += exp(load_f(x, xbase + j * xs) - max);
   sum = block_sum(sum, scratch);
