@@ -486,31 +486,14 @@ __device__ void report_index(IndexError* error, int64_t index, int64_t size, int
   }
 }
 
-__global__ void index_select_kernel(nnp_view x, int32_t dim, nnp_view index, nnp_view out, int64_t n,
-                                    IndexError* error) {
+// index_select (the 1-D index read at out's position along dim) and gather
+// (an index shaped like out): out = x with dimension dim replaced by the index.
+__global__ void select_kernel(nnp_view x, int32_t dim, nnp_view index, bool gather, nnp_view out, int64_t n,
+                              IndexError* error) {
   NNP_GRID_STRIDE(i, n) {
     int64_t io[NNP_MAX_DIMS];
     unravel(i, out.shape, out.ndim, io);
-    int64_t selected = load_i(index, io[dim] * index.strides[0]);
-    if (selected < 0 || selected >= x.shape[dim]) {
-      report_index(error, selected, x.shape[dim], dim);
-      continue;
-    }
-    int64_t oo = offset_of(out, io);
-    io[dim] = selected;
-    int64_t xo = offset_of(x, io);
-    if (is_float(x.dtype))
-      store_f(out, oo, load_f(x, xo));
-    else
-      store_i(out, oo, load_i(x, xo));
-  }
-}
-
-__global__ void gather_kernel(nnp_view x, int32_t dim, nnp_view index, nnp_view out, int64_t n, IndexError* error) {
-  NNP_GRID_STRIDE(i, n) {
-    int64_t io[NNP_MAX_DIMS];
-    unravel(i, out.shape, out.ndim, io);
-    int64_t selected = load_i(index, offset_of(index, io));
+    int64_t selected = load_i(index, gather ? offset_of(index, io) : io[dim] * index.strides[0]);
     if (selected < 0 || selected >= x.shape[dim]) {
       report_index(error, selected, x.shape[dim], dim);
       continue;
@@ -610,7 +593,7 @@ nnp_status k_index_select(const nnp_kernel_ctx* ctx, const nnp_view* x, int32_t 
                           const nnp_view* out) {
   int64_t n = numel_of(*out);
   return run_indexed(ctx, "index_select", n, [&](DeviceState& d) {
-    index_select_kernel<<<blocks_for(n), kThreads, 0, d.stream>>>(*x, dim, *index, *out, n, d.index_error);
+    select_kernel<<<blocks_for(n), kThreads, 0, d.stream>>>(*x, dim, *index, false, *out, n, d.index_error);
   });
 }
 
@@ -618,7 +601,7 @@ nnp_status k_gather(const nnp_kernel_ctx* ctx, const nnp_view* x, int32_t dim, c
                     const nnp_view* out) {
   int64_t n = numel_of(*out);
   return run_indexed(ctx, "gather", n, [&](DeviceState& d) {
-    gather_kernel<<<blocks_for(n), kThreads, 0, d.stream>>>(*x, dim, *index, *out, n, d.index_error);
+    select_kernel<<<blocks_for(n), kThreads, 0, d.stream>>>(*x, dim, *index, true, *out, n, d.index_error);
   });
 }
 
