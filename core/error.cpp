@@ -1,6 +1,7 @@
 #include "error.hpp"
 
 #include <new>
+#include <nnp/nnp.hpp>
 
 namespace nnp::core {
 namespace {
@@ -31,6 +32,9 @@ nnp_status record_current_exception() {
   try {
     throw;
   } catch (const Error& e) {
+    set_last_error(e.status(), e.what());
+    return e.status();
+  } catch (const nnp::Error& e) {  // the C++ API's error, from core code written on it (optimizers)
     set_last_error(e.status(), e.what());
     return e.status();
   } catch (const std::bad_alloc&) {

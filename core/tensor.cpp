@@ -91,6 +91,17 @@ void replace_data(Tensor& dst, const Tensor& src) {
   release(old);
 }
 
+bool can_adopt(const Tensor& dst, const Tensor& fresh) {
+  auto sole_view = [](const Tensor& t) {
+    const Storage& s = *t.storage;
+    return s.refs.load(std::memory_order_acquire) == 1 && s.release_external == nullptr && t.offset == 0 &&
+           t.is_contiguous() && s.bytes == static_cast<size_t>(t.numel) * dtype_size(t.dtype);
+  };
+  return &dst != &fresh && dst.storage != fresh.storage && dst.shape == fresh.shape && dst.dtype == fresh.dtype &&
+         dst.device.backend == fresh.device.backend && dst.device.index == fresh.device.index && sole_view(dst) &&
+         sole_view(fresh);
+}
+
 nnp_view kernel_view(const Tensor& t) {
   nnp_view v;
   v.data = t.data();

@@ -101,6 +101,14 @@ TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, 
 // optimizers and user code already hold (PyTorch's `param.data = ...`).
 void replace_data(Tensor& dst, const Tensor& src);
 
+// Whether dst can take fresh's values by adopting its storage, a step that
+// cannot fail: dst must be the only view of a plain (not externally owned)
+// storage it covers contiguously, and fresh a contiguous tensor of the same
+// shape, dtype and device that nothing else views. Optimizers and
+// load_state_dict compute new values first and then commit them this way, so
+// that a failure part-way changes nothing.
+bool can_adopt(const Tensor& dst, const Tensor& fresh);
+
 // The raw view kernels receive.
 nnp_view kernel_view(const Tensor& t);
 

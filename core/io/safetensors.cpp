@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -140,6 +141,14 @@ void save_safetensors(const nnp_list& tensors, const std::string& path, const Me
     std::string reason = std::strerror(errno);
     std::remove(temporary.c_str());
     fail(NNP_IO_ERROR, "save: writing ", path, " failed (", reason, "); any previous file is unchanged");
+  }
+  // The rename itself reaches the disk only with its folder: sync that too,
+  // so a power cut after save returns finds the new file, not the old one.
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
   }
 }
 

@@ -46,6 +46,7 @@ struct Plan {
   std::vector<Planned> copies;
   std::vector<std::pair<Module*, TensorRef>> extra_states;
   std::set<std::string> expected;
+  bool assign = false;
 };
 
 void plan_module(Module& m, const std::string& prefix, nnp_list& state, Plan& plan, nnp_list& missing) {
@@ -69,7 +70,10 @@ void plan_module(Module& m, const std::string& prefix, nnp_list& state, Plan& pl
       fail(NNP_DTYPE_MISMATCH, "load_state_dict: dtype mismatch for ", key, ": the checkpoint has ",
            dtype_name(source->dtype), ", the current model has ", dtype_name(target->dtype),
            "; convert the module (to(dtype)) or the checkpoint; nothing was loaded");
-    plan.copies.push_back(Planned{&m, parameter, name, target, core::to(*source, target->device, target->dtype)});
+    TensorRef staged = core::to(*source, target->device, target->dtype);
+    // A private copy the target can adopt (assign takes the caller's tensor).
+    if (!plan.assign && staged->storage == source->storage) staged = clone(*staged);
+    plan.copies.push_back(Planned{&m, parameter, name, target, staged});
   };
   for (auto& [name, t] : m.parameters) plan_entry(name, t, true);
   for (auto& [name, t] : m.buffers)
@@ -124,6 +128,7 @@ void load_state_dict(Module& m, const nnp_list& given, bool strict, bool assign,
                      nnp_list& unexpected) {
   nnp_list state = given;  // pre-hooks may edit their copy
   Plan plan;
+  plan.assign = assign;
   plan_module(m, "", state, plan, missing);
   for (const auto& entry : state.entries)
     if (!plan.expected.count(entry.name)) unexpected.add(entry.name, TensorRef());
@@ -133,13 +138,21 @@ void load_state_dict(Module& m, const nnp_list& given, bool strict, bool assign,
          unexpected.entries.empty() ? "" : " unexpected key(s): " + key_list(unexpected) + ".",
          " Nothing was loaded; pass strict = false to load the matching keys only");
 
-  // Everything is checked and staged on the right devices: apply.
+  // Everything is checked and staged on the right devices: apply. Targets
+  // adopt their staged copy's storage, which cannot fail; only those another
+  // view shares are copied into, and those first, so a failure there changes
+  // nothing else.
   autograd::NoGradGuard no_grad;
-  for (Planned& p : plan.copies) {
-    if (!assign) {
-      copy_into(*p.target, *p.source);
-      continue;
+  if (!assign) {
+    for (Planned& p : plan.copies)
+      if (!can_adopt(*p.target, *p.source)) copy_into(*p.target, *p.source);
+    for (Planned& p : plan.copies) {
+      if (can_adopt(*p.target, *p.source)) replace_data(*p.target, *p.source);
+      p.source = TensorRef();  // a later key for the same (tied) tensor adopts too: the last one wins
     }
+  }
+  for (Planned& p : plan.copies) {
+    if (!assign) continue;
     // assign: the module takes the checkpoint's tensor, keeping requires_grad.
     TensorRef fresh = p.source.get() == p.target.get() ? p.source : autograd::detach(*p.source);
     if (p.parameter) autograd::set_requires_grad(*fresh, autograd::requires_grad(*p.target));

@@ -9,80 +9,74 @@ namespace nnp::core::optim {
 namespace {
 
 using Options = std::map<std::string, double>;
+using State = std::map<std::string, Tensor>;
 
-Tensor& buffer(std::map<std::string, Tensor>& state, const std::string& name, const Tensor& like, double init = 0) {
+// A state tensor, created (filled with init) on first use. Updates assign a
+// new tensor to the entry: state is never changed in place, so the caller can
+// discard a half-computed step.
+Tensor& buffer(State& state, const std::string& name, const Tensor& like, double init = 0) {
   auto it = state.find(name);
   if (it == state.end()) it = state.emplace(name, full(like.shape(), init, like.dtype(), like.device())).first;
   return it->second;
 }
 
-// x = x op y, in place: buffers and parameters are updated without a
-// temporary for the result (the public Tensor is the core's tensor record).
-void apply_(nnp_binary_op op, Tensor& x, const Tensor& y) { core::binary_into(op, *x.get(), *y.get(), *x.get()); }
-void apply_(nnp_binary_op op, Tensor& x, double y) { apply_(op, x, full({}, y, x.dtype(), x.device())); }
-
 // The step count, kept as a 0-d f64 tensor as PyTorch does.
-double next_step(std::map<std::string, Tensor>& state) {
+double next_step(State& state) {
   auto it = state.find("step");
   double step = it == state.end() ? 1 : it->second.item<double>() + 1;
   state["step"] = full({}, step, Dtype::f64);
   return step;
 }
 
-void sgd(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
+Tensor sgd(const Options& o, const Tensor& p, Tensor g, State& state) {
   const double lr = o.at("lr"), momentum = o.at("momentum"), dampening = o.at("dampening");
   if (o.at("maximize") != 0) g = g.neg();
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
   if (momentum != 0) {
     auto it = state.find("momentum_buffer");
-    if (it == state.end()) {
-      it = state.emplace("momentum_buffer", g.clone()).first;
-    } else {
-      apply_(NNP_BINARY_MUL, it->second, momentum);
-      apply_(NNP_BINARY_ADD, it->second, dampening != 0 ? g * (1 - dampening) : g);
-    }
-    g = o.at("nesterov") != 0 ? g + it->second * momentum : it->second;
+    Tensor buf = it == state.end() ? g.clone() : it->second * momentum + (dampening != 0 ? g * (1 - dampening) : g);
+    state["momentum_buffer"] = buf;
+    g = o.at("nesterov") != 0 ? g + buf * momentum : buf;
   }
-  apply_(NNP_BINARY_SUB, p, g * lr);
+  return p - g * lr;
 }
 
-void adam(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state, bool decoupled) {
+Tensor adam(const Options& o, const Tensor& p, Tensor g, State& state, bool decoupled) {
   const double lr = o.at("lr"), beta1 = o.at("beta1"), beta2 = o.at("beta2"), eps = o.at("eps"),
                wd = o.at("weight_decay");
   if (o.at("maximize") != 0) g = g.neg();
+  Tensor start = p;
   if (decoupled)
-    apply_(NNP_BINARY_MUL, p, 1 - lr * wd);
+    start = p * (1 - lr * wd);
   else if (wd != 0)
     g = g + p * wd;
   const double step = next_step(state);
   Tensor& m = buffer(state, "exp_avg", p);
   Tensor& v = buffer(state, "exp_avg_sq", p);
-  apply_(NNP_BINARY_MUL, m, beta1);
-  apply_(NNP_BINARY_ADD, m, g * (1 - beta1));
-  apply_(NNP_BINARY_MUL, v, beta2);
-  apply_(NNP_BINARY_ADD, v, g * g * (1 - beta2));
+  m = m * beta1 + g * (1 - beta1);
+  v = v * beta2 + g * g * (1 - beta2);
   const double bias1 = 1 - std::pow(beta1, step), bias2 = 1 - std::pow(beta2, step);
   Tensor second = v;
   if (o.at("amsgrad") != 0) {
     Tensor& vmax = buffer(state, "max_exp_avg_sq", p);
-    apply_(NNP_BINARY_MAXIMUM, vmax, v);
+    vmax = vmax.maximum(v);
     second = vmax;
   }
   Tensor denom = second.sqrt() * (1 / std::sqrt(bias2)) + eps;
-  apply_(NNP_BINARY_SUB, p, m / denom * (lr / bias1));
+  return start - m / denom * (lr / bias1);
 }
 
-void adagrad(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
+Tensor adagrad(const Options& o, const Tensor& p, Tensor g, State& state) {
   if (o.at("maximize") != 0) g = g.neg();
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
   const double step = next_step(state);
   const double clr = o.at("lr") / (1 + (step - 1) * o.at("lr_decay"));
   Tensor& sum = buffer(state, "sum", p, o.at("initial_accumulator_value"));
   sum = sum + g * g;
-  apply_(NNP_BINARY_SUB, p, g / (sum.sqrt() + o.at("eps")) * clr);
+  return p - g / (sum.sqrt() + o.at("eps")) * clr;
 }
 
-void adadelta(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
+Tensor adadelta(const Options& o, const Tensor& p, Tensor g, State& state) {
   const double rho = o.at("rho"), eps = o.at("eps");
   if (o.at("maximize") != 0) g = g.neg();
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
@@ -92,10 +86,10 @@ void adadelta(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tenso
   square_avg = square_avg * rho + g * g * (1 - rho);
   Tensor delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * g;
   acc_delta = acc_delta * rho + delta * delta * (1 - rho);
-  apply_(NNP_BINARY_SUB, p, delta * o.at("lr"));
+  return p - delta * o.at("lr");
 }
 
-void rmsprop(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor>& state) {
+Tensor rmsprop(const Options& o, const Tensor& p, Tensor g, State& state) {
   const double alpha = o.at("alpha"), eps = o.at("eps"), momentum = o.at("momentum");
   if (o.at("maximize") != 0) g = g.neg();
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
@@ -113,10 +107,9 @@ void rmsprop(const Options& o, Tensor& p, Tensor g, std::map<std::string, Tensor
   if (momentum > 0) {
     Tensor& buf = buffer(state, "momentum_buffer", p);
     buf = buf * momentum + g / avg;
-    apply_(NNP_BINARY_SUB, p, buf * o.at("lr"));
-  } else {
-    apply_(NNP_BINARY_SUB, p, g / avg * o.at("lr"));
+    return p - buf * o.at("lr");
   }
+  return p - g / avg * o.at("lr");
 }
 
 }  // namespace
@@ -138,20 +131,14 @@ std::map<std::string, double> default_options(const std::string& kind) {
   fail(NNP_NOT_FOUND, "unknown optimizer '", kind, "' (SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop)");
 }
 
-void update(const std::string& kind, const std::map<std::string, double>& options, Tensor& p, Tensor g,
-            std::map<std::string, Tensor>& state) {
-  if (kind == "SGD")
-    sgd(options, p, g, state);
-  else if (kind == "Adam")
-    adam(options, p, g, state, false);
-  else if (kind == "AdamW")
-    adam(options, p, g, state, true);
-  else if (kind == "Adagrad")
-    adagrad(options, p, g, state);
-  else if (kind == "Adadelta")
-    adadelta(options, p, g, state);
-  else
-    rmsprop(options, p, g, state);
+Tensor updated(const std::string& kind, const std::map<std::string, double>& options, const Tensor& p, Tensor g,
+               std::map<std::string, Tensor>& state) {
+  if (kind == "SGD") return sgd(options, p, g, state);
+  if (kind == "Adam") return adam(options, p, g, state, false);
+  if (kind == "AdamW") return adam(options, p, g, state, true);
+  if (kind == "Adagrad") return adagrad(options, p, g, state);
+  if (kind == "Adadelta") return adadelta(options, p, g, state);
+  return rmsprop(options, p, g, state);
 }
 
 }  // namespace nnp::core::optim

@@ -7,6 +7,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../nn/attrs.hpp"
+#include "../tensor.hpp"
 #include "algorithms.hpp"
 
 namespace nnp::core::optim {
@@ -77,6 +78,13 @@ void follow(const Tensor& p, std::map<std::string, Tensor>& state) {
   }
 }
 
+// One parameter's computed step, not yet applied.
+struct StagedUpdate {
+  Tensor* param;
+  Tensor value;
+  std::map<std::string, Tensor> state;
+};
+
 }  // namespace
 
 std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& params, const nnp_attrs* options) {
@@ -96,16 +104,31 @@ void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* op
   opt.groups.push_back(std::move(group));
 }
 
+// A step is all or nothing: every parameter's new value and state are
+// computed first, into new tensors; only then is anything changed. An
+// allocation or kernel failure part-way (out of memory, a backend error)
+// leaves the parameters and the optimizer's state as they were.
 void step(Optimizer& opt) {
   NoGradGuard no_grad;
+  std::vector<StagedUpdate> staged;
   for (auto& group : opt.groups)
     for (Tensor& p : group.params) {
       Tensor g = p.grad();
       if (!g.defined()) continue;
-      std::map<std::string, Tensor>& state = opt.state[p.get()];
-      follow(p, state);
-      update(opt.kind, group.options, p, g, state);
+      auto it = opt.state.find(p.get());
+      StagedUpdate update{&p, Tensor(), it == opt.state.end() ? std::map<std::string, Tensor>() : it->second};
+      follow(p, update.state);
+      update.value = updated(opt.kind, group.options, p, g, update.state);
+      staged.push_back(std::move(update));
     }
+  // Parameters that cannot adopt their new storage (another view or external
+  // memory sees theirs) are copied into first: the only part that can fail.
+  for (StagedUpdate& u : staged)
+    if (!can_adopt(*u.param->get(), *u.value.get())) u.param->copy_(u.value);
+  for (StagedUpdate& u : staged) {
+    if (can_adopt(*u.param->get(), *u.value.get())) replace_data(*u.param->get(), *u.value.get());
+    opt.state[u.param->get()] = std::move(u.state);
+  }
 }
 
 void zero_grad(Optimizer& opt, bool set_to_none) {

@@ -104,7 +104,9 @@ TEST(Devices, NamesAndErrors) {
   EXPECT_EQ(Device("reference:0").name(), "reference:0");
   bool gpu = false;
   for (const nnp_backend_info& info : backends()) gpu = gpu || (info.score > 100 && info.device_count > 0);
-  if (!gpu) EXPECT_EQ(Device("auto").name(), "cpu:0");  // cpu outscores reference
+  if (!gpu) {
+    EXPECT_EQ(Device("auto").name(), "cpu:0");  // cpu outscores reference
+  }
   expect_error([] { Device("tpu:0"); }, NNP_NOT_FOUND, {"tpu:0", "no backend named 'tpu'", "cpu", "reference"});
   expect_error([] { Device("cpu:1"); }, NNP_NOT_FOUND, {"has 1 device(s)"});
   expect_error([] { Device("cpu:x"); }, NNP_INVALID_ARGUMENT, {"backend:index"});
