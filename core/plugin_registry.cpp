@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #define BOOST_DLL_USE_STD_FS
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -105,6 +106,7 @@ struct PluginRegistry::Impl {
   std::deque<PluginRecord> plugins;
   std::deque<std::shared_ptr<boost::dll::shared_library>> libraries;  // kept open until exit
   std::map<std::string, size_t> by_path;                              // canonical path -> plugin index
+  std::set<std::string> loaded_names;
   std::array<std::unique_ptr<BackendRecord>, kMaxBackends> backends;
   std::atomic<int32_t> backend_count{0};
   std::once_flag discovered;
@@ -123,13 +125,25 @@ struct PluginRegistry::Impl {
     fs::path canonical = fs::weakly_canonical(fs::path(requested), ec);
     std::string key = ec ? requested : canonical.string();
     if (auto it = by_path.find(key); it != by_path.end()) return plugins[it->second];
+    return record(key, [this](PluginRecord& r) { load_into(r); });
+  }
 
+  // Validates a descriptor and runs its init, with no file behind it.
+  const PluginRecord& load_descriptor(const nnp_plugin_descriptor* descriptor, const std::string& origin) {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    return record(origin, [&](PluginRecord& r) { register_from(r, descriptor, nullptr); });
+  }
+
+  // Runs one attempt to load and keeps its record, refused or not.
+  template <typename Attempt>
+  const PluginRecord& record(const std::string& origin, Attempt&& attempt) {
     PluginRecord record;
-    record.path = key;
-    by_path[key] = plugins.size();
+    record.path = origin;
+    by_path[origin] = plugins.size();
     try {
-      load_into(record);
+      attempt(record);
       record.loaded = true;
+      loaded_names.insert(record.name);
     } catch (const Error& e) {
       record.status = e.status();
       record.reason = e.what();
@@ -161,6 +175,13 @@ struct PluginRegistry::Impl {
     } catch (...) {
       fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry threw an exception; it must return a static descriptor");
     }
+    register_from(record, descriptor, library);
+    libraries.push_back(std::move(library));
+  }
+
+  // Checks the descriptor, runs init and commits what it registered.
+  void register_from(PluginRecord& record, const nnp_plugin_descriptor* descriptor,
+                     const std::shared_ptr<boost::dll::shared_library>& library) {
     if (descriptor == nullptr) fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL instead of a descriptor");
     if (descriptor->struct_size < kDescriptorV1Size)
       fail(NNP_ABI_MISMATCH, "descriptor struct_size ", descriptor->struct_size,
@@ -180,9 +201,10 @@ struct PluginRegistry::Impl {
     if (descriptor->struct_size >= offsetof(nnp_plugin_descriptor, description) + sizeof(const char*) &&
         descriptor->description)
       record.description = descriptor->description;
-    for (const PluginRecord& other : plugins)
-      if (other.loaded && other.name == record.name)
-        fail(NNP_INVALID_ARGUMENT, "a plugin named '", record.name, "' is already loaded from ", other.path);
+    if (loaded_names.count(record.name))
+      for (const PluginRecord& other : plugins)
+        if (other.loaded && other.name == record.name)
+          fail(NNP_INVALID_ARGUMENT, "a plugin named '", record.name, "' is already loaded from ", other.path);
     if (descriptor->init == nullptr) fail(NNP_INVALID_ARGUMENT, "descriptor has no init function");
 
     nnp_plugin_host host;
@@ -209,7 +231,6 @@ struct PluginRegistry::Impl {
       fail(status, "init failed with status ", status, message.empty() ? "" : ": ", message);
     }
     commit(host, record.path, library);
-    libraries.push_back(std::move(library));
   }
 
   void commit(nnp_plugin_host& host, const std::string& path,
@@ -218,10 +239,11 @@ struct PluginRegistry::Impl {
     for (const nn::LayerType& t : host.staged_layers)
       if (const nn::LayerType* existing = layers.find(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
-    for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
     int32_t count = backend_count.load();
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
+    // Nothing can fail from here on: a refused plugin leaves nothing behind.
+    for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
     for (auto& [table, kernels] : host.staged) {
       backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path, library);
       ++count;
@@ -242,6 +264,11 @@ PluginRegistry::Impl& PluginRegistry::impl() const {
 
 void PluginRegistry::load(const std::string& path) {
   const PluginRecord& record = impl().load(path);
+  if (!record.loaded) fail(record.status, "plugin ", record.path, ": ", record.reason);
+}
+
+void PluginRegistry::load_descriptor(const nnp_plugin_descriptor* descriptor, const std::string& origin) {
+  const PluginRecord& record = impl().load_descriptor(descriptor, origin);
   if (!record.loaded) fail(record.status, "plugin ", record.path, ": ", record.reason);
 }
 

@@ -28,6 +28,10 @@ class PluginRegistry {
 
   // Loads one plugin file now. Refusals are recorded and thrown.
   void load(const std::string& path);
+  // What load does once it has a file's descriptor: validate it, run init,
+  // commit what init registered. origin stands for the path in the record and
+  // messages. For plugins linked into a program, and the descriptor fuzz target.
+  void load_descriptor(const nnp_plugin_descriptor* descriptor, const std::string& origin);
   // Loads every plugin of the search folders, once per process.
   void discover();
   std::vector<std::string> search_folders() const;

@@ -58,6 +58,7 @@ void run_tensor_hooks(Node& node, Grads& grads) {
 Grads AccumulateGrad::apply(Grads& grads) {
   TensorRef grad = std::move(grads[0]);
   if (!grad) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
   AutogradMeta& meta = *leaf_->autograd;
   for (auto& [id, hook] : meta.hooks)
     if (TensorRef replaced = hook(*grad)) grad = std::move(replaced);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,7 @@ class AccumulateGrad : public Node {
 
  private:
   TensorRef leaf_;
+  std::mutex mutex_;  // backward passes on several threads may reach one leaf
 };
 
 uint64_t next_sequence_nr();

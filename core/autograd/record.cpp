@@ -1,6 +1,7 @@
 #include "record.hpp"
 
 #include <atomic>
+#include <mutex>
 
 #include "../error.hpp"
 #include "../ops.hpp"
@@ -34,6 +35,10 @@ Edge gradient_edge(const Tensor& t) {
   if (!requires_grad(t)) return {};
   AutogradMeta& meta = *t.autograd;
   if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
+  // Threads calling one module at once share its parameters: one of them
+  // creates a leaf's accumulator, the others must see that one.
+  static std::mutex accumulator_mutex;
+  std::lock_guard<std::mutex> lock(accumulator_mutex);
   std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
   if (!accumulator) {
     accumulator = std::make_shared<AccumulateGrad>(TensorRef::share(&t));

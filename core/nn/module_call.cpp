@@ -15,7 +15,7 @@ uint64_t next_id() {
 }
 
 struct GlobalHooks {
-  std::mutex mutex;
+  std::mutex mutex;  // guards every hook list, global and per module
   // Indexed by nnp_module_hook_kind.
   std::shared_ptr<HookList<nnp_module_hook_fn>> lists[4] = {
       std::make_shared<HookList<nnp_module_hook_fn>>(), std::make_shared<HookList<nnp_module_hook_fn>>(),
@@ -44,15 +44,11 @@ void run_hook(Module& m, const HookEntry<nnp_module_hook_fn>& hook, const std::v
   if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "module hook");
 }
 
-HookList<nnp_module_hook_fn> global_snapshot(int index) {
-  GlobalHooks& g = global_hooks();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  return *g.lists[index];
-}
-
 // Global hooks of a kind, then the module's own.
 HookList<nnp_module_hook_fn> all_hooks(const Module& m, nnp_module_hook_kind kind) {
-  HookList<nnp_module_hook_fn> hooks = global_snapshot(kind);
+  GlobalHooks& g = global_hooks();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  HookList<nnp_module_hook_fn> hooks = *g.lists[kind];
   const HookList<nnp_module_hook_fn>& own = *m.hooks[kind];
   hooks.insert(hooks.end(), own.begin(), own.end());
   return hooks;
@@ -162,24 +158,37 @@ nnp_hook_handle* add_hook(const std::shared_ptr<HookList<Fn>>& list, Fn fn, std:
                           bool prepend) {
   HookEntry<Fn> entry{next_id(), fn, std::move(user_data)};
   const uint64_t id = entry.id;
+  std::lock_guard<std::mutex> lock(global_hooks().mutex);
   if (prepend)
     list->insert(list->begin(), std::move(entry));
   else
     list->push_back(std::move(entry));
   std::weak_ptr<HookList<Fn>> weak = list;
   return make_hook_handle([weak, id] {
-    if (auto alive = weak.lock())
-      for (auto it = alive->begin(); it != alive->end(); ++it)
-        if (it->id == id) {
-          alive->erase(it);
-          return;
-        }
+    std::shared_ptr<void> released;  // the hook's data goes after the lock is given back
+    {
+      std::lock_guard<std::mutex> lock(global_hooks().mutex);
+      if (auto alive = weak.lock())
+        for (auto it = alive->begin(); it != alive->end(); ++it)
+          if (it->id == id) {
+            released = std::move(it->user_data);
+            alive->erase(it);
+            break;
+          }
+    }
   });
+}
+
+template <typename Fn>
+HookList<Fn> hooks_to_run(const HookList<Fn>& list) {
+  std::lock_guard<std::mutex> lock(global_hooks().mutex);
+  return list;
 }
 template nnp_hook_handle* add_hook(const std::shared_ptr<HookList<nnp_module_hook_fn>>&, nnp_module_hook_fn,
                                    std::shared_ptr<void>, bool);
 template nnp_hook_handle* add_hook(const std::shared_ptr<HookList<nnp_state_hook_fn>>&, nnp_state_hook_fn,
                                    std::shared_ptr<void>, bool);
+template HookList<nnp_state_hook_fn> hooks_to_run(const HookList<nnp_state_hook_fn>&);
 
 nnp_hook_handle* register_hook(Module& m, nnp_module_hook_kind kind, nnp_module_hook_fn fn,
                                std::shared_ptr<void> user_data, bool prepend) {
@@ -194,10 +203,7 @@ nnp_hook_handle* register_global_hook(nnp_module_hook_kind kind, nnp_module_hook
   if (kind < NNP_HOOK_FORWARD_PRE || kind > NNP_HOOK_BACKWARD)
     fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: unknown hook kind ", kind);
   if (fn == nullptr) fail(NNP_INVALID_ARGUMENT, "register_global_module_hook: fn is NULL");
-  GlobalHooks& g = global_hooks();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  // Removal goes through the list's own weak pointer; guard it with the mutex.
-  return add_hook(g.lists[kind], fn, std::move(user_data), false);
+  return add_hook(global_hooks().lists[kind], fn, std::move(user_data), false);
 }
 
 TensorRef call(Module& m, const std::vector<TensorRef>& given) {

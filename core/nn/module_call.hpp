@@ -25,4 +25,9 @@ template <typename Fn>
 nnp_hook_handle* add_hook(const std::shared_ptr<HookList<Fn>>& list, Fn fn, std::shared_ptr<void> user_data,
                           bool prepend);
 
+// A copy of a hook list to run: hooks may be added and removed from other
+// threads (and by the hooks themselves) while a module runs its copy.
+template <typename Fn>
+HookList<Fn> hooks_to_run(const HookList<Fn>& list);
+
 }  // namespace nnp::core::nn

@@ -15,7 +15,7 @@ namespace {
 const char* kExtraState = "_extra_state";
 
 void run_state_hooks(Module& m, nnp_state_hook_kind kind, nnp_list* a, nnp_list* b, const std::string& prefix) {
-  HookList<nnp_state_hook_fn> hooks = *m.state_hooks[kind];
+  HookList<nnp_state_hook_fn> hooks = hooks_to_run(*m.state_hooks[kind]);
   for (const auto& hook : hooks) {
     nnp_status status = hook.fn(&m, a, b, prefix.c_str(), hook.user_data.get());
     if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "state dict hook");

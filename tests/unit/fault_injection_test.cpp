@@ -283,7 +283,9 @@ TEST(Faults, CheckpointWithAnySingleCorruptedFieldChangesNothing) {
     ASSERT_EQ(snapshot(model), before) << "a refused checkpoint (" << what << ") changed the module";
     ++tried;
   };
-  for (const auto& [key, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    const std::string key = item.key();  // a plain variable: lambdas below capture it
+    const nlohmann::json& entry = item.value();
     if (key == "__metadata__") continue;
     auto corrupt = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& what) {
       nlohmann::json h = header;
