@@ -40,8 +40,13 @@ TensorRef matmul(const Tensor& a, const Tensor& b) {
   out_shape.d[batch.ndim] = m;
   out_shape.d[batch.ndim + 1] = n;
 
-  TensorRef out = make_tensor_like(out_shape, a.dtype, a);
-  if (out->numel > 0) {
+  TensorRef out;
+  if (k == 0) {  // empty sums are zeros; kernels never see empty operands
+    out = full(out_shape, 0.0, a.dtype, a.device);
+  } else {
+    out = make_tensor_like(out_shape, a.dtype, a);
+  }
+  if (out->numel > 0 && k > 0) {
     nnp_view va = broadcast_view(*a2, a_shape), vb = broadcast_view(*b2, b_shape), vo = kernel_view(*out);
     run_kernel(a, "matmul", a.backend().kernels().gemm(&kernel_ctx(a), &va, &vb, &vo));
   }

@@ -2,6 +2,7 @@
 // arithmetic happens in, and a dispatch from nnp_dtype to a C++ type.
 #pragma once
 
+#include <nnp/convert.h>
 #include <nnp/half.h>
 #include <nnp/nnp.h>
 
@@ -47,11 +48,10 @@ inline To convert(FromCompute v) {
   using ToCompute = typename Traits<To>::compute;
   if constexpr (std::is_same_v<ToCompute, bool>)
     return Traits<To>::store(v != FromCompute(0));
-  else if constexpr (std::is_floating_point_v<FromCompute> && std::is_integral_v<ToCompute> &&
-                     sizeof(ToCompute) < sizeof(int64_t))
-    // Through int64 as the reference does: -1.6 -> -1 -> 255 for u8, where a
-    // direct float -> u8 conversion of a negative value is undefined.
-    return Traits<To>::store(static_cast<ToCompute>(static_cast<int64_t>(v)));
+  else if constexpr (std::is_floating_point_v<FromCompute> && std::is_integral_v<ToCompute>)
+    // Through int64 as nnp/convert.h defines it (NaN and out-of-range values
+    // included), as every backend does: -1.6 -> -1 -> 255 for u8.
+    return Traits<To>::store(static_cast<ToCompute>(nnp_float_to_i64(static_cast<double>(v))));
   else
     return Traits<To>::store(static_cast<ToCompute>(v));
 }

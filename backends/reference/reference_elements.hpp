@@ -3,6 +3,7 @@
 // plainest way to be obviously right.
 #pragma once
 
+#include <nnp/convert.h>
 #include <nnp/half.h>
 #include <nnp/plugin.h>
 
@@ -37,7 +38,7 @@ inline int64_t load_i(const nnp_view& v, int64_t offset) {
     case NNP_I32: return static_cast<const int32_t*>(v.data)[offset];
     case NNP_U8: return static_cast<const uint8_t*>(v.data)[offset];
     case NNP_BOOL: return static_cast<const bool*>(v.data)[offset] ? 1 : 0;
-    default: return static_cast<int64_t>(load_f(v, offset));
+    default: return nnp_float_to_i64(load_f(v, offset));
   }
 }
 
@@ -48,9 +49,9 @@ inline void store_f(const nnp_view& v, int64_t offset, double x) {
     // Through float first, as every device rounds: double -> float -> 16 bits.
     case NNP_F16: static_cast<uint16_t*>(v.data)[offset] = nnp_float_to_f16(static_cast<float>(x)); break;
     case NNP_BF16: static_cast<uint16_t*>(v.data)[offset] = nnp_float_to_bf16(static_cast<float>(x)); break;
-    case NNP_I64: static_cast<int64_t*>(v.data)[offset] = static_cast<int64_t>(x); break;
-    case NNP_I32: static_cast<int32_t*>(v.data)[offset] = static_cast<int32_t>(x); break;
-    case NNP_U8: static_cast<uint8_t*>(v.data)[offset] = static_cast<uint8_t>(static_cast<int64_t>(x)); break;
+    case NNP_I64: static_cast<int64_t*>(v.data)[offset] = nnp_float_to_i64(x); break;
+    case NNP_I32: static_cast<int32_t*>(v.data)[offset] = static_cast<int32_t>(nnp_float_to_i64(x)); break;
+    case NNP_U8: static_cast<uint8_t*>(v.data)[offset] = static_cast<uint8_t>(nnp_float_to_i64(x)); break;
     default: static_cast<bool*>(v.data)[offset] = x != 0.0; break;
   }
 }

@@ -1,5 +1,6 @@
 // Creation, host round trips, dtype conversion and moving between devices.
 #include <cmath>
+#include <limits>
 
 #include "test_support.hpp"
 
@@ -142,5 +143,21 @@ TEST(Conversions, NegativeFloatsToU8WrapThroughInt64) {
   for (const char* device : {"cpu", "reference"}) {
     Tensor x = from_vector<float>({-1.6f, 2.9f, -0.5f}, {3}, Device(device));
     EXPECT_EQ(x.to(Dtype::u8).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 2, 0})) << device;
+  }
+}
+
+// Found by fuzz_api_sequence (C's conversion of NaN to an integer is
+// undefined): NaN, infinities and values past int64 become INT64_MIN on every
+// host backend, as on x86 and in PyTorch; narrower types take its low bits.
+TEST(Conversions, NanAndOutOfRangeFloatsBecomeInt64Min) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const char* device : {"cpu", "reference"}) {
+    for (Dtype dtype : {Dtype::f32, Dtype::f64, Dtype::f16}) {
+      Tensor x = from_vector<float>({nan, inf, -inf, 1e30f, -7.9f}, {5}, Device(device)).to(dtype);
+      const int64_t min = std::numeric_limits<int64_t>::min();
+      EXPECT_EQ(x.to(Dtype::i64).to_vector<int64_t>(), (std::vector<int64_t>{min, min, min, min, -7})) << device;
+      EXPECT_EQ(x.to(Dtype::i32).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0, -7})) << device;
+      EXPECT_EQ(x.to(Dtype::u8).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 0, 0, 249})) << device;
+    }
   }
 }

@@ -176,3 +176,24 @@ TEST_P(Ops, CatIndexSelectGatherScatter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Ops, ::testing::Values("cpu", "reference"));
+
+namespace nnp {
+namespace {
+
+// Found by fuzz_api_sequence: an empty inner dimension handed the cpu GEMM
+// null operands. A product over nothing is zeros, on every backend.
+TEST(Matmul, EmptyInnerDimensionGivesZeros) {
+  for (const char* name : {"cpu", "reference"}) {
+    Device device(name);
+    for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+      Tensor a = zeros({2, 3, 0}, dtype, device), b = zeros({2, 0, 4}, dtype, device);
+      Tensor c = a.matmul(b);
+      EXPECT_EQ(c.shape(), (Shape{2, 3, 4})) << name;
+      EXPECT_EQ(test::floats(c), std::vector<float>(24, 0.0f)) << name;
+      EXPECT_EQ(test::floats(zeros({0}, dtype, device).matmul(zeros({0}, dtype, device))), std::vector<float>{0.0f});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nnp
