@@ -15,7 +15,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --preset asan
 
 # ThreadSanitizer: the concurrency tests, on a TSan build of the core, the
-# host backends and the unit tests (tests/tsan.supp names what is not ours).
+# host backends and the unit tests.
 if [ ! -f build-tsan/CMakeCache.txt ]; then
   cmake --preset tsan
 fi

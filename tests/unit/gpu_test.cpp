@@ -150,7 +150,9 @@ TEST(GpuBackends, ModulesMoveThereAndBackWithGradsAndOptimizerState) {
         adam.zero_grad();
         Tensor d = model(x.to(here)) - y.to(here);
         (d * d).mean().backward();
-        if (visit && step == 3) EXPECT_EQ(model.get_parameter("weight").grad().device(), here);
+        if (visit && step == 3) {
+          EXPECT_EQ(model.get_parameter("weight").grad().device(), here);
+        }
         adam.step();
       }
       return model.get_parameter("weight").to_vector<float>();

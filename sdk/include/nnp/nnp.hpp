@@ -11,6 +11,7 @@
 
 #include <nnp/nnp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -32,17 +33,18 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-inline const nnp_api*& api_slot() {
-  static const nnp_api* table = nullptr;
+// Atomic: threads making their first calls at once may all look it up.
+inline std::atomic<const nnp_api*>& api_slot() {
+  static std::atomic<const nnp_api*> table{nullptr};
   return table;
 }
 }  // namespace detail
 
 // For plugins: the table handed to init.
-inline void set_api(const nnp_api* table) { detail::api_slot() = table; }
+inline void set_api(const nnp_api* table) { detail::api_slot().store(table, std::memory_order_release); }
 
 inline const nnp_api& api() {
-  const nnp_api*& table = detail::api_slot();
+  const nnp_api* table = detail::api_slot().load(std::memory_order_acquire);
   if (table == nullptr) {
 #ifdef NNP_NO_GET_API
     throw Error(NNP_INVALID_ARGUMENT, "nnp::api(): call nnp::set_api() with the table given to the plugin's init");
@@ -51,6 +53,7 @@ inline const nnp_api& api() {
     if (table == nullptr)
       throw Error(NNP_ABI_MISMATCH, "libnnp does not provide ABI " + std::to_string(NNP_ABI_MAJOR) + "." +
                                         std::to_string(NNP_ABI_MINOR) + " that this program was built against");
+    detail::api_slot().store(table, std::memory_order_release);
 #endif
   }
   return *table;
