@@ -20,7 +20,8 @@ FaultControl& control() {
   return instance;
 }
 
-const nnp_api* g_api = nullptr;
+// Errors go through the reference kernels' copy of the table (set in init).
+using nnp::reference::g_api;
 
 // Counts one event; true when it is the one to fail.
 bool inject(std::atomic<int64_t>& counter, const std::atomic<int64_t>& fail_at) {
@@ -92,7 +93,6 @@ nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
-  nnp::reference::g_api = api;
   static const nnp_backend backend = {
       sizeof(nnp_backend),
       "faulty",
