@@ -37,6 +37,27 @@ std::string BackendRecord::unavailable_reason() const {
   return reason ? reason : "";
 }
 
+nnp_backend_info BackendRecord::info() const {
+  // The reason is the backend's own string: it outlives the call, a copy would not.
+  const char* reason = nullptr;
+  if (device_count() == 0 && table_.unavailable_reason) reason = table_.unavailable_reason(table_.state);
+  return nnp_backend_info{sizeof(nnp_backend_info), name_.c_str(),        plugin_path_.c_str(), table_.score,
+                          device_count(),           reason ? reason : "", table_.flags};
+}
+
+nnp_device_info BackendRecord::device_info(int32_t device) const {
+  nnp_device_info info{};
+  info.struct_size = sizeof(info);
+  check_plugin_status(table_.device_info(table_.state, device, &info), name_.c_str(), "device_info");
+  info.backend = name_.c_str();
+  if (info.description == nullptr) info.description = "";
+  return info;
+}
+
+void BackendRecord::synchronize(int32_t device) const {
+  check_plugin_status(table_.synchronize(table_.state, device), name_.c_str(), "synchronize");
+}
+
 const nnp_kernel_ctx& BackendRecord::context(int32_t device) const {
   if (devices_ready_.load(std::memory_order_acquire)) {
     DeviceSlot& slot = devices_[device];

@@ -30,6 +30,11 @@ class BackendRecord {
   // Asked of the backend once; never creates a device context.
   int32_t device_count() const;
   std::string unavailable_reason() const;
+  // What backend_info answers; its strings live as long as the record.
+  nnp_backend_info info() const;
+  // The backend's description of one device, completed with its name.
+  nnp_device_info device_info(int32_t device) const;
+  void synchronize(int32_t device) const;
   // The context kernels on `device` run with; the first call for a device is
   // its first use (streams and device contexts are created here).
   const nnp_kernel_ctx& context(int32_t device) const;

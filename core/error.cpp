@@ -1,7 +1,6 @@
 #include "error.hpp"
 
 #include <new>
-#include <nnp/nnp.hpp>
 
 namespace nnp::core {
 namespace {
@@ -18,6 +17,23 @@ LastError& last_error() {
 
 }  // namespace
 
+const char* status_name(nnp_status status) {
+  static const char* const names[] = {"NNP_OK",
+                                      "NNP_INVALID_ARGUMENT",
+                                      "NNP_SHAPE_MISMATCH",
+                                      "NNP_DTYPE_MISMATCH",
+                                      "NNP_DEVICE_MISMATCH",
+                                      "NNP_OUT_OF_MEMORY",
+                                      "NNP_DEVICE_ERROR",
+                                      "NNP_NOT_FOUND",
+                                      "NNP_UNIMPLEMENTED",
+                                      "NNP_ABI_MISMATCH",
+                                      "NNP_IO_ERROR",
+                                      "NNP_CORRUPT_DATA",
+                                      "NNP_INTERNAL"};
+  return status >= 0 && status <= NNP_INTERNAL ? names[status] : "NNP_UNKNOWN_STATUS";
+}
+
 void set_last_error(nnp_status status, const char* message) {
   LastError& state = last_error();
   state.status = status;
@@ -32,9 +48,6 @@ nnp_status record_current_exception() {
   try {
     throw;
   } catch (const Error& e) {
-    set_last_error(e.status(), e.what());
-    return e.status();
-  } catch (const nnp::Error& e) {  // the C++ API's error, from core code written on it (optimizers)
     set_last_error(e.status(), e.what());
     return e.status();
   } catch (const std::bad_alloc&) {

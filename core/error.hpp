@@ -4,6 +4,7 @@
 
 #include <nnp/nnp.h>
 
+#include <nnp/detail/error.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -11,14 +12,12 @@
 
 namespace nnp::core {
 
-class Error : public std::runtime_error {
- public:
-  Error(nnp_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
-  nnp_status status() const { return status_; }
+// The SDK's exception: core code written on the C++ API (optimizers, layers)
+// and core code throwing directly raise the same type.
+using Error = nnp::Error;
 
- private:
-  nnp_status status_;
-};
+// "NNP_OK", "NNP_INVALID_ARGUMENT", ...; "NNP_UNKNOWN_STATUS" for others.
+const char* status_name(nnp_status status);
 
 // Concatenates anything streamable; used to build messages on error paths.
 template <typename... Parts>

@@ -42,11 +42,6 @@ constexpr int32_t kMaxBackends = 64;
 // plugin sees what is loaded so far) instead of deadlocking on itself.
 thread_local bool in_plugin_init = false;
 
-// The sizes of the first released layouts: a plugin's struct must cover them.
-constexpr size_t kDescriptorV1Size = offsetof(nnp_plugin_descriptor, init) + sizeof(void*);
-constexpr size_t kBackendV1Size = offsetof(nnp_backend, kernels) + sizeof(void*);
-constexpr size_t kKernelsV1Size = offsetof(nnp_kernels, random) + sizeof(void*);
-
 // Copies a plugin's struct at the size this core knows; fields the plugin
 // does not have stay zero (NULL = not provided).
 template <typename T>
@@ -183,9 +178,9 @@ struct PluginRegistry::Impl {
   void register_from(PluginRecord& record, const nnp_plugin_descriptor* descriptor,
                      const std::shared_ptr<boost::dll::shared_library>& library) {
     if (descriptor == nullptr) fail(NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL instead of a descriptor");
-    if (descriptor->struct_size < kDescriptorV1Size)
+    if (descriptor->struct_size < NNP_PLUGIN_DESCRIPTOR_SIZE_1_0)
       fail(NNP_ABI_MISMATCH, "descriptor struct_size ", descriptor->struct_size,
-           " is smaller than the first released nnp_plugin_descriptor (", kDescriptorV1Size, " bytes)");
+           " is smaller than the first released nnp_plugin_descriptor (", NNP_PLUGIN_DESCRIPTOR_SIZE_1_0, " bytes)");
     if (descriptor->abi_major != NNP_ABI_MAJOR)
       fail(NNP_ABI_MISMATCH, "built for ABI ", descriptor->abi_major, ".", descriptor->abi_minor,
            " but this nnplug implements ABI ", NNP_ABI_MAJOR, ".", NNP_ABI_MINOR,
@@ -198,8 +193,7 @@ struct PluginRegistry::Impl {
     record.name = descriptor->name;
     record.version = descriptor->version ? descriptor->version : "";
     // description arrived in 1.1: a 1.0 plugin's smaller descriptor lacks it.
-    if (descriptor->struct_size >= offsetof(nnp_plugin_descriptor, description) + sizeof(const char*) &&
-        descriptor->description)
+    if (descriptor->struct_size >= NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 && descriptor->description)
       record.description = descriptor->description;
     if (loaded_names.count(record.name))
       for (const PluginRecord& other : plugins)
@@ -306,6 +300,12 @@ void PluginRegistry::discover() {
   });
 }
 
+std::string PluginRegistry::search_path() const {
+  std::string joined;
+  for (const std::string& folder : search_folders()) joined += (joined.empty() ? "" : ":") + folder;
+  return joined;
+}
+
 int32_t PluginRegistry::plugin_count() const {
   std::lock_guard<std::recursive_mutex> lock(impl().mutex);
   return static_cast<int32_t>(impl().plugins.size());
@@ -359,9 +359,9 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       fail(NNP_INVALID_ARGUMENT, "register_backend: called outside a plugin's init");
     try {
       if (backend == nullptr) fail(NNP_INVALID_ARGUMENT, "register_backend: backend is NULL");
-      if (backend->struct_size < kBackendV1Size)
+      if (backend->struct_size < NNP_BACKEND_SIZE_1_0)
         fail(NNP_ABI_MISMATCH, "nnp_backend struct_size ", backend->struct_size,
-             " is smaller than the first released layout (", kBackendV1Size, " bytes)");
+             " is smaller than the first released layout (", NNP_BACKEND_SIZE_1_0, " bytes)");
       if (!valid_backend_name(backend->name))
         fail(NNP_INVALID_ARGUMENT, "backend name '", backend->name ? backend->name : "(null)",
              "' is not valid: use lower-case letters, digits and '_'");
@@ -369,9 +369,9 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       std::string name = table.name;
       if (const char* slot = missing_backend_slot(table))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required slot '", slot, "' is NULL");
-      if (table.kernels->struct_size < kKernelsV1Size)
+      if (table.kernels->struct_size < NNP_KERNELS_SIZE_1_0)
         fail(NNP_ABI_MISMATCH, "backend '", name, "': nnp_kernels struct_size ", table.kernels->struct_size,
-             " is smaller than the first released layout (", kKernelsV1Size, " bytes)");
+             " is smaller than the first released layout (", NNP_KERNELS_SIZE_1_0, " bytes)");
       nnp_kernels kernels = copy_struct(*table.kernels);
       if (const char* slot = missing_kernel_slot(kernels))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot, "' is NULL");

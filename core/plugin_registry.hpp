@@ -20,6 +20,12 @@ struct PluginRecord {
   bool loaded = false;
   nnp_status status = NNP_OK;
   std::string reason;
+
+  // What plugin_info answers; its strings live as long as the record.
+  nnp_plugin_info info() const {
+    return nnp_plugin_info{sizeof(nnp_plugin_info), path.c_str(), name.c_str(),   version.c_str(),
+                           loaded ? 1 : 0,          status,       reason.c_str(), description.c_str()};
+  }
 };
 
 class PluginRegistry {
@@ -35,6 +41,8 @@ class PluginRegistry {
   // Loads every plugin of the search folders, once per process.
   void discover();
   std::vector<std::string> search_folders() const;
+  // The folders joined with ':', as plugin_search_path answers.
+  std::string search_path() const;
 
   int32_t plugin_count() const;
   // A snapshot of record i; the strings of the returned pointer live until

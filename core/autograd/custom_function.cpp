@@ -51,7 +51,7 @@ namespace nnp::core::autograd {
 
 std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, const Tensor* const* inputs,
                                       int32_t n_inputs, int32_t n_outputs) {
-  if (def.struct_size < offsetof(nnp_function, release) + sizeof(void*) || !def.forward || !def.backward)
+  if (def.struct_size < NNP_FUNCTION_SIZE_1_0 || !def.forward || !def.backward)
     fail(NNP_INVALID_ARGUMENT, "function_apply: the nnp_function needs struct_size, forward and backward");
   // user_data is released exactly once, refusals included (the caller has
   // handed it over).

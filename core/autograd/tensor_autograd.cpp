@@ -74,4 +74,14 @@ nnp_hook_handle* register_hook(Tensor& t, GradHook hook) {
   });
 }
 
+nnp_hook_handle* register_hook(Tensor& t, nnp_tensor_hook_fn fn, std::shared_ptr<void> user_data) {
+  return register_hook(t, [fn, user_data](const Tensor& grad) {
+    nnp_tensor* replacement = nullptr;
+    nnp_status status = fn(&grad, &replacement, user_data.get());
+    TensorRef owned = TensorRef::adopt(replacement);
+    if (status != NNP_OK) check_plugin_status(status, "tensor hook", "tensor hook");
+    return owned;
+  });
+}
+
 }  // namespace nnp::core::autograd

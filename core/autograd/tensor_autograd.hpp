@@ -4,6 +4,8 @@
 
 #include <nnp/nnp.h>
 
+#include <memory>
+
 #include "../tensor.hpp"
 #include "hook_handle.hpp"
 #include "node.hpp"
@@ -19,5 +21,8 @@ TensorRef detach(const Tensor& t);
 const char* grad_fn_name(const Tensor& t);  // "" for leaves
 // Runs hook on t's gradient each time it is computed; returns the handle.
 nnp_hook_handle* register_hook(Tensor& t, GradHook hook);
+// A hook from the C API: fn may hand back a replacement gradient; user_data
+// lives as long as the hook.
+nnp_hook_handle* register_hook(Tensor& t, nnp_tensor_hook_fn fn, std::shared_ptr<void> user_data);
 
 }  // namespace nnp::core::autograd

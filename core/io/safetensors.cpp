@@ -152,9 +152,17 @@ void save_safetensors(const nnp_list& tensors, const std::string& path, const Me
   }
 }
 
-void load_safetensors(const std::string& path, nnp_device device, nnp_list& out, Metadata* metadata) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail(NNP_IO_ERROR, "load: cannot open ", path, " (", std::strerror(errno), ")");
+namespace {
+
+// A checked header: every tensor's place in the data, in offset order, and
+// the metadata. Reading it touches only the first 8 + header_size bytes.
+struct Header {
+  uint64_t header_size = 0;
+  std::vector<Entry> entries;
+  Metadata metadata;
+};
+
+Header read_header(std::ifstream& file, const std::string& path) {
   file.seekg(0, std::ios::end);
   const uint64_t file_size = static_cast<uint64_t>(file.tellg());
   file.seekg(0);
@@ -174,7 +182,9 @@ void load_safetensors(const std::string& path, nnp_device device, nnp_list& out,
   json header = parse_header(path, text);
 
   const uint64_t data_size = file_size - 8 - header_size;
-  std::vector<Entry> entries;
+  Header parsed;
+  parsed.header_size = header_size;
+  std::vector<Entry>& entries = parsed.entries;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& key = it.key();
     const json& value = it.value();
@@ -182,7 +192,7 @@ void load_safetensors(const std::string& path, nnp_device device, nnp_list& out,
       if (!value.is_object()) corrupt(path, "__metadata__ is not an object of strings");
       for (auto m = value.begin(); m != value.end(); ++m) {
         if (!m.value().is_string()) corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
-        if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
+        parsed.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
@@ -236,15 +246,34 @@ void load_safetensors(const std::string& path, nnp_device device, nnp_list& out,
   }
   if (position != data_size)
     corrupt(path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
+  return parsed;
+}
 
+std::ifstream open_for_reading(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail(NNP_IO_ERROR, "load: cannot open ", path, " (", std::strerror(errno), ")");
+  return file;
+}
+
+}  // namespace
+
+void load_safetensors(const std::string& path, nnp_device device, nnp_list& out, Metadata* metadata) {
+  std::ifstream file = open_for_reading(path);
+  Header header = read_header(file, path);
+  if (metadata) *metadata = header.metadata;
   std::vector<unsigned char> buffer;
-  for (const Entry& e : entries) {
+  for (const Entry& e : header.entries) {
     buffer.resize(static_cast<size_t>(e.end - e.begin));
-    file.seekg(static_cast<std::streamoff>(8 + header_size + e.begin));
+    file.seekg(static_cast<std::streamoff>(8 + header.header_size + e.begin));
     file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
     if (!file) fail(NNP_IO_ERROR, "load: reading ", path, " failed part way");
     out.add(e.name, from_host(buffer.empty() ? nullptr : buffer.data(), e.shape, e.dtype, device));
   }
+}
+
+Metadata read_safetensors_metadata(const std::string& path) {
+  std::ifstream file = open_for_reading(path);
+  return read_header(file, path).metadata;
 }
 
 }  // namespace nnp::core::io

@@ -6,17 +6,6 @@
 
 namespace nnp::core::nn {
 
-const char* attr_type_name(nnp_attr_type type) {
-  switch (type) {
-    case NNP_ATTR_INT: return "int";
-    case NNP_ATTR_FLOAT: return "float";
-    case NNP_ATTR_BOOL: return "bool";
-    case NNP_ATTR_STRING: return "string";
-    case NNP_ATTR_INTS: return "list of ints";
-    default: return "unknown";
-  }
-}
-
 std::string format_attr(const AttrValue& value) {
   nlohmann::json j;
   switch (value.type) {
@@ -75,3 +64,19 @@ AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std
 }
 
 }  // namespace nnp::core::nn
+
+void nnp_attrs::set(const char* name, nnp::core::nn::AttrValue value, const char* op) {
+  if (name == nullptr || *name == '\0') nnp::core::fail(NNP_INVALID_ARGUMENT, op, ": the attribute name is empty");
+  values[name] = std::move(value);
+}
+
+const nnp::core::nn::AttrValue& nnp_attrs::get(const char* name, nnp_attr_type type, const char* op) const {
+  using nnp::core::nn::attr_type_name;
+  auto it = values.find(name ? name : "");
+  if (it == values.end()) nnp::core::fail(NNP_NOT_FOUND, op, ": no attribute '", name ? name : "", "'");
+  bool ok = it->second.type == type || (type == NNP_ATTR_FLOAT && it->second.type == NNP_ATTR_INT);
+  if (!ok)
+    nnp::core::fail(NNP_DTYPE_MISMATCH, op, ": attribute '", name, "' is a ", attr_type_name(it->second.type),
+                    ", not a ", attr_type_name(type));
+  return it->second;
+}

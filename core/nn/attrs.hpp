@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <nnp/layer_type.hpp>
 #include <string>
 #include <vector>
 
 namespace nnp::core::nn {
+
+using nnp::nn::attr_type_name;
 
 struct AttrValue {
   nnp_attr_type type = NNP_ATTR_INT;
@@ -19,7 +22,6 @@ struct AttrValue {
   std::vector<int64_t> ints;
 };
 
-const char* attr_type_name(nnp_attr_type type);
 std::string format_attr(const AttrValue& value);  // as JSON text
 // Parses a default written as JSON text for an attribute of `type`.
 AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std::string& what);
@@ -28,4 +30,11 @@ AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std
 
 struct nnp_attrs {
   std::map<std::string, nnp::core::nn::AttrValue> values;
+
+  // Sets `name` (non-empty), replacing any value it had; op names the caller
+  // in messages.
+  void set(const char* name, nnp::core::nn::AttrValue value, const char* op);
+  // The value of `name` as `type` (an int reads as a float too): NNP_NOT_FOUND
+  // when absent, NNP_DTYPE_MISMATCH when of another type.
+  const nnp::core::nn::AttrValue& get(const char* name, nnp_attr_type type, const char* op) const;
 };

@@ -66,7 +66,7 @@ AttrValue coerce(const LayerType& type, const AttrDef& def, const AttrValue& giv
 }  // namespace
 
 LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin, const std::string& plugin) {
-  if (c.struct_size < offsetof(nnp_layer_type, user_data) + sizeof(void*))
+  if (c.struct_size < NNP_LAYER_TYPE_SIZE_1_0)
     fail(NNP_ABI_MISMATCH, "register_layer_type: struct_size ", c.struct_size, " is too small");
   LayerType t;
   t.name = c.name ? c.name : "";

@@ -109,7 +109,7 @@ ModuleRef create_module(const char* type_name, const nnp_module_vtable* vtable, 
   ModuleRef m = ModuleRef::adopt(new nnp_module());
   m->type_name = type_name;
   if (vtable) {
-    if (vtable->struct_size < sizeof(size_t) + sizeof(void*))
+    if (vtable->struct_size < NNP_SIZE_THROUGH(nnp_module_vtable, forward))
       fail(NNP_INVALID_ARGUMENT, "module_create: vtable struct_size ", vtable->struct_size, " is too small");
     std::memcpy(&m->vtable, vtable, std::min(vtable->struct_size, sizeof(nnp_module_vtable)));
     m->vtable.struct_size = sizeof(nnp_module_vtable);
@@ -308,6 +308,11 @@ void to_empty(Module& m, nnp_device device) {
     replace_data(*tensors[i], *fresh[i]);
     if (tensors[i]->autograd) tensors[i]->autograd->grad = TensorRef();
   }
+}
+
+void detach_self(Module& m) {
+  m.self_detached = true;
+  m.self = nullptr;
 }
 
 }  // namespace nnp::core::nn

@@ -59,6 +59,8 @@ namespace nnp::core::nn {
 using Module = nnp_module;
 
 ModuleRef create_module(const char* type_name, const nnp_module_vtable* vtable, void* self);
+// The object behind m.self is gone: calling m fails from now on.
+void detach_self(Module& m);
 
 void register_parameter(Module& m, const char* name, Tensor* t, bool requires_grad);
 void register_buffer(Module& m, const char* name, Tensor* t, bool persistent);

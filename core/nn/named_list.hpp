@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../error.hpp"
 #include "module_ref.hpp"
 
 struct nnp_list {
@@ -27,5 +28,11 @@ struct nnp_list {
   }
   void add(std::string name, nnp::core::ModuleRef module) {
     entries.push_back({std::move(name), {}, std::move(module)});
+  }
+  // Removes entry i; out of range is refused, naming the operation.
+  void remove(int32_t i, const char* op) {
+    if (i < 0 || i >= static_cast<int32_t>(entries.size()))
+      nnp::core::fail(NNP_INVALID_ARGUMENT, op, ": index ", i, " is out of range (", entries.size(), " entries)");
+    entries.erase(entries.begin() + i);
   }
 };

@@ -4,8 +4,10 @@
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../autograd/tensor_autograd.hpp"
+#include "../device.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
+#include "../io/safetensors.hpp"
 #include "../ops.hpp"
 #include "module_call.hpp"
 
@@ -172,6 +174,24 @@ nnp_hook_handle* register_state_hook(Module& m, nnp_state_hook_kind kind, nnp_st
     fail(NNP_INVALID_ARGUMENT, "register_state_hook: unknown kind ", kind);
   if (fn == nullptr) fail(NNP_INVALID_ARGUMENT, "register_state_hook: fn is NULL");
   return add_hook(m.state_hooks[kind], fn, std::move(user_data), false);
+}
+
+IncompatibleKeys load_state_dict(Module& m, const nnp_list& state, bool strict, bool assign) {
+  IncompatibleKeys keys;
+  load_state_dict(m, state, strict, assign, *keys.missing, *keys.unexpected);
+  return keys;
+}
+
+void save(Module& m, const std::string& path) {
+  nnp_list state;
+  state_dict(m, "", false, state);
+  io::save_safetensors(state, path, {{"format", "pt"}, {"nnplug", NNP_VERSION_STRING}});
+}
+
+IncompatibleKeys load(Module& m, const std::string& path, bool strict) {
+  nnp_list state;
+  io::load_safetensors(path, parse_device("cpu"), state, nullptr);
+  return load_state_dict(m, state, strict, false);
 }
 
 }  // namespace nnp::core::nn

@@ -241,4 +241,26 @@ double clip_grad_norm(const nnp_list& params, double max_norm, double norm_type)
   return total;
 }
 
+namespace {
+
+template <typename Opt>
+auto& option_slot(Opt& opt, int32_t group, const std::string& name, const char* op) {
+  if (group < 0 || group >= static_cast<int32_t>(opt.groups.size()))
+    fail(NNP_INVALID_ARGUMENT, op, ": group ", group, " is out of range (", opt.groups.size(), " groups)");
+  auto& options = opt.groups[static_cast<size_t>(group)].options;
+  auto it = options.find(name);
+  if (it == options.end()) fail(NNP_NOT_FOUND, op, ": ", opt.kind, " has no option '", name, "'");
+  return it->second;
+}
+
+}  // namespace
+
+double get_option(const Optimizer& opt, int32_t group, const std::string& name) {
+  return option_slot(opt, group, name, "optimizer_get_option");
+}
+
+void set_option(Optimizer& opt, int32_t group, const std::string& name, double value) {
+  option_slot(opt, group, name, "optimizer_set_option") = value;
+}
+
 }  // namespace nnp::core::optim

@@ -31,6 +31,10 @@ using Optimizer = nnp_optimizer;
 
 std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& params, const nnp_attrs* options);
 void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* options);
+// Option `name` of parameter group `group` (lr, momentum, ...); NNP_NOT_FOUND
+// for an option the optimizer does not have.
+double get_option(const Optimizer& opt, int32_t group, const std::string& name);
+void set_option(Optimizer& opt, int32_t group, const std::string& name, double value);
 void step(Optimizer& opt);
 void zero_grad(Optimizer& opt, bool set_to_none);
 void state_dict(const Optimizer& opt, nnp_list& out);

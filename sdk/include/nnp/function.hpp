@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <nnp/tensor.hpp>
 #include <vector>
 
 namespace nnp {
@@ -52,11 +53,6 @@ namespace detail {
 
 template <typename F>
 struct FunctionTrampolines {
-  static std::vector<Tensor> borrow_all(const nnp_tensor* const* raw, int32_t n) {
-    std::vector<Tensor> out;
-    for (int32_t i = 0; i < n; ++i) out.push_back(Tensor::borrow(const_cast<nnp_tensor*>(raw[i])));
-    return out;
-  }
   static nnp_status forward(nnp_function_ctx* ctx, const nnp_tensor* const* inputs, int32_t n_inputs,
                             nnp_tensor** outputs, int32_t n_outputs, void* user_data) {
     return guard([&] {

@@ -21,6 +21,8 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <nnp/layer_type.hpp>
+#include <nnp/tensor.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -34,39 +36,27 @@ using StateDict = NamedTensors;
 
 namespace detail {
 
-// Runs body, turning C++ exceptions into a status for the C side.
-template <typename Body>
-nnp_status guard(Body&& body) noexcept {
-  try {
-    body();
-    return NNP_OK;
-  } catch (const Error& e) {
-    api().set_error(e.status(), e.what());
-    return e.status();
-  } catch (const std::exception& e) {
-    api().set_error(NNP_INTERNAL, e.what());
-    return NNP_INTERNAL;
-  } catch (...) {
-    api().set_error(NNP_INTERNAL, "unknown C++ exception");
-    return NNP_INTERNAL;
-  }
-}
+struct ListTraits {
+  static void release(nnp_list* l) { api().list_release(l); }
+};
+struct ModuleTraits {
+  static void retain(nnp_module* m) { api().module_retain(m); }
+  static void release(nnp_module* m) { api().module_release(m); }
+};
+struct AttrsTraits {
+  static void release(nnp_attrs* a) { api().attrs_release(a); }
+};
 
 // Owns an nnp_list for the duration of a call.
-class List {
+class List : public Handle<nnp_list, ListTraits> {
  public:
-  List() { check(api().list_create(&list_)); }
-  explicit List(nnp_list* adopted) : list_(adopted) {}
-  List(List&& other) noexcept : list_(std::exchange(other.list_, nullptr)) {}
-  List(const List&) = delete;
-  List& operator=(const List&) = delete;
-  ~List() { api().list_release(list_); }
-  nnp_list* get() const { return list_; }
-  nnp_list** out() { return &list_; }
-  int32_t size() const { return api().list_size(list_); }
-  std::string name(int32_t i) const { return api().list_name(list_, i); }
-  Tensor tensor(int32_t i) const { return Tensor::borrow(api().list_tensor(list_, i)); }
-  nnp_module* module(int32_t i) const { return api().list_module(list_, i); }
+  List() { check(api().list_create(out())); }
+  explicit List(nnp_list* adopted) : Handle(adopted) {}
+  using Handle::out;
+  int32_t size() const { return api().list_size(get()); }
+  std::string name(int32_t i) const { return api().list_name(get(), i); }
+  Tensor tensor(int32_t i) const { return Tensor::borrow(api().list_tensor(get(), i)); }
+  nnp_module* module(int32_t i) const { return api().list_module(get(), i); }
   NamedTensors tensors() const {
     NamedTensors out;
     for (int32_t i = 0; i < size(); ++i) out.emplace_back(name(i), tensor(i));
@@ -82,22 +72,7 @@ class List {
     for (const auto& [name, t] : entries) check(api().list_append_tensor(list.get(), name.c_str(), t.get()));
     return list;
   }
-
- private:
-  nnp_list* list_ = nullptr;
 };
-
-inline std::vector<Tensor> borrow_all(const nnp_tensor* const* tensors, int32_t n) {
-  std::vector<Tensor> out;
-  for (int32_t i = 0; i < n; ++i) out.push_back(Tensor::borrow(const_cast<nnp_tensor*>(tensors[i])));
-  return out;
-}
-
-inline std::vector<const nnp_tensor*> raw_all(const std::vector<Tensor>& tensors) {
-  std::vector<const nnp_tensor*> out;
-  for (const Tensor& t : tensors) out.push_back(t.get());
-  return out;
-}
 
 }  // namespace detail
 
@@ -119,12 +94,11 @@ inline NamedTensors load_safetensors(const std::string& path, const Device& devi
   return list.tensors();
 }
 inline std::string safetensors_metadata(const std::string& path, const std::string& key) {
-  size_t needed = 0;
-  check(api().safetensors_metadata(path.c_str(), key.c_str(), nullptr, 0, &needed));
-  std::string text(needed, '\0');
-  check(api().safetensors_metadata(path.c_str(), key.c_str(), &text[0], text.size(), &needed));
-  text.resize(needed - 1);
-  return text;
+  return detail::query_string(
+      [&](char* buf, size_t size, size_t* needed) {
+        return api().safetensors_metadata(path.c_str(), key.c_str(), buf, size, needed);
+      },
+      check);
 }
 
 namespace nn {
@@ -241,12 +215,8 @@ class ModuleApi {
   }
 
   std::string repr() const {
-    size_t needed = 0;
-    check(api().module_repr(h(), nullptr, 0, &needed));
-    std::string text(needed, '\0');
-    check(api().module_repr(h(), &text[0], text.size(), &needed));
-    text.resize(needed - 1);
-    return text;
+    return detail::query_string(
+        [&](char* buf, size_t size, size_t* needed) { return api().module_repr(h(), buf, size, needed); }, check);
   }
 
  protected:
@@ -260,7 +230,7 @@ class ModuleApi {
 
 // An owning reference to any core module (a subclass's, a container, or one
 // found by traversal).
-class ModuleHandle : public ModuleApi<ModuleHandle> {
+class ModuleHandle : public ModuleApi<ModuleHandle>, public detail::Handle<nnp_module, detail::ModuleTraits> {
  public:
   ModuleHandle() = default;
   static ModuleHandle adopt(nnp_module* m) { return ModuleHandle(m); }
@@ -272,24 +242,11 @@ class ModuleHandle : public ModuleApi<ModuleHandle> {
   template <typename M, typename = decltype(std::declval<M&>().handle())>
   ModuleHandle(const std::shared_ptr<M>& module)  // NOLINT: implicit by design
       : ModuleHandle(borrow(module ? module->handle() : nullptr)) {}
-  ModuleHandle(const ModuleHandle& other) : m_(other.m_) {
-    if (m_) api().module_retain(m_);
-  }
-  ModuleHandle(ModuleHandle&& other) noexcept : m_(std::exchange(other.m_, nullptr)) {}
-  ModuleHandle& operator=(ModuleHandle other) noexcept {
-    std::swap(m_, other.m_);
-    return *this;
-  }
-  ~ModuleHandle() {
-    if (m_) api().module_release(m_);
-  }
-  nnp_module* handle() const { return m_; }
-  bool defined() const { return m_ != nullptr; }
-  bool operator==(const ModuleHandle& other) const { return m_ == other.m_; }
+  nnp_module* handle() const { return get(); }
+  bool operator==(const ModuleHandle& other) const { return get() == other.get(); }
 
  private:
-  explicit ModuleHandle(nnp_module* m) : m_(m) {}
-  nnp_module* m_ = nullptr;
+  explicit ModuleHandle(nnp_module* m) : Handle(m) {}
 };
 
 // Subclass this and override forward.
@@ -367,11 +324,7 @@ class Module : public ModuleApi<Module> {
     });
   }
   static nnp_status extra_repr_trampoline(void* self, char* buf, size_t size, size_t* needed) {
-    return detail::guard([&] {
-      std::string text = static_cast<Module*>(self)->extra_repr();
-      if (needed) *needed = text.size() + 1;
-      if (buf && size > text.size()) std::copy(text.c_str(), text.c_str() + text.size() + 1, buf);
-    });
+    return detail::guard([&] { detail::write_string(static_cast<Module*>(self)->extra_repr(), buf, size, needed); });
   }
   static void destroy_trampoline(void* self) {
     Module* module = static_cast<Module*>(self);
@@ -406,14 +359,14 @@ std::shared_ptr<M> make(Args&&... args) {
 // Attribute values: built to create a layer, or read inside a layer's create.
 class Attrs {
  public:
-  Attrs() : owned_(true) { check(api().attrs_create(&attrs_)); }
+  Attrs() {
+    check(api().attrs_create(owned_.out()));
+    attrs_ = owned_.get();
+  }
   static Attrs view(const nnp_attrs* attrs) { return Attrs(const_cast<nnp_attrs*>(attrs)); }
-  Attrs(Attrs&& other) noexcept : attrs_(std::exchange(other.attrs_, nullptr)), owned_(other.owned_) {}
+  Attrs(Attrs&& other) noexcept : owned_(std::move(other.owned_)), attrs_(std::exchange(other.attrs_, nullptr)) {}
   Attrs(const Attrs&) = delete;
   Attrs& operator=(const Attrs&) = delete;
-  ~Attrs() {
-    if (owned_ && attrs_) api().attrs_release(attrs_);
-  }
   const nnp_attrs* get() const { return attrs_; }
 
   Attrs& set(const std::string& name, int64_t v) { return put(api().attrs_set_int(attrs_, name.c_str(), v)); }
@@ -467,13 +420,17 @@ class Attrs {
   }
 
  private:
-  explicit Attrs(nnp_attrs* borrowed) : attrs_(borrowed), owned_(false) {}
+  // The owning form: out() is reachable only here.
+  struct Owned : detail::Handle<nnp_attrs, detail::AttrsTraits> {
+    using Handle::out;
+  };
+  explicit Attrs(nnp_attrs* borrowed) : attrs_(borrowed) {}
   Attrs& put(nnp_status status) {
     check(status);
     return *this;
   }
-  nnp_attrs* attrs_ = nullptr;
-  bool owned_ = false;
+  Owned owned_;                 // empty for a view
+  nnp_attrs* attrs_ = nullptr;  // owned_.get(), or the viewed set
 };
 
 // Creates a layer of the registry ("nn.Linear", "acme.Swish").
@@ -503,6 +460,19 @@ nnp_status create_layer_of(const nnp_attrs* attrs, void*, nnp_module** out) {
     api().module_retain(layer->handle());
     *out = layer->handle();
   });
+}
+
+// A layer type whose create() makes M (constructed from Attrs), to hand to
+// the registry: api().register_layer_type(host, &decl.get()) from a plugin.
+template <typename M>
+LayerTypeDecl layer_type(const char* name, const char* doc, std::initializer_list<AttrDecl> attrs = {}) {
+  return LayerTypeDecl(name, doc, attrs, create_layer_of<M>);
+}
+// Registers layer type M from a plugin's init.
+template <typename M>
+void register_layer(nnp_plugin_host* host, const char* name, const char* doc,
+                    std::initializer_list<AttrDecl> attrs = {}) {
+  check(api().register_layer_type(host, &layer_type<M>(name, doc, attrs).get()));
 }
 
 // Python's repr of a float: the shortest text that reads back the same.
@@ -736,5 +706,3 @@ std::ostream& operator<<(std::ostream& out, const M& module) {
 
 }  // namespace nn
 }  // namespace nnp
-
-#include <nnp/nn_init.hpp>  // nn::init

@@ -1,9 +1,10 @@
 // nn_init.hpp - PyTorch's torch.nn.init, drawing from nnplug's Philox
-// generator (included by nn.hpp). Each function fills its tensor in place
+// generator (included by nnp.hpp). Each function fills its tensor in place
 // without recording autograd history and returns it.
 #pragma once
 
 #include <cmath>
+#include <nnp/tensor.hpp>
 #include <string>
 #include <utility>
 

@@ -32,6 +32,11 @@ extern "C" {
 #define NNP_ABI_MAJOR 1
 #define NNP_ABI_MINOR 1
 
+/* The size of a struct up to and including `field`: how the size of each
+ * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
+ * so a reader checks struct_size against a name, not a number. */
+#define NNP_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
+
 /* The most dimensions a tensor may have. */
 #define NNP_MAX_DIMS 8
 
@@ -595,9 +600,46 @@ struct nnp_api {
   nnp_status (*from_dlpack_versioned)(struct DLManagedTensorVersioned* src, nnp_tensor** out);
 };
 
+/* Sizes of the released layouts: what struct_size is for a struct of that
+ * version. A reader checks a field against these before using it. */
+#define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
+#define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
+#define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
+#define NNP_BACKEND_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend_info, unavailable_reason)
+#define NNP_BACKEND_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_backend_info, flags)
+#define NNP_PLUGIN_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_info, reason)
+#define NNP_PLUGIN_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_info, description)
+#define NNP_FUNCTION_SIZE_1_0 NNP_SIZE_THROUGH(nnp_function, release)
+#define NNP_MODULE_VTABLE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_module_vtable, set_extra_state)
+#define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
+#define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
+
+/* The first fields of nnp_api, which every version of the table keeps in
+ * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a
+ * program whose nnp_get_api call was refused to learn which ABI the library
+ * implements and why it refused. */
+typedef struct nnp_api_base {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* (*last_error)(void);
+  nnp_status (*last_status)(void);
+} nnp_api_base;
+
 /* The one symbol libnnp exports. Returns NULL (message in last_error) when
- * major differs from the library's or minor is newer than the library's. */
+ * major differs from the library's or minor is newer than the library's. The
+ * table lives until process exit. nnp_get_api(NNP_ABI_BASE_QUERY, 0) never
+ * refuses: it returns the library's own table, to be read only through
+ * nnp_api_base (use nnp_get_api_base). */
 NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor);
+
+#define NNP_ABI_BASE_QUERY 0u
+
+/* The base of whatever table this libnnp has, or NULL from a library older
+ * than the base query (1.1 and earlier). */
+static inline const nnp_api_base* nnp_get_api_base(void) {
+  return (const nnp_api_base*)(const void*)nnp_get_api(NNP_ABI_BASE_QUERY, 0);
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

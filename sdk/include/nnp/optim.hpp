@@ -3,57 +3,61 @@
 #pragma once
 
 #include <cmath>
+#include <nnp/nn.hpp>
+#include <nnp/tensor.hpp>
 #include <string>
 #include <vector>
 
-namespace nnp::optim {
+namespace nnp {
+namespace detail {
+struct OptimizerTraits {
+  static void release(nnp_optimizer* o) { api().optimizer_release(o); }
+};
+}  // namespace detail
 
-class Optimizer {
+namespace optim {
+
+class Optimizer : public detail::Handle<nnp_optimizer, detail::OptimizerTraits> {
  public:
   // kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop".
   Optimizer(const std::string& kind, const std::vector<Tensor>& params, const nn::Attrs& options = nn::Attrs()) {
     detail::List list = list_of(params);
-    check(api().optimizer_create(kind.c_str(), list.get(), options.get(), &opt_));
+    check(api().optimizer_create(kind.c_str(), list.get(), options.get(), out()));
   }
-  Optimizer(Optimizer&& other) noexcept : opt_(std::exchange(other.opt_, nullptr)) {}
-  Optimizer(const Optimizer&) = delete;
-  Optimizer& operator=(const Optimizer&) = delete;
-  ~Optimizer() { api().optimizer_release(opt_); }
+  Optimizer(Optimizer&&) noexcept = default;
+  Optimizer& operator=(Optimizer&&) noexcept = default;
+  using Handle::get;  // the handle, beside get(option) below
 
   void add_param_group(const std::vector<Tensor>& params, const nn::Attrs& options = nn::Attrs()) {
     detail::List list = list_of(params);
-    check(api().optimizer_add_param_group(opt_, list.get(), options.get()));
+    check(api().optimizer_add_param_group(get(), list.get(), options.get()));
   }
-  void step() { check(api().optimizer_step(opt_)); }
-  void zero_grad(bool set_to_none = true) { check(api().optimizer_zero_grad(opt_, set_to_none)); }
-  int32_t group_count() const { return api().optimizer_group_count(opt_); }
+  void step() { check(api().optimizer_step(get())); }
+  void zero_grad(bool set_to_none = true) { check(api().optimizer_zero_grad(get(), set_to_none)); }
+  int32_t group_count() const { return api().optimizer_group_count(get()); }
   double get(const std::string& option, int32_t group = 0) const {
     double v = 0;
-    check(api().optimizer_get_option(opt_, group, option.c_str(), &v));
+    check(api().optimizer_get_option(get(), group, option.c_str(), &v));
     return v;
   }
   void set(const std::string& option, double value, int32_t group = 0) {
-    check(api().optimizer_set_option(opt_, group, option.c_str(), value));
+    check(api().optimizer_set_option(get(), group, option.c_str(), value));
   }
   StateDict state_dict() const {
     detail::List list(nullptr);
-    check(api().optimizer_state_dict(opt_, list.out()));
+    check(api().optimizer_state_dict(get(), list.out()));
     return list.tensors();
   }
   void load_state_dict(const StateDict& state) {
     detail::List list = detail::List::of(state);
-    check(api().optimizer_load_state_dict(opt_, list.get()));
+    check(api().optimizer_load_state_dict(get(), list.get()));
   }
-  nnp_optimizer* get() const { return opt_; }
 
   static detail::List list_of(const std::vector<Tensor>& params) {
     detail::List list;
     for (const Tensor& p : params) check(api().list_append_tensor(list.get(), "", p.get()));
     return list;
   }
-
- private:
-  nnp_optimizer* opt_ = nullptr;
 };
 
 // Scales gradients in place so their total norm is at most max_norm;
@@ -122,4 +126,5 @@ class CosineAnnealingLR : public LRScheduler {
   double eta_min_;
 };
 
-}  // namespace nnp::optim
+}  // namespace optim
+}  // namespace nnp

@@ -145,6 +145,13 @@ typedef struct nnp_backend {
   const nnp_kernels* kernels;
 } nnp_backend;
 
+/* Sizes of the released layouts: a plugin's struct_size is at least these. */
+#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)
+#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
+#define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
+#define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
+#define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

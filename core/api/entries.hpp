@@ -1,0 +1,204 @@
+// Every entry of the nnp_api table, declared once (as ONNX Runtime's
+// ort_apis.h does). Each is defined in the adapter file of its concept in
+// this folder; api_table.cpp puts them in the table by field name. An entry
+// checks its arguments, calls the owner of the logic (ops, autograd, nn/,
+// optim/, io/, the plugin registry) and turns exceptions into a status.
+#pragma once
+
+#include <nnp/plugin.h>
+
+namespace nnp::core::api {
+
+// errors.cpp: errors, names, versions
+const char* last_error();
+nnp_status last_status();
+void set_error(nnp_status status, const char* message);
+const char* status_name(nnp_status status);
+const char* dtype_name(nnp_dtype dtype);
+size_t dtype_size(nnp_dtype dtype);
+const char* version();
+
+// plugins.cpp: plugins, backends, devices
+nnp_status load_plugin(const char* path);
+int32_t plugin_count();
+nnp_status plugin_info(int32_t i, nnp_plugin_info* info);
+int32_t backend_count();
+nnp_status backend_info(int32_t i, nnp_backend_info* info);
+nnp_status plugin_search_path(char* buf, size_t size, size_t* needed);
+nnp_status device_parse(const char* name, nnp_device* out);
+nnp_status device_name(nnp_device device, char* buf, size_t size, size_t* needed);
+nnp_status device_info(nnp_device device, nnp_device_info* info);
+nnp_status synchronize(nnp_device device);
+nnp_status device_stream(nnp_device device, void** out);
+nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
+
+// tensor.cpp: handles, creation, random numbers, data movement
+void tensor_retain(nnp_tensor* t);
+void tensor_release(nnp_tensor* t);
+int32_t tensor_ndim(const nnp_tensor* t);
+const int64_t* tensor_shape(const nnp_tensor* t);
+const int64_t* tensor_strides(const nnp_tensor* t);
+int64_t tensor_offset(const nnp_tensor* t);
+int64_t tensor_numel(const nnp_tensor* t);
+nnp_dtype tensor_dtype(const nnp_tensor* t);
+nnp_device tensor_device(const nnp_tensor* t);
+int32_t tensor_is_contiguous(const nnp_tensor* t);
+void* tensor_data(const nnp_tensor* t);
+nnp_status empty(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+nnp_status full(const int64_t* shape, int32_t ndim, double value, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+nnp_status arange(double start, double end, double step, nnp_dtype dtype, nnp_device device, nnp_tensor** out);
+nnp_status from_host(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
+                     nnp_tensor** out);
+nnp_status random(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
+                  nnp_device device, nnp_tensor** out);
+void manual_seed(uint64_t seed);
+void get_rng_state(uint64_t* seed, uint64_t* offset);
+void set_rng_state(uint64_t seed, uint64_t offset);
+nnp_status copy_to_host(const nnp_tensor* t, void* dst, size_t bytes);
+nnp_status copy_into(nnp_tensor* dst, const nnp_tensor* src);
+nnp_status to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out);
+
+// ops.cpp: views and compute
+nnp_status view(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+nnp_status reshape(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+nnp_status transpose(const nnp_tensor* t, int32_t dim0, int32_t dim1, nnp_tensor** out);
+nnp_status permute(const nnp_tensor* t, const int32_t* dims, int32_t ndim, nnp_tensor** out);
+nnp_status slice(const nnp_tensor* t, int32_t dim, int64_t start, int64_t end, int64_t step, nnp_tensor** out);
+nnp_status expand(const nnp_tensor* t, const int64_t* shape, int32_t ndim, nnp_tensor** out);
+nnp_status squeeze(const nnp_tensor* t, int32_t dim, int32_t all_dims, nnp_tensor** out);
+nnp_status unsqueeze(const nnp_tensor* t, int32_t dim, nnp_tensor** out);
+nnp_status contiguous(const nnp_tensor* t, nnp_tensor** out);
+nnp_status clone(const nnp_tensor* t, nnp_tensor** out);
+nnp_status unary(nnp_unary_op op, const nnp_tensor* x, nnp_tensor** out);
+nnp_status binary(nnp_binary_op op, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+nnp_status where(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+nnp_status reduce(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
+                  double correction, nnp_tensor** out);
+nnp_status matmul(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+nnp_status softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
+nnp_status cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
+nnp_status index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+nnp_status gather(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);
+nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, const nnp_tensor* src,
+                       nnp_tensor** out);
+
+// autograd.cpp: gradients, grad mode, tensor hooks, custom functions
+nnp_status set_requires_grad(nnp_tensor* t, int32_t value);
+int32_t requires_grad(const nnp_tensor* t);
+int32_t is_leaf(const nnp_tensor* t);
+nnp_status grad(const nnp_tensor* t, nnp_tensor** out);
+nnp_status set_grad(nnp_tensor* t, const nnp_tensor* grad);
+nnp_status retain_grad(nnp_tensor* t);
+nnp_status detach(const nnp_tensor* t, nnp_tensor** out);
+const char* grad_fn_name(const nnp_tensor* t);
+nnp_status backward(const nnp_tensor* t, const nnp_tensor* grad, int32_t retain_graph);
+int32_t set_grad_enabled(int32_t enabled);
+int32_t is_grad_enabled();
+nnp_status register_tensor_hook(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user_data, void (*release_fn)(void*),
+                                nnp_hook_handle** out);
+void hook_remove(nnp_hook_handle* handle);
+void hook_release(nnp_hook_handle* handle);
+nnp_status function_apply(const nnp_function* fn, void* user_data, const nnp_tensor* const* inputs, int32_t n_inputs,
+                          nnp_tensor** outputs, int32_t n_outputs);
+nnp_status function_save(nnp_function_ctx* ctx, const nnp_tensor* const* tensors, int32_t count);
+int32_t function_saved_count(const nnp_function_ctx* ctx);
+nnp_status function_saved(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out);
+
+// list.cpp: named lists (state dicts, parameter lists)
+nnp_status list_create(nnp_list** out);
+void list_release(nnp_list* l);
+int32_t list_size(const nnp_list* l);
+const char* list_name(const nnp_list* l, int32_t i);
+nnp_tensor* list_tensor(const nnp_list* l, int32_t i);
+nnp_module* list_module(const nnp_list* l, int32_t i);
+int32_t list_find(const nnp_list* l, const char* name);
+nnp_status list_append_tensor(nnp_list* l, const char* name, const nnp_tensor* t);
+nnp_status list_remove(nnp_list* l, int32_t i);
+
+// module.cpp: modules, traversal, modes, calls, hooks, state dicts
+nnp_status module_create(const char* type_name, const nnp_module_vtable* vtable, void* self, nnp_module** out);
+nnp_status container_create(nnp_container_kind kind, nnp_module** out);
+void module_retain(nnp_module* m);
+void module_release(nnp_module* m);
+void module_detach_self(nnp_module* m);
+const char* module_type_name(const nnp_module* m);
+nnp_status register_parameter(nnp_module* m, const char* name, nnp_tensor* t, int32_t requires_grad);
+nnp_status register_buffer(nnp_module* m, const char* name, nnp_tensor* t, int32_t persistent);
+nnp_status register_module(nnp_module* m, const char* name, nnp_module* child);
+nnp_status get_parameter(const nnp_module* m, const char* path, nnp_tensor** out);
+nnp_status get_buffer(const nnp_module* m, const char* path, nnp_tensor** out);
+nnp_status get_submodule(const nnp_module* m, const char* path, nnp_module** out);
+nnp_status named_parameters(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                            nnp_list** out);
+nnp_status named_buffers(const nnp_module* m, const char* prefix, int32_t recurse, int32_t remove_duplicate,
+                         nnp_list** out);
+nnp_status named_children(const nnp_module* m, nnp_list** out);
+nnp_status named_modules(const nnp_module* m, const char* prefix, int32_t remove_duplicate, nnp_list** out);
+nnp_status module_apply(nnp_module* m, nnp_status (*fn)(nnp_module*, void*), void* user_data);
+nnp_status module_train(nnp_module* m, int32_t mode);
+int32_t module_is_training(const nnp_module* m);
+nnp_status module_requires_grad(nnp_module* m, int32_t value);
+nnp_status module_zero_grad(nnp_module* m, int32_t set_to_none);
+nnp_status module_to(nnp_module* m, const nnp_device* device, nnp_dtype dtype);
+nnp_status module_to_empty(nnp_module* m, nnp_device device);
+nnp_status module_call(nnp_module* m, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** out);
+nnp_status module_register_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                void (*release_fn)(void*), int32_t prepend, nnp_hook_handle** out);
+nnp_status register_global_module_hook(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
+                                       void (*release_fn)(void*), nnp_hook_handle** out);
+nnp_status module_repr(const nnp_module* m, char* buf, size_t size, size_t* needed);
+nnp_status state_dict(nnp_module* m, const char* prefix, int32_t keep_vars, nnp_list** out);
+nnp_status load_state_dict(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign, nnp_list** missing,
+                           nnp_list** unexpected);
+nnp_status register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_state_hook_fn fn, void* user_data,
+                               void (*release_fn)(void*), nnp_hook_handle** out);
+
+// io.cpp: safetensors files and model specs
+nnp_status save_safetensors(const nnp_list* tensors, const char* path, const char* const* keys,
+                            const char* const* values, int32_t count);
+nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out);
+nnp_status safetensors_metadata(const char* path, const char* key, char* buf, size_t size, size_t* needed);
+nnp_status module_save(nnp_module* m, const char* path);
+nnp_status module_load(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);
+nnp_status model_from_spec(const char* json_text, nnp_module** out);
+nnp_status model_from_spec_file(const char* path, nnp_module** out);
+
+// layers.cpp: attribute sets and the layer registry
+nnp_status attrs_create(nnp_attrs** out);
+void attrs_release(nnp_attrs* a);
+nnp_status attrs_set_int(nnp_attrs* a, const char* name, int64_t value);
+nnp_status attrs_set_float(nnp_attrs* a, const char* name, double value);
+nnp_status attrs_set_bool(nnp_attrs* a, const char* name, int32_t value);
+nnp_status attrs_set_string(nnp_attrs* a, const char* name, const char* value);
+nnp_status attrs_set_ints(nnp_attrs* a, const char* name, const int64_t* values, int32_t count);
+nnp_status attrs_get_int(const nnp_attrs* a, const char* name, int64_t* out);
+nnp_status attrs_get_float(const nnp_attrs* a, const char* name, double* out);
+nnp_status attrs_get_bool(const nnp_attrs* a, const char* name, int32_t* out);
+nnp_status attrs_get_string(const nnp_attrs* a, const char* name, const char** out);
+nnp_status attrs_get_ints(const nnp_attrs* a, const char* name, int64_t* values, int32_t capacity, int32_t* count);
+nnp_status register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type);
+int32_t layer_type_count();
+nnp_status layer_type_info(int32_t i, nnp_layer_type* out);
+nnp_status layer_type_plugin(int32_t i, const char** out);
+nnp_status layer_create(const char* type, const nnp_attrs* attrs, nnp_module** out);
+
+// optim.cpp: optimizers and gradient clipping
+nnp_status optimizer_create(const char* kind, const nnp_list* params, const nnp_attrs* options, nnp_optimizer** out);
+void optimizer_release(nnp_optimizer* o);
+nnp_status optimizer_add_param_group(nnp_optimizer* o, const nnp_list* params, const nnp_attrs* options);
+int32_t optimizer_group_count(const nnp_optimizer* o);
+nnp_status optimizer_get_option(const nnp_optimizer* o, int32_t group, const char* name, double* out);
+nnp_status optimizer_set_option(nnp_optimizer* o, int32_t group, const char* name, double value);
+nnp_status optimizer_step(nnp_optimizer* o);
+nnp_status optimizer_zero_grad(nnp_optimizer* o, int32_t set_to_none);
+nnp_status optimizer_state_dict(const nnp_optimizer* o, nnp_list** out);
+nnp_status optimizer_load_state_dict(nnp_optimizer* o, const nnp_list* state);
+nnp_status clip_grad_norm(const nnp_list* params, double max_norm, double norm_type, double* total);
+
+// interop.cpp: DLPack
+nnp_status to_dlpack(const nnp_tensor* t, DLManagedTensor** out);
+nnp_status to_dlpack_versioned(const nnp_tensor* t, DLManagedTensorVersioned** out);
+nnp_status from_dlpack(DLManagedTensor* src, nnp_tensor** out);
+nnp_status from_dlpack_versioned(DLManagedTensorVersioned* src, nnp_tensor** out);
+
+}  // namespace nnp::core::api

@@ -1,0 +1,67 @@
+// Adapters: tensor handles, creation, random numbers and data movement.
+#include "../autograd/functions.hpp"
+#include "../ops.hpp"
+#include "arguments.hpp"
+#include "entries.hpp"
+
+namespace nnp::core::api {
+
+// Property reads cannot report a status: a NULL tensor answers neutral values.
+void tensor_retain(nnp_tensor* t) {
+  if (t) retain(t);
+}
+void tensor_release(nnp_tensor* t) {
+  if (t) release(t);
+}
+int32_t tensor_ndim(const nnp_tensor* t) { return t ? t->shape.ndim : 0; }
+const int64_t* tensor_shape(const nnp_tensor* t) { return t ? t->shape.d : nullptr; }
+const int64_t* tensor_strides(const nnp_tensor* t) { return t ? t->strides.d : nullptr; }
+int64_t tensor_offset(const nnp_tensor* t) { return t ? t->offset : 0; }
+int64_t tensor_numel(const nnp_tensor* t) { return t ? t->numel : 0; }
+nnp_dtype tensor_dtype(const nnp_tensor* t) { return t ? t->dtype : -1; }
+nnp_device tensor_device(const nnp_tensor* t) { return t ? t->device : nnp_device{-1, -1}; }
+int32_t tensor_is_contiguous(const nnp_tensor* t) { return t && t->is_contiguous() ? 1 : 0; }
+void* tensor_data(const nnp_tensor* t) { return t ? t->data() : nullptr; }
+
+nnp_status empty(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out) {
+  return handle_out(out, "empty", [&] { return core::empty(Dims::from_user("empty", shape, ndim), dtype, device); });
+}
+nnp_status full(const int64_t* shape, int32_t ndim, double value, nnp_dtype dtype, nnp_device device,
+                nnp_tensor** out) {
+  return handle_out(out, "full",
+                    [&] { return core::full(Dims::from_user("full", shape, ndim), value, dtype, device); });
+}
+nnp_status arange(double start, double end, double step, nnp_dtype dtype, nnp_device device, nnp_tensor** out) {
+  return handle_out(out, "arange", [&] { return core::arange(start, end, step, dtype, device); });
+}
+nnp_status from_host(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
+                     nnp_tensor** out) {
+  return handle_out(out, "from_host",
+                    [&] { return core::from_host(data, Dims::from_user("from_host", shape, ndim), dtype, device); });
+}
+nnp_status random(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
+                  nnp_device device, nnp_tensor** out) {
+  return handle_out(out, "random",
+                    [&] { return core::random(kind, a, b, Dims::from_user("random", shape, ndim), dtype, device); });
+}
+void manual_seed(uint64_t seed) { core::manual_seed(seed); }
+// Either output may be NULL (the function has no status to refuse with).
+void get_rng_state(uint64_t* seed, uint64_t* offset) {
+  uint64_t s = 0, o = 0;
+  core::get_rng_state(&s, &o);
+  optional_out(seed, s);
+  optional_out(offset, o);
+}
+void set_rng_state(uint64_t seed, uint64_t offset) { core::set_rng_state(seed, offset); }
+
+nnp_status copy_to_host(const nnp_tensor* t, void* dst, size_t bytes) {
+  return guard([&] { core::copy_to_host(tensor_arg(t, "copy_to_host"), dst, bytes); });
+}
+nnp_status copy_into(nnp_tensor* dst, const nnp_tensor* src) {
+  return guard([&] { autograd::copy_into(in_arg(dst, "copy_into", "dst"), tensor_arg(src, "copy_into", "src")); });
+}
+nnp_status to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out) {
+  return handle_out(out, "to", [&] { return autograd::to(tensor_arg(t, "to"), device, dtype); });
+}
+
+}  // namespace nnp::core::api
