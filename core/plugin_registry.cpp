@@ -59,35 +59,18 @@ bool valid_backend_name(const char* name) {
   return true;
 }
 
-// Returns the name of the first NULL required slot, or nullptr.
-const char* missing_backend_slot(const nnp_backend& b) {
-  if (!b.device_count) return "device_count";
-  if (!b.device_info) return "device_info";
-  if (!b.alloc) return "alloc";
-  if (!b.free) return "free";
-  if (!b.copy_from_host) return "copy_from_host";
-  if (!b.copy_to_host) return "copy_to_host";
-  if (!b.copy_on_device) return "copy_on_device";
-  if (!b.synchronize) return "synchronize";
-  if (!b.kernels) return "kernels";
+// The name of the first NULL required slot (plugin.h's lists), or nullptr.
+#define NNP_NULL_SLOT(slot) \
+  if (!table.slot) return #slot;
+const char* missing_backend_slot(const nnp_backend& table) {
+  NNP_BACKEND_REQUIRED_SLOTS(NNP_NULL_SLOT)
   return nullptr;
 }
-
-const char* missing_kernel_slot(const nnp_kernels& k) {
-  if (!k.copy) return "copy";
-  if (!k.fill) return "fill";
-  if (!k.unary) return "unary";
-  if (!k.binary) return "binary";
-  if (!k.where) return "where";
-  if (!k.reduce) return "reduce";
-  if (!k.gemm) return "gemm";
-  if (!k.softmax) return "softmax";
-  if (!k.index_select) return "index_select";
-  if (!k.gather) return "gather";
-  if (!k.scatter_add) return "scatter_add";
-  if (!k.random) return "random";
+const char* missing_kernel_slot(const nnp_kernels& table) {
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_NULL_SLOT)
   return nullptr;
 }
+#undef NNP_NULL_SLOT
 
 bool looks_like_shared_library(const fs::path& path) {
   std::string name = path.filename().string();

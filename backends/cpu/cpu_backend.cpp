@@ -59,46 +59,51 @@ nnp_status copy_bytes(void*, int32_t, void* dst, const void* src, size_t bytes) 
 
 nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
-const nnp_kernels kKernels = {
-    sizeof(nnp_kernels), copy,   fill,        unary,  binary, where, reduce, gemm, softmax,
-    index_select,        gather, scatter_add, random,
-};
+nnp_kernels make_kernels() {
+  nnp_kernels k{};
+  k.struct_size = sizeof(nnp_kernels);
+  k.copy = copy;
+  k.fill = fill;
+  k.unary = unary;
+  k.binary = binary;
+  k.where = where;
+  k.reduce = reduce;
+  k.gemm = gemm;
+  k.softmax = softmax;
+  k.index_select = index_select;
+  k.gather = gather;
+  k.scatter_add = scatter_add;
+  k.random = random;
+  return k;
+}
+
+const nnp_kernels kKernels = make_kernels();
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
-  static const nnp_backend backend = {
-      sizeof(nnp_backend),
-      "cpu",
-      100,
-      NNP_BACKEND_HOST_MEMORY,
-      nullptr,
-      device_count,
-      nullptr,
-      device_info,
-      alloc,
-      release,
-      copy_bytes,
-      copy_bytes,
-      copy_bytes,
-      synchronize,
-      nullptr,
-      &kKernels,
-  };
+  static const nnp_backend backend = [] {
+    nnp_backend b{};
+    b.struct_size = sizeof(nnp_backend);
+    b.name = "cpu";
+    b.score = 100;
+    b.flags = NNP_BACKEND_HOST_MEMORY;
+    b.device_count = device_count;
+    b.device_info = device_info;
+    b.alloc = alloc;
+    b.free = release;
+    b.copy_from_host = copy_bytes;
+    b.copy_to_host = copy_bytes;
+    b.copy_on_device = copy_bytes;
+    b.synchronize = synchronize;
+    b.kernels = &kKernels;
+    return b;
+  }();
   return api->register_backend(host, &backend);
 }
 
 }  // namespace
 }  // namespace nnp::cpu
 
-NNP_PLUGIN_ENTRY {
-  static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
-      NNP_ABI_MAJOR,
-      NNP_ABI_MINOR,
-      "nnplug.cpu",
-      NNP_PLUGIN_VERSION,
-      nnp::cpu::init,
-      "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels",
-  };
-  return &descriptor;
-}
+NNP_PLUGIN("nnplug.cpu", NNP_PLUGIN_VERSION,
+           "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels",
+           nnp::cpu::init)

@@ -102,15 +102,6 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 }  // namespace
 }  // namespace nnp::cuda
 
-NNP_PLUGIN_ENTRY {
-  static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
-      NNP_ABI_MAJOR,
-      NNP_ABI_MINOR,
-      "nnplug.cuda",
-      NNP_PLUGIN_VERSION,
-      nnp::cuda::init,
-      "the CUDA backend: shared GPU kernels, cuBLAS GEMM, one stream per device",
-  };
-  return &descriptor;
-}
+NNP_PLUGIN("nnplug.cuda", NNP_PLUGIN_VERSION,
+           "the CUDA backend: shared GPU kernels, cuBLAS GEMM, one stream per device",
+           nnp::cuda::init)

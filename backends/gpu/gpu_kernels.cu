@@ -3,6 +3,7 @@
 // are one block per output row; GEMM is a shared-memory tiled kernel (the
 // CUDA plugin tries cuBLAS first). Values go through double or int64 as in
 // the reference backend, which these kernels are checked against.
+#include <nnp/elements.hpp>
 #include <nnp/philox.h>
 
 #include <cmath>
@@ -10,10 +11,11 @@
 #include <type_traits>
 
 #include "gpu_backend.hpp"
-#include "gpu_elements.cuh"
 
 namespace nnp::gpu {
 namespace {
+
+using namespace nnp::elements;  // loads, stores and op bodies shared with the reference kernels
 
 constexpr int kThreads = 256;
 
@@ -28,79 +30,6 @@ int blocks_for(int64_t n) {
 nnp_status launched(const char* kernel) { return check(gpuGetLastError(), kernel); }
 
 // ---- elementwise ----
-
-__device__ double unary_f(nnp_unary_op op, double x) {
-  switch (op) {
-    case NNP_UNARY_NEG: return -x;
-    case NNP_UNARY_ABS: return fabs(x);
-    case NNP_UNARY_EXP: return exp(x);
-    case NNP_UNARY_LOG: return log(x);
-    case NNP_UNARY_SQRT: return sqrt(x);
-    case NNP_UNARY_RSQRT: return 1.0 / sqrt(x);
-    case NNP_UNARY_SIN: return sin(x);
-    case NNP_UNARY_COS: return cos(x);
-    case NNP_UNARY_TANH: return tanh(x);
-    case NNP_UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case NNP_UNARY_RELU: return isnan(x) ? x : (x > 0 ? x : 0.0);
-    case NNP_UNARY_GELU: return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
-    case NNP_UNARY_SILU: return x / (1.0 + exp(-x));
-    case NNP_UNARY_ERF: return erf(x);
-    default: return static_cast<double>((x > 0) - (x < 0));  // SIGN; NaN gives 0
-  }
-}
-
-__device__ int64_t unary_i(nnp_unary_op op, int64_t x) {
-  switch (op) {
-    case NNP_UNARY_NEG: return static_cast<int64_t>(0ull - static_cast<uint64_t>(x));
-    case NNP_UNARY_ABS: return x < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) : x;
-    case NNP_UNARY_RELU: return x > 0 ? x : 0;
-    default: return (x > 0) - (x < 0);
-  }
-}
-
-template <typename V>
-__device__ bool compare(nnp_binary_op op, V a, V b) {
-  switch (op) {
-    case NNP_BINARY_EQ: return a == b;
-    case NNP_BINARY_NE: return a != b;
-    case NNP_BINARY_LT: return a < b;
-    case NNP_BINARY_LE: return a <= b;
-    case NNP_BINARY_GT: return a > b;
-    default: return a >= b;
-  }
-}
-
-__device__ double binary_f(nnp_binary_op op, double a, double b) {
-  switch (op) {
-    case NNP_BINARY_ADD: return a + b;
-    case NNP_BINARY_SUB: return a - b;
-    case NNP_BINARY_MUL: return a * b;
-    case NNP_BINARY_DIV: return a / b;
-    case NNP_BINARY_POW: return pow(a, b);
-    case NNP_BINARY_MAXIMUM: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
-    default: return isnan(a) || isnan(b) ? NAN : (a < b ? a : b);
-  }
-}
-
-// Integer arithmetic wraps; false for a negative integer power.
-__device__ bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* out) {
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (op) {
-    case NNP_BINARY_ADD: *out = static_cast<int64_t>(ua + ub); return true;
-    case NNP_BINARY_SUB: *out = static_cast<int64_t>(ua - ub); return true;
-    case NNP_BINARY_MUL: *out = static_cast<int64_t>(ua * ub); return true;
-    case NNP_BINARY_MAXIMUM: *out = a > b ? a : b; return true;
-    case NNP_BINARY_MINIMUM: *out = a < b ? a : b; return true;
-    case NNP_BINARY_POW: {
-      if (b < 0) return false;
-      uint64_t result = 1;
-      for (int64_t i = 0; i < b; ++i) result *= ua;
-      *out = static_cast<int64_t>(result);
-      return true;
-    }
-    default: return false;
-  }
-}
 
 __global__ void copy_kernel(nnp_view src, nnp_view dst, int64_t n) {
   NNP_GRID_STRIDE(i, n) {
@@ -637,10 +566,25 @@ nnp_status k_random(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t se
   return launched("random kernel");
 }
 
-const nnp_kernels kKernels = {
-    sizeof(nnp_kernels), k_copy,         k_fill,   k_unary,       k_binary, k_where, k_reduce, k_gemm,
-    k_softmax,           k_index_select, k_gather, k_scatter_add, k_random,
-};
+nnp_kernels make_kernels() {
+  nnp_kernels k{};
+  k.struct_size = sizeof(nnp_kernels);
+  k.copy = k_copy;
+  k.fill = k_fill;
+  k.unary = k_unary;
+  k.binary = k_binary;
+  k.where = k_where;
+  k.reduce = k_reduce;
+  k.gemm = k_gemm;
+  k.softmax = k_softmax;
+  k.index_select = k_index_select;
+  k.gather = k_gather;
+  k.scatter_add = k_scatter_add;
+  k.random = k_random;
+  return k;
+}
+
+const nnp_kernels kKernels = make_kernels();
 
 }  // namespace
 

@@ -38,39 +38,29 @@ nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
-  static nnp_backend backend = {
-      sizeof(nnp_backend),
-      "reference",
-      10,
-      NNP_BACKEND_HOST_MEMORY,
-      nullptr,
-      device_count,
-      nullptr,
-      device_info,
-      alloc,
-      release,
-      copy_bytes,
-      copy_bytes,
-      copy_bytes,
-      synchronize,
-      nullptr,
-      kernel_table(),
-  };
+  static const nnp_backend backend = [] {
+    nnp_backend b{};
+    b.struct_size = sizeof(nnp_backend);
+    b.name = "reference";
+    b.score = 10;
+    b.flags = NNP_BACKEND_HOST_MEMORY;
+    b.device_count = device_count;
+    b.device_info = device_info;
+    b.alloc = alloc;
+    b.free = release;
+    b.copy_from_host = copy_bytes;
+    b.copy_to_host = copy_bytes;
+    b.copy_on_device = copy_bytes;
+    b.synchronize = synchronize;
+    b.kernels = kernel_table();
+    return b;
+  }();
   return api->register_backend(host, &backend);
 }
 
 }  // namespace
 }  // namespace nnp::reference
 
-NNP_PLUGIN_ENTRY {
-  static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
-      NNP_ABI_MAJOR,
-      NNP_ABI_MINOR,
-      "nnplug.reference",
-      NNP_PLUGIN_VERSION,
-      nnp::reference::init,
-      "the reference backend: plain loops, the numerical oracle",
-  };
-  return &descriptor;
-}
+NNP_PLUGIN("nnplug.reference", NNP_PLUGIN_VERSION,
+           "the reference backend: plain loops, the numerical oracle",
+           nnp::reference::init)

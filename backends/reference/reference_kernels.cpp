@@ -3,6 +3,7 @@
 // oracle every other backend is checked against.
 #include "reference_kernels.hpp"
 
+#include <nnp/elements.hpp>
 #include <nnp/philox.h>
 
 #include <cmath>
@@ -10,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "reference_elements.hpp"
-
 namespace nnp::reference {
+
+using namespace nnp::elements;  // loads, stores and op bodies shared with the GPU kernels
 
 const nnp_api* g_api = nullptr;
 
@@ -21,80 +22,6 @@ namespace {
 nnp_status error(nnp_status status, const std::string& message) {
   g_api->set_error(status, message.c_str());
   return status;
-}
-
-double unary_f(nnp_unary_op op, double x) {
-  switch (op) {
-    case NNP_UNARY_NEG: return -x;
-    case NNP_UNARY_ABS: return std::fabs(x);
-    case NNP_UNARY_EXP: return std::exp(x);
-    case NNP_UNARY_LOG: return std::log(x);
-    case NNP_UNARY_SQRT: return std::sqrt(x);
-    case NNP_UNARY_RSQRT: return 1.0 / std::sqrt(x);
-    case NNP_UNARY_SIN: return std::sin(x);
-    case NNP_UNARY_COS: return std::cos(x);
-    case NNP_UNARY_TANH: return std::tanh(x);
-    case NNP_UNARY_SIGMOID: return 1.0 / (1.0 + std::exp(-x));
-    case NNP_UNARY_RELU: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
-    case NNP_UNARY_GELU: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case NNP_UNARY_SILU: return x / (1.0 + std::exp(-x));
-    case NNP_UNARY_ERF: return std::erf(x);
-    default: return static_cast<double>((x > 0) - (x < 0));  // SIGN; NaN gives 0
-  }
-}
-
-int64_t unary_i(nnp_unary_op op, int64_t x) {
-  switch (op) {
-    case NNP_UNARY_NEG: return static_cast<int64_t>(0ull - static_cast<uint64_t>(x));
-    case NNP_UNARY_ABS: return x < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) : x;
-    case NNP_UNARY_RELU: return x > 0 ? x : 0;
-    default: return (x > 0) - (x < 0);
-  }
-}
-
-// Works on doubles (floating dtypes) and int64 (the rest) alike.
-template <typename V>
-bool compare(nnp_binary_op op, V a, V b) {
-  switch (op) {
-    case NNP_BINARY_EQ: return a == b;
-    case NNP_BINARY_NE: return a != b;
-    case NNP_BINARY_LT: return a < b;
-    case NNP_BINARY_LE: return a <= b;
-    case NNP_BINARY_GT: return a > b;
-    default: return a >= b;
-  }
-}
-
-double binary_f(nnp_binary_op op, double a, double b) {
-  switch (op) {
-    case NNP_BINARY_ADD: return a + b;
-    case NNP_BINARY_SUB: return a - b;
-    case NNP_BINARY_MUL: return a * b;
-    case NNP_BINARY_DIV: return a / b;
-    case NNP_BINARY_POW: return std::pow(a, b);
-    case NNP_BINARY_MAXIMUM: return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b);
-    default: return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b);  // MINIMUM
-  }
-}
-
-// Integer arithmetic wraps (two's complement), as PyTorch's does.
-bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* out) {
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (op) {
-    case NNP_BINARY_ADD: *out = static_cast<int64_t>(ua + ub); return true;
-    case NNP_BINARY_SUB: *out = static_cast<int64_t>(ua - ub); return true;
-    case NNP_BINARY_MUL: *out = static_cast<int64_t>(ua * ub); return true;
-    case NNP_BINARY_MAXIMUM: *out = a > b ? a : b; return true;
-    case NNP_BINARY_MINIMUM: *out = a < b ? a : b; return true;
-    case NNP_BINARY_POW: {
-      if (b < 0) return false;
-      uint64_t result = 1;
-      for (int64_t i = 0; i < b; ++i) result *= ua;
-      *out = static_cast<int64_t>(result);
-      return true;
-    }
-    default: return false;
-  }
 }
 
 nnp_status k_copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst) {
@@ -370,10 +297,25 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, 
   return NNP_OK;
 }
 
-const nnp_kernels kKernels = {
-    sizeof(nnp_kernels), k_copy,         k_fill,   k_unary,       k_binary, k_where, k_reduce, k_gemm,
-    k_softmax,           k_index_select, k_gather, k_scatter_add, k_random,
-};
+nnp_kernels make_kernels() {
+  nnp_kernels k{};
+  k.struct_size = sizeof(nnp_kernels);
+  k.copy = k_copy;
+  k.fill = k_fill;
+  k.unary = k_unary;
+  k.binary = k_binary;
+  k.where = k_where;
+  k.reduce = k_reduce;
+  k.gemm = k_gemm;
+  k.softmax = k_softmax;
+  k.index_select = k_index_select;
+  k.gather = k_gather;
+  k.scatter_add = k_scatter_add;
+  k.random = k_random;
+  return k;
+}
+
+const nnp_kernels kKernels = make_kernels();
 
 }  // namespace
 

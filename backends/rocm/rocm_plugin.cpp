@@ -16,15 +16,6 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 }  // namespace
 }  // namespace nnp::rocm
 
-NNP_PLUGIN_ENTRY {
-  static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
-      NNP_ABI_MAJOR,
-      NNP_ABI_MINOR,
-      "nnplug.rocm",
-      NNP_PLUGIN_VERSION,
-      nnp::rocm::init,
-      "the ROCm backend: shared GPU kernels compiled by hipcc, tiled GEMM, one stream per device",
-  };
-  return &descriptor;
-}
+NNP_PLUGIN("nnplug.rocm", NNP_PLUGIN_VERSION,
+           "the ROCm backend: shared GPU kernels compiled by hipcc, tiled GEMM, one stream per device",
+           nnp::rocm::init)

@@ -5,7 +5,7 @@
 // built with nvcc), with the backward written by hand: one custom autograd
 // node instead of the seven a composition records. Other backends and dtypes
 // compose core ops, so autograd and every device still work.
-#include <nnp/plugin.h>
+#include <nnp/plugin.hpp>
 
 #include <cmath>
 #include <limits>
@@ -221,31 +221,16 @@ struct RMSNorm : nnp::nn::Module {
   }
 };
 
-const nnp_attr_def kAttrs[] = {
-    {sizeof(nnp_attr_def), "normalized_shape", NNP_ATTR_INTS, 1, nullptr, "trailing dimensions to normalize"},
-    {sizeof(nnp_attr_def), "eps", NNP_ATTR_FLOAT, 0, nullptr, "added to the mean square; absent: the dtype's epsilon"},
-    {sizeof(nnp_attr_def), "elementwise_affine", NNP_ATTR_BOOL, 0, "true", "learn a per-element weight"}};
-
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
-  nnp::set_api(api);
-  const nnp_layer_type rmsnorm{sizeof(nnp_layer_type),
-                               "norm.RMSNorm",
-                               "x / sqrt(mean(x^2) + eps) * weight over the trailing normalized_shape",
-                               kAttrs,
-                               3,
-                               nnp::nn::create_layer_of<RMSNorm>,
-                               nullptr};
-  return api->register_layer_type(host, &rmsnorm);
+  return nnp::init_plugin(api, [&] {
+    nnp::nn::register_layer<RMSNorm>(
+        host, "norm.RMSNorm", "x / sqrt(mean(x^2) + eps) * weight over the trailing normalized_shape",
+        {{"normalized_shape", NNP_ATTR_INTS, true, nullptr, "trailing dimensions to normalize"},
+         {"eps", NNP_ATTR_FLOAT, false, nullptr, "added to the mean square; absent: the dtype's epsilon"},
+         {"elementwise_affine", NNP_ATTR_BOOL, false, "true", "learn a per-element weight"}});
+  });
 }
-
-const nnp_plugin_descriptor kDescriptor = {sizeof(nnp_plugin_descriptor),
-                                           NNP_ABI_MAJOR,
-                                           NNP_ABI_MINOR,
-                                           "nnplug.norms",
-                                           "0.1.0",
-                                           init,
-                                           "normalization layers with their own kernels: RMSNorm"};
 
 }  // namespace
 
-NNP_PLUGIN_ENTRY { return &kDescriptor; }
+NNP_PLUGIN("nnplug.norms", "0.1.0", "normalization layers with their own kernels: RMSNorm", init)

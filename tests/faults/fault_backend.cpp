@@ -47,11 +47,23 @@ constexpr auto guard_of(nnp_status (*)(const nnp_kernel_ctx*, Args...)) {
 }
 #define NNP_GUARDED(slot) guard_of<&nnp_kernels::slot>(decltype(nnp_kernels::slot){})
 
-const nnp_kernels kernels = {
-    sizeof(nnp_kernels), NNP_GUARDED(copy),        NNP_GUARDED(fill),   NNP_GUARDED(unary),   NNP_GUARDED(binary),
-    NNP_GUARDED(where),  NNP_GUARDED(reduce),      NNP_GUARDED(gemm),   NNP_GUARDED(softmax), NNP_GUARDED(index_select),
-    NNP_GUARDED(gather), NNP_GUARDED(scatter_add), NNP_GUARDED(random),
-};
+const nnp_kernels kernels = [] {
+  nnp_kernels k{};
+  k.struct_size = sizeof(nnp_kernels);
+  k.copy = NNP_GUARDED(copy);
+  k.fill = NNP_GUARDED(fill);
+  k.unary = NNP_GUARDED(unary);
+  k.binary = NNP_GUARDED(binary);
+  k.where = NNP_GUARDED(where);
+  k.reduce = NNP_GUARDED(reduce);
+  k.gemm = NNP_GUARDED(gemm);
+  k.softmax = NNP_GUARDED(softmax);
+  k.index_select = NNP_GUARDED(index_select);
+  k.gather = NNP_GUARDED(gather);
+  k.scatter_add = NNP_GUARDED(scatter_add);
+  k.random = NNP_GUARDED(random);
+  return k;
+}();
 
 int32_t device_count(void*) { return 1; }
 
@@ -93,40 +105,30 @@ nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
-  static const nnp_backend backend = {
-      sizeof(nnp_backend),
-      "faulty",
-      1,
-      NNP_BACKEND_HOST_MEMORY,
-      nullptr,
-      device_count,
-      nullptr,
-      device_info,
-      alloc,
-      release,
-      copy_bytes,
-      copy_bytes,
-      copy_bytes,
-      synchronize,
-      nullptr,
-      &kernels,
-  };
+  static const nnp_backend backend = [] {
+    nnp_backend b{};
+    b.struct_size = sizeof(nnp_backend);
+    b.name = "faulty";
+    b.score = 1;
+    b.flags = NNP_BACKEND_HOST_MEMORY;
+    b.device_count = device_count;
+    b.device_info = device_info;
+    b.alloc = alloc;
+    b.free = release;
+    b.copy_from_host = copy_bytes;
+    b.copy_to_host = copy_bytes;
+    b.copy_on_device = copy_bytes;
+    b.synchronize = synchronize;
+    b.kernels = &kernels;
+    return b;
+  }();
   return api->register_backend(host, &backend);
 }
 
 }  // namespace
 
-NNP_PLUGIN_ENTRY {
-  static const nnp_plugin_descriptor descriptor = {
-      sizeof(nnp_plugin_descriptor),
-      NNP_ABI_MAJOR,
-      NNP_ABI_MINOR,
-      "test.faulty",
-      "0",
-      init,
-      "the reference kernels with injected allocation and kernel failures (tests only)",
-  };
-  return &descriptor;
-}
+NNP_PLUGIN("test.faulty", "0",
+           "the reference kernels with injected allocation and kernel failures (tests only)",
+           init)
 
 extern "C" NNP_EXPORT FaultControl* nnp_fault_control() { return &control(); }

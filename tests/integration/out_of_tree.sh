@@ -24,7 +24,7 @@ cmake --build "$tmp/plugins" >/dev/null
 cmake --install "$tmp/plugins" >/dev/null
 env -u NNP_PLUGIN_PATH "$prefix/bin/nnplug" plugins | tee "$tmp/plugins.txt"
 for expected in "loaded   nnplug.activations" "loaded   nnplug.norms" "act.Swish  x \* sigmoid(beta \* x)" \
-  "beta: float = 1.0" "normalized_shape: ints (required)" "eps: float (optional)"; do
+  "beta: float = 1.0" "normalized_shape: list of ints (required)" "eps: float (optional)"; do
   grep -q "$expected" "$tmp/plugins.txt" || { echo "FAIL: nnplug plugins lacks '$expected'"; exit 1; }
 done
 env -u NNP_PLUGIN_PATH "$tmp/plugins/plugins_test" --gtest_brief=1

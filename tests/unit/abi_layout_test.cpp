@@ -5,6 +5,8 @@
 #include <nnp/plugin.h>
 
 #include <cstddef>
+#include <cstring>
+#include <string>
 
 #define PIN(type, field, offset) static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
 
@@ -98,4 +100,43 @@ static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes"
 PIN(nnp_plugin_info, description, 48);
 static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
+// The size constants the core checks struct_size against are these layouts.
+static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272, "nnp_api sizes");
+static_assert(NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 == 40 && NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 == 48, "descriptor sizes");
+static_assert(NNP_BACKEND_SIZE_1_0 == 120 && NNP_KERNELS_SIZE_1_0 == 104 && NNP_KERNEL_CTX_SIZE_1_0 == 32,
+              "backend sizes");
+static_assert(NNP_BACKEND_INFO_SIZE_1_0 == 40 && NNP_BACKEND_INFO_SIZE_1_1 == 44, "nnp_backend_info sizes");
+static_assert(NNP_PLUGIN_INFO_SIZE_1_0 == 48 && NNP_PLUGIN_INFO_SIZE_1_1 == 56, "nnp_plugin_info sizes");
+static_assert(NNP_DEVICE_INFO_SIZE_1_0 == 36 && NNP_FUNCTION_SIZE_1_0 == 40, "device info, function sizes");
+static_assert(NNP_MODULE_VTABLE_SIZE_1_0 == 48 && NNP_ATTR_DEF_SIZE_1_0 == 40 && NNP_LAYER_TYPE_SIZE_1_0 == 56,
+              "module vtable, attribute and layer type sizes");
+static_assert(sizeof(nnp_api_base) == 32 && offsetof(nnp_api, last_status) == 24, "nnp_api begins with its base");
+
 TEST(AbiLayout, PinnedAtCompileTime) { SUCCEED() << "the static_asserts above are the test"; }
+
+// Filled by field name: a slot left out would be NULL. Every slot of the
+// table this core hands out is set.
+TEST(AbiLayout, EveryTableSlotIsFilled) {
+  const nnp_api* api = nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR);
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(api->struct_size, sizeof(nnp_api));
+  const size_t first = offsetof(nnp_api, last_error);
+  for (size_t at = first; at < sizeof(nnp_api); at += sizeof(void (*)(void))) {
+    void (*slot)(void) = nullptr;
+    std::memcpy(&slot, reinterpret_cast<const char*>(api) + at, sizeof(slot));
+    EXPECT_NE(slot, nullptr) << "slot at byte " << at << " is NULL";
+  }
+}
+
+// A program whose nnp_get_api was refused learns why through the base.
+TEST(AbiLayout, RefusedCallerReadsTheBase) {
+  EXPECT_EQ(nnp_get_api(NNP_ABI_MAJOR + 1, 0), nullptr);
+  const nnp_api_base* base = nnp_get_api_base();
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->abi_major, static_cast<uint32_t>(NNP_ABI_MAJOR));
+  EXPECT_EQ(base->abi_minor, static_cast<uint32_t>(NNP_ABI_MINOR));
+  EXPECT_EQ(base->last_status(), NNP_ABI_MISMATCH);
+  EXPECT_NE(std::string(base->last_error()).find("major versions differ"), std::string::npos) << base->last_error();
+  EXPECT_EQ(nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR + 1), nullptr);
+  EXPECT_NE(std::string(base->last_error()).find("minor is newer"), std::string::npos) << base->last_error();
+}

@@ -11,17 +11,6 @@
 namespace nnplug {
 namespace {
 
-const char* attr_type_name(nnp_attr_type type) {
-  switch (type) {
-    case NNP_ATTR_INT: return "int";
-    case NNP_ATTR_FLOAT: return "float";
-    case NNP_ATTR_BOOL: return "bool";
-    case NNP_ATTR_STRING: return "string";
-    case NNP_ATTR_INTS: return "ints";
-    default: return "?";
-  }
-}
-
 // Layer types by the name of the plugin that registered them.
 std::map<std::string, std::vector<nnp_layer_type>> layer_types_by_plugin() {
   const nnp_api& api = nnp::api();
@@ -42,7 +31,7 @@ void print_layer_types(const std::vector<nnp_layer_type>& types) {
     std::cout << "         " << type.name << "  " << type.doc << "\n";
     for (int32_t a = 0; a < type.attr_count; ++a) {
       const nnp_attr_def& def = type.attrs[a];
-      std::cout << "             " << def.name << ": " << attr_type_name(def.type);
+      std::cout << "             " << def.name << ": " << nnp::nn::attr_type_name(def.type);
       if (def.required)
         std::cout << " (required)";
       else if (def.default_value)
@@ -74,11 +63,7 @@ int run_plugins(const Args& args) {
   const nnp_api& api = nnp::api();
   for (const std::string& path : extra) api.load_plugin(path.c_str());  // refusals are listed below
 
-  size_t needed = 0;
-  nnp::check(api.plugin_search_path(nullptr, 0, &needed));
-  std::string search(needed, '\0');
-  nnp::check(api.plugin_search_path(&search[0], search.size(), &needed));
-  search.resize(needed - 1);
+  std::string search = nnp::plugin_search_path();
   std::cout << "search path: " << search << "\n";
 
   std::map<std::string, std::vector<nnp_layer_type>> layers = layer_types_by_plugin();

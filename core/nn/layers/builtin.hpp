@@ -9,23 +9,14 @@
 
 namespace nnp::core::nn::layers {
 
-struct BuiltinAttr {
-  const char* name;
-  nnp_attr_type type;
-  bool required;
-  const char* default_json;  // nullptr: required, or optional without default
-  const char* doc;
-};
+using nnp::nn::AttrDecl;
 
-// M is an nnp::nn::Module constructed from nnp::nn::Attrs.
+// Registers a built-in layer type the way a plugin registers its own (the
+// SDK's layer_type<M>), only without a plugin host. M is an nnp::nn::Module
+// constructed from nnp::nn::Attrs.
 template <typename M>
-void add_builtin(LayerRegistry& registry, const char* name, const char* doc, const std::vector<BuiltinAttr>& attrs) {
-  std::vector<nnp_attr_def> defs;
-  for (const BuiltinAttr& a : attrs)
-    defs.push_back(nnp_attr_def{sizeof(nnp_attr_def), a.name, a.type, a.required ? 1 : 0, a.default_json, a.doc});
-  nnp_layer_type type{sizeof(nnp_layer_type),      name,   doc, defs.data(), static_cast<int32_t>(defs.size()),
-                      nnp::nn::create_layer_of<M>, nullptr};
-  registry.add(validate_layer_type(type, "core", "core"));
+void add_builtin(LayerRegistry& registry, const char* name, const char* doc, const std::vector<AttrDecl>& attrs) {
+  registry.add(validate_layer_type(nnp::nn::layer_type<M>(name, doc, attrs).get(), "core", "core"));
 }
 
 // "[2,3]", as the core's messages write shapes.

@@ -215,7 +215,7 @@ struct Conv1d : Conv2d {
   }
 };
 
-std::vector<BuiltinAttr> conv_attrs() {
+std::vector<AttrDecl> conv_attrs() {
   return {{"in_channels", NNP_ATTR_INT, true, nullptr, "channels of the input"},
           {"out_channels", NNP_ATTR_INT, true, nullptr, "channels produced"},
           {"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"},

@@ -142,7 +142,7 @@ struct BCEWithLogitsLoss : Loss {
 };
 
 void register_loss_layers(LayerRegistry& registry) {
-  const BuiltinAttr reduction{"reduction", NNP_ATTR_STRING, false, "\"mean\"", "'none', 'mean' or 'sum'"};
+  const AttrDecl reduction{"reduction", NNP_ATTR_STRING, false, "\"mean\"", "'none', 'mean' or 'sum'"};
   add_builtin<MSELoss>(registry, "nn.MSELoss", "mean squared error between input and target", {reduction});
   add_builtin<L1Loss>(registry, "nn.L1Loss", "mean absolute error between input and target", {reduction});
   add_builtin<CrossEntropyLoss>(

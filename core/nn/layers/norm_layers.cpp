@@ -185,7 +185,7 @@ struct Embedding : nnp::nn::Module {
 };
 
 void register_norm_layers(LayerRegistry& registry) {
-  const std::vector<BuiltinAttr> batch_norm = {
+  const std::vector<AttrDecl> batch_norm = {
       {"num_features", NNP_ATTR_INT, true, nullptr, "number of channels C"},
       {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
       {"momentum", NNP_ATTR_FLOAT, false, "0.1", "running statistics update factor (absent: cumulative average)"},

@@ -5,14 +5,20 @@
  * PyTorch on the CPU, gives). Narrower integer types take the low bits of
  * that int64: -1.6 -> -1 -> 255 as u8.
  *
- * This header is C99.
+ * Header-only C99, also compilable by nvcc and hipcc (host and device).
  */
 #ifndef NNP_CONVERT_H
 #define NNP_CONVERT_H
 
 #include <stdint.h>
 
-static inline int64_t nnp_float_to_i64(double v) {
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define NNP_CONVERT_HD __host__ __device__ static inline
+#else
+#define NNP_CONVERT_HD static inline
+#endif
+
+NNP_CONVERT_HD int64_t nnp_float_to_i64(double v) {
   /* -2^63 is exact in a double; 2^63 is the first value past the range. */
   return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
 }

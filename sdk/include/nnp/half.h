@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h> /* device-side memcpy (nvcc brings CUDA's in by itself) */
+#endif
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define NNP_HALF_HD __host__ __device__ static inline
 #else

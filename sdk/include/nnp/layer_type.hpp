@@ -12,7 +12,6 @@
 
 #include <nnp/nnp.h>
 
-#include <initializer_list>
 #include <vector>
 
 namespace nnp::nn {
@@ -43,7 +42,7 @@ struct AttrDecl {
 // registry copies both, so this may be a temporary.
 class LayerTypeDecl {
  public:
-  LayerTypeDecl(const char* name, const char* doc, std::initializer_list<AttrDecl> attrs,
+  LayerTypeDecl(const char* name, const char* doc, const std::vector<AttrDecl>& attrs,
                 nnp_status (*create)(const nnp_attrs*, void*, nnp_module**), void* user_data = nullptr) {
     for (const AttrDecl& a : attrs)
       defs_.push_back(nnp_attr_def{sizeof(nnp_attr_def), a.name, a.type, a.required ? 1 : 0, a.default_json, a.doc});

@@ -465,13 +465,13 @@ nnp_status create_layer_of(const nnp_attrs* attrs, void*, nnp_module** out) {
 // A layer type whose create() makes M (constructed from Attrs), to hand to
 // the registry: api().register_layer_type(host, &decl.get()) from a plugin.
 template <typename M>
-LayerTypeDecl layer_type(const char* name, const char* doc, std::initializer_list<AttrDecl> attrs = {}) {
+LayerTypeDecl layer_type(const char* name, const char* doc, const std::vector<AttrDecl>& attrs = {}) {
   return LayerTypeDecl(name, doc, attrs, create_layer_of<M>);
 }
 // Registers layer type M from a plugin's init.
 template <typename M>
 void register_layer(nnp_plugin_host* host, const char* name, const char* doc,
-                    std::initializer_list<AttrDecl> attrs = {}) {
+                    const std::vector<AttrDecl>& attrs = {}) {
   check(api().register_layer_type(host, &layer_type<M>(name, doc, attrs).get()));
 }
 
@@ -640,20 +640,26 @@ inline void write_replacements(const std::optional<std::vector<Tensor>>& replace
   for (int32_t i = 0; i < n; ++i) replace[i] = Tensor((*replaced)[static_cast<size_t>(i)]).release();
 }
 
+// Forward pre-hooks and backward pre-hooks see one list of tensors (inputs,
+// or output gradients) and may replace all of them: one trampoline for both.
+template <typename PreHook>
+HookHandle register_pre_hook(nnp_module* m, nnp_module_hook_kind kind, PreHook hook, bool prepend) {
+  return register_module_hook(
+      m, kind, std::move(hook), prepend,
+      [](nnp_module* module, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const*, int32_t,
+         nnp_tensor** replace, void* user_data) -> nnp_status {
+        return detail::guard([&] {
+          ModuleHandle handle = ModuleHandle::borrow(module);
+          write_replacements((*static_cast<PreHook*>(user_data))(handle, detail::borrow_all(a, n_a)), replace, n_a);
+        });
+      });
+}
+
 }  // namespace hook_detail
 
 template <typename D>
 HookHandle ModuleApi<D>::register_forward_pre_hook(ForwardPreHook hook, bool prepend) {
-  return hook_detail::register_module_hook(
-      h(), NNP_HOOK_FORWARD_PRE, std::move(hook), prepend,
-      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const*, int32_t,
-         nnp_tensor** replace, void* user_data) -> nnp_status {
-        return detail::guard([&] {
-          ModuleHandle module = ModuleHandle::borrow(m);
-          hook_detail::write_replacements(
-              (*static_cast<ForwardPreHook*>(user_data))(module, detail::borrow_all(a, n_a)), replace, n_a);
-        });
-      });
+  return hook_detail::register_pre_hook(h(), NNP_HOOK_FORWARD_PRE, std::move(hook), prepend);
 }
 
 template <typename D>
@@ -672,16 +678,7 @@ HookHandle ModuleApi<D>::register_forward_hook(ForwardHook hook, bool prepend) {
 
 template <typename D>
 HookHandle ModuleApi<D>::register_full_backward_pre_hook(BackwardPreHook hook, bool prepend) {
-  return hook_detail::register_module_hook(
-      h(), NNP_HOOK_BACKWARD_PRE, std::move(hook), prepend,
-      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const*, int32_t,
-         nnp_tensor** replace, void* user_data) -> nnp_status {
-        return detail::guard([&] {
-          ModuleHandle module = ModuleHandle::borrow(m);
-          hook_detail::write_replacements(
-              (*static_cast<BackwardPreHook*>(user_data))(module, detail::borrow_all(a, n_a)), replace, n_a);
-        });
-      });
+  return hook_detail::register_pre_hook(h(), NNP_HOOK_BACKWARD_PRE, std::move(hook), prepend);
 }
 
 template <typename D>

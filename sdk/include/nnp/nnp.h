@@ -12,7 +12,11 @@
  *   - every fallible call returns an nnp_status; the message that goes with a
  *     failure is read with last_error() on the same thread;
  *   - handles are reference counted; every handle a call hands out is a new
- *     reference the caller releases.
+ *     reference the caller releases;
+ *   - every output pointer argument is required unless its comment says it
+ *     may be NULL: a NULL one is refused with NNP_INVALID_ARGUMENT naming it;
+ *   - a pointer a call returns (not a handle) says how long it lives: until
+ *     process exit, while its owner lives, or until the owner changes.
  *
  * This header is C99.
  */
@@ -320,10 +324,13 @@ struct nnp_api {
   uint32_t abi_minor;
 
   /* -- errors and names -- */
-  const char* (*last_error)(void); /* this thread's last failure message */
+  /* This thread's last failure message; valid until the next failing call
+   * on this thread. */
+  const char* (*last_error)(void);
   nnp_status (*last_status)(void);
   /* For plugins: record a failure to be returned to the caller. */
   void (*set_error)(nnp_status status, const char* message);
+  /* status_name, dtype_name and version return static strings. */
   const char* (*status_name)(nnp_status status);
   const char* (*dtype_name)(nnp_dtype dtype); /* "f32", ...; NULL if unknown */
   size_t (*dtype_size)(nnp_dtype dtype);      /* bytes per element; 0 if unknown */
@@ -334,6 +341,8 @@ struct nnp_api {
    * happens once, on the first call that needs a backend. */
   nnp_status (*load_plugin)(const char* path);
   int32_t (*plugin_count)(void);
+  /* The strings of plugin_info, backend_info and device_info live until
+   * process exit (plugins are never unloaded). */
   nnp_status (*plugin_info)(int32_t i, nnp_plugin_info* out);
   int32_t (*backend_count)(void);
   nnp_status (*backend_info)(int32_t i, nnp_backend_info* out);
@@ -353,14 +362,16 @@ struct nnp_api {
   void (*tensor_retain)(nnp_tensor* t);
   void (*tensor_release)(nnp_tensor* t); /* NULL is ignored */
   int32_t (*tensor_ndim)(const nnp_tensor* t);
-  const int64_t* (*tensor_shape)(const nnp_tensor* t);   /* ndim entries */
+  /* shape and strides: ndim entries, valid while t lives (they never change). */
+  const int64_t* (*tensor_shape)(const nnp_tensor* t);
   const int64_t* (*tensor_strides)(const nnp_tensor* t); /* in elements */
   int64_t (*tensor_offset)(const nnp_tensor* t);         /* into storage, elements */
   int64_t (*tensor_numel)(const nnp_tensor* t);
   nnp_dtype (*tensor_dtype)(const nnp_tensor* t);
   nnp_device (*tensor_device)(const nnp_tensor* t);
   int32_t (*tensor_is_contiguous)(const nnp_tensor* t);
-  /* Address of the first element on the tensor's device (for kernels). */
+  /* Address of the first element on the tensor's device (for kernels);
+   * valid while t lives. */
   void* (*tensor_data)(const nnp_tensor* t);
 
   /* -- creation -- */
@@ -376,7 +387,7 @@ struct nnp_api {
   nnp_status (*random)(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
                        nnp_device device, nnp_tensor** out);
   void (*manual_seed)(uint64_t seed); /* also resets the offset to 0 */
-  void (*get_rng_state)(uint64_t* seed, uint64_t* offset);
+  void (*get_rng_state)(uint64_t* seed, uint64_t* offset); /* either may be NULL */
   void (*set_rng_state)(uint64_t seed, uint64_t offset);
 
   /* -- data movement -- */
@@ -426,7 +437,7 @@ struct nnp_api {
   nnp_status (*set_grad)(nnp_tensor* t, const nnp_tensor* grad); /* NULL clears */
   nnp_status (*retain_grad)(nnp_tensor* t);
   nnp_status (*detach)(const nnp_tensor* t, nnp_tensor** out);
-  const char* (*grad_fn_name)(const nnp_tensor* t); /* "" for leaves */
+  const char* (*grad_fn_name)(const nnp_tensor* t); /* "" for leaves; valid while t lives */
   /* grad NULL means ones (single-element t only). */
   nnp_status (*backward)(const nnp_tensor* t, const nnp_tensor* grad, int32_t retain_graph);
   /* Grad mode of the calling thread; returns the previous setting. */
@@ -462,7 +473,7 @@ struct nnp_api {
   void (*module_release)(nnp_module* m);
   /* The object behind `self` is gone: calling the module fails from now on. */
   void (*module_detach_self)(nnp_module* m);
-  const char* (*module_type_name)(const nnp_module* m);
+  const char* (*module_type_name)(const nnp_module* m); /* valid while m lives */
   /* t may be NULL (a name that holds nothing). */
   nnp_status (*register_parameter)(nnp_module* m, const char* name, nnp_tensor* t, int32_t requires_grad);
   nnp_status (*register_buffer)(nnp_module* m, const char* name, nnp_tensor* t, int32_t persistent);
@@ -510,7 +521,8 @@ struct nnp_api {
   nnp_status (*safetensors_metadata)(const char* path, const char* key, char* buf, size_t size, size_t* needed);
   /* state_dict to a file, tagged {"format": "pt", "nnplug": "<version>"}. */
   nnp_status (*module_save)(nnp_module* m, const char* path);
-  /* load_state_dict from a file: all or nothing, any refusal leaves m unchanged. */
+  /* load_state_dict from a file: all or nothing, any refusal leaves m
+   * unchanged. missing/unexpected may be NULL. */
   nnp_status (*module_load)(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);
 
   /* -- attributes -- */
@@ -527,7 +539,8 @@ struct nnp_api {
   nnp_status (*attrs_get_bool)(const nnp_attrs* attrs, const char* name, int32_t* out);
   /* The string lives as long as attrs. */
   nnp_status (*attrs_get_string)(const nnp_attrs* attrs, const char* name, const char** out);
-  /* *count receives the length; values (may be NULL) receives up to capacity entries. */
+  /* *count (may be NULL) receives the length; values (may be NULL) receives
+   * up to capacity entries. */
   nnp_status (*attrs_get_ints)(const nnp_attrs* attrs, const char* name, int64_t* values, int32_t capacity,
                                int32_t* count);
 
@@ -559,7 +572,8 @@ struct nnp_api {
   nnp_status (*optimizer_state_dict)(const nnp_optimizer* opt, nnp_list** out);
   /* All or nothing: group structure and state shapes are checked first. */
   nnp_status (*optimizer_load_state_dict)(nnp_optimizer* opt, const nnp_list* state);
-  /* Scales gradients so their total norm is at most max_norm; *total gets the norm before. */
+  /* Scales gradients so their total norm is at most max_norm; *total (may be
+   * NULL) gets the norm before. */
   nnp_status (*clip_grad_norm)(const nnp_list* params, double max_norm, double norm_type, double* total);
 
   /* -- model specs -- */
@@ -576,10 +590,12 @@ struct nnp_api {
   /* The stream kernels on `device` run on (cudaStream_t, hipStream_t), NULL
    * for backends without streams. A layer's own kernel queues its work on it
    * so it is ordered with the core's. The first call for a device is its
-   * first use (the device context is created). */
+   * first use (the device context is created). The stream lives until
+   * process exit. */
   nnp_status (*device_stream)(nnp_device device, void** out);
   /* The name of the plugin that registered layer type i ("core" for the
-   * built-in layers, "application" for types an application registered). */
+   * built-in layers, "application" for types an application registered);
+   * the string lives until process exit. */
   nnp_status (*layer_type_plugin)(int32_t i, const char** out);
 
   /* -- DLPack: zero-copy exchange with other libraries -- */

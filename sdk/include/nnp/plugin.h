@@ -34,9 +34,12 @@ typedef struct nnp_plugin_descriptor {
   const char* name;    /* unique among loaded plugins */
   const char* version; /* the plugin's own version string */
   /* Registers what the plugin provides. Nothing registered is kept unless
-   * init returns NNP_OK. `api` stays valid until process exit. */
+   * init returns NNP_OK. `api` stays valid until process exit; `host` only
+   * until init returns (a registration through it afterwards is refused).
+   * The descriptor and its strings must live until process exit (static). */
   nnp_status (*init)(const nnp_api* api, nnp_plugin_host* host);
-  const char* description; /* one line for `nnplug plugins`; may be NULL (1.1) */
+  /* One line for `nnplug plugins`. (optional; NULL = none) (1.1) */
+  const char* description;
 } nnp_plugin_descriptor;
 
 typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
@@ -46,6 +49,18 @@ typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
 #else
 #define NNP_PLUGIN_ENTRY NNP_EXPORT const nnp_plugin_descriptor* nnp_plugin_entry(void)
 #endif
+
+/* A plugin's descriptor and entry point in one line, in C or C++:
+ *   NNP_PLUGIN("acme.layers", "1.2.0", "Acme's layers: Swish, Mish", init)
+ * name, version and description are string literals (description may be
+ * NULL), init the plugin's init function. Built against this header, the
+ * descriptor declares this header's ABI version. */
+#define NNP_PLUGIN(name, version, description, init)                                                     \
+  NNP_PLUGIN_ENTRY {                                                                                       \
+    static const nnp_plugin_descriptor nnp_plugin_descriptor_ = {                                          \
+        sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, name, version, init, description};   \
+    return &nnp_plugin_descriptor_;                                                                        \
+  }
 
 /* ---- what kernels see --------------------------------------------------- */
 
@@ -121,16 +136,21 @@ typedef struct nnp_kernels {
 
 /* ---- the backend -------------------------------------------------------- */
 
+/* Every slot is required unless its comment says "(optional; NULL = ...)";
+ * NNP_BACKEND_REQUIRED_SLOTS and NNP_KERNELS_REQUIRED_SLOTS below list the
+ * required ones. The core copies the struct at registration; `name` and the
+ * kernel table must live until process exit (static). */
 typedef struct nnp_backend {
   size_t struct_size;
   const char* name; /* "cpu", "cuda", ...: the device prefix */
   int32_t score;    /* preference for "auto"; cpu is 100 */
   uint32_t flags;   /* NNP_BACKEND_* (nnp.h) */
-  void* state;      /* passed back to every call */
+  void* state;      /* passed back to every call (optional; NULL = stateless) */
   /* How many devices; 0 when the hardware or driver is missing. Must be cheap
    * and must not create device contexts. */
   int32_t (*device_count)(void* state);
-  /* Why device_count is 0 (the runtime's error text); may be NULL. */
+  /* Why device_count is 0 (the runtime's error text). The string lives
+   * until process exit. (optional; NULL = no reason given, "") */
   const char* (*unavailable_reason)(void* state);
   nnp_status (*device_info)(void* state, int32_t device, nnp_device_info* out);
   /* Memory. alloc of 0 bytes may return any pointer, including NULL. */
@@ -140,10 +160,21 @@ typedef struct nnp_backend {
   nnp_status (*copy_to_host)(void* state, int32_t device, void* dst, const void* src, size_t bytes);
   nnp_status (*copy_on_device)(void* state, int32_t device, void* dst, const void* src, size_t bytes);
   nnp_status (*synchronize)(void* state, int32_t device);
-  /* The stream kernels on `device` run on; may be NULL (no streams). */
+  /* The stream kernels on `device` run on. (optional; NULL = the backend
+   * has no streams, kernels see ctx->stream == NULL) */
   void* (*stream)(void* state, int32_t device);
   const nnp_kernels* kernels;
 } nnp_backend;
+
+/* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
+ * core's registration check is generated from them, so the check and the
+ * slot it names cannot drift apart. Every slot not listed is optional. */
+#define NNP_BACKEND_REQUIRED_SLOTS(X) \
+  X(device_count) X(device_info) X(alloc) X(free) X(copy_from_host) X(copy_to_host) X(copy_on_device) X(synchronize) \
+  X(kernels)
+#define NNP_KERNELS_REQUIRED_SLOTS(X) \
+  X(copy) X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) \
+  X(random)
 
 /* Sizes of the released layouts: a plugin's struct_size is at least these. */
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)

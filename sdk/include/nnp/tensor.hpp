@@ -504,6 +504,11 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
 
 // -- plugins and devices --
 inline void load_plugin(const std::string& path) { check(api().load_plugin(path.c_str())); }
+// The folders searched for plugins, in order, joined with ':'.
+inline std::string plugin_search_path() {
+  return detail::query_string(
+      [](char* buf, size_t size, size_t* needed) { return api().plugin_search_path(buf, size, needed); }, check);
+}
 // Every loaded backend, indexed by its id.
 inline std::vector<nnp_backend_info> backends() {
   std::vector<nnp_backend_info> out(static_cast<size_t>(api().backend_count()));
