@@ -1,9 +1,8 @@
 // The CPU backend plugin: host memory through a caching allocator, OpenBLAS
 // for GEMM, loops split over its own thread pool (thread_pool.hpp) for the rest.
-#include <nnp/plugin.h>
+#include <nnp/host_backend.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -32,8 +31,6 @@ std::string processor_name() {
   return "host processor";
 }
 
-int32_t device_count(void*) { return 1; }
-
 nnp_status device_info(void*, int32_t, nnp_device_info* out) {
   static const std::string description = processor_name();
   out->description = description.c_str();
@@ -52,28 +49,13 @@ nnp_status alloc(void*, int32_t, size_t bytes, void** out) {
 
 void release(void*, int32_t, void* ptr, size_t bytes) { allocator().deallocate(ptr, bytes); }
 
-nnp_status copy_bytes(void*, int32_t, void* dst, const void* src, size_t bytes) {
-  std::memcpy(dst, src, bytes);
-  return NNP_OK;
-}
-
-nnp_status synchronize(void*, int32_t) { return NNP_OK; }
-
+// Every slot by name, from plugin.h's list; optional slots would follow.
 nnp_kernels make_kernels() {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
-  k.copy = copy;
-  k.fill = fill;
-  k.unary = unary;
-  k.binary = binary;
-  k.where = where;
-  k.reduce = reduce;
-  k.gemm = gemm;
-  k.softmax = softmax;
-  k.index_select = index_select;
-  k.gather = gather;
-  k.scatter_add = scatter_add;
-  k.random = random;
+#define NNP_SET_SLOT(slot) k.slot = slot;
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
+#undef NNP_SET_SLOT
   return k;
 }
 
@@ -82,20 +64,11 @@ const nnp_kernels kKernels = make_kernels();
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
   static const nnp_backend backend = [] {
-    nnp_backend b{};
-    b.struct_size = sizeof(nnp_backend);
-    b.name = "cpu";
-    b.score = 100;
-    b.flags = NNP_BACKEND_HOST_MEMORY;
-    b.device_count = device_count;
+    nnp_backend b;
+    nnp_host_backend_init(&b, "cpu", 100, &kKernels);
     b.device_info = device_info;
     b.alloc = alloc;
     b.free = release;
-    b.copy_from_host = copy_bytes;
-    b.copy_to_host = copy_bytes;
-    b.copy_on_device = copy_bytes;
-    b.synchronize = synchronize;
-    b.kernels = &kKernels;
     return b;
   }();
   return api->register_backend(host, &backend);
@@ -104,6 +77,5 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 }  // namespace
 }  // namespace nnp::cpu
 
-NNP_PLUGIN("nnplug.cpu", NNP_PLUGIN_VERSION,
-           "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels",
+NNP_PLUGIN("nnplug.cpu", NNP_PLUGIN_VERSION, "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels",
            nnp::cpu::init)

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <nnp/elements.hpp>
 #include <type_traits>
 
 #include "cpu_kernels.hpp"
@@ -115,29 +116,12 @@ C arithmetic(nnp_binary_op op, C a, C b) {
       case NNP_BINARY_ADD: return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
       case NNP_BINARY_SUB: return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
       case NNP_BINARY_MUL: return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-      case NNP_BINARY_POW: {
-        U result = 1, base = static_cast<U>(a);
-        for (C e = b; e > 0; e = static_cast<C>(e >> 1)) {
-          if (e & 1) result = static_cast<U>(result * base);
-          base = static_cast<U>(base * base);
-        }
-        return static_cast<C>(result);
-      }
+      case NNP_BINARY_POW:  // the core refuses negative integer exponents before this runs
+        return static_cast<C>(
+            elements::wrapping_pow(static_cast<uint64_t>(static_cast<int64_t>(a)), static_cast<int64_t>(b)));
       case NNP_BINARY_MAXIMUM: return a > b ? a : b;
       default: return a < b ? a : b;
     }
-  }
-}
-
-template <typename C>
-bool comparison(nnp_binary_op op, C a, C b) {
-  switch (op) {
-    case NNP_BINARY_EQ: return a == b;
-    case NNP_BINARY_NE: return a != b;
-    case NNP_BINARY_LT: return a < b;
-    case NNP_BINARY_LE: return a <= b;
-    case NNP_BINARY_GT: return a > b;
-    default: return a >= b;
   }
 }
 
@@ -173,7 +157,7 @@ void arithmetic_op(const nnp_view* a, const nnp_view* b, const nnp_view* out) {
 template <typename T, nnp_binary_op Op>
 void comparison_op(const nnp_view* a, const nnp_view* b, const nnp_view* out) {
   using C = typename Traits<T>::compute;
-  binary_loop<T, bool>(a, b, out, [](C x, C y) { return comparison(Op, x, y); });
+  binary_loop<T, bool>(a, b, out, [](C x, C y) { return elements::compare(Op, x, y); });
 }
 
 template <typename T>

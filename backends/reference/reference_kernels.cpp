@@ -3,11 +3,11 @@
 // oracle every other backend is checked against.
 #include "reference_kernels.hpp"
 
-#include <nnp/elements.hpp>
 #include <nnp/philox.h>
 
 #include <cmath>
 #include <limits>
+#include <nnp/elements.hpp>
 #include <string>
 #include <vector>
 
@@ -297,21 +297,13 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, 
   return NNP_OK;
 }
 
+// Every slot by name, from plugin.h's list; optional slots would follow.
 nnp_kernels make_kernels() {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
-  k.copy = k_copy;
-  k.fill = k_fill;
-  k.unary = k_unary;
-  k.binary = k_binary;
-  k.where = k_where;
-  k.reduce = k_reduce;
-  k.gemm = k_gemm;
-  k.softmax = k_softmax;
-  k.index_select = k_index_select;
-  k.gather = k_gather;
-  k.scatter_add = k_scatter_add;
-  k.random = k_random;
+#define NNP_SET_SLOT(slot) k.slot = k_##slot;
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
+#undef NNP_SET_SLOT
   return k;
 }
 

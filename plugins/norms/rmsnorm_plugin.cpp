@@ -5,11 +5,10 @@
 // built with nvcc), with the backward written by hand: one custom autograd
 // node instead of the seven a composition records. Other backends and dtypes
 // compose core ops, so autograd and every device still work.
-#include <nnp/plugin.hpp>
-
 #include <cmath>
 #include <limits>
 #include <nnp/nnp.hpp>
+#include <nnp/plugin.hpp>
 #include <optional>
 #include <string>
 #include <vector>

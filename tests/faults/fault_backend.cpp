@@ -2,10 +2,9 @@
 // that make the Nth allocation or the Nth kernel call fail, as a device that
 // runs out of memory or reports an error part-way through a training step
 // would. A test fixture, not a shipped plugin.
-#include <nnp/plugin.h>
+#include <nnp/host_backend.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "../../backends/reference/reference_kernels.hpp"
@@ -50,22 +49,11 @@ constexpr auto guard_of(nnp_status (*)(const nnp_kernel_ctx*, Args...)) {
 const nnp_kernels kernels = [] {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
-  k.copy = NNP_GUARDED(copy);
-  k.fill = NNP_GUARDED(fill);
-  k.unary = NNP_GUARDED(unary);
-  k.binary = NNP_GUARDED(binary);
-  k.where = NNP_GUARDED(where);
-  k.reduce = NNP_GUARDED(reduce);
-  k.gemm = NNP_GUARDED(gemm);
-  k.softmax = NNP_GUARDED(softmax);
-  k.index_select = NNP_GUARDED(index_select);
-  k.gather = NNP_GUARDED(gather);
-  k.scatter_add = NNP_GUARDED(scatter_add);
-  k.random = NNP_GUARDED(random);
+#define NNP_SET_SLOT(slot) k.slot = NNP_GUARDED(slot);
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
+#undef NNP_SET_SLOT
   return k;
 }();
-
-int32_t device_count(void*) { return 1; }
 
 nnp_status device_info(void*, int32_t, nnp_device_info* out) {
   out->description = "reference kernels with injected faults (tests only)";
@@ -96,30 +84,14 @@ void release(void*, int32_t, void* ptr, size_t) {
   std::free(ptr);
 }
 
-nnp_status copy_bytes(void*, int32_t, void* dst, const void* src, size_t bytes) {
-  std::memcpy(dst, src, bytes);
-  return NNP_OK;
-}
-
-nnp_status synchronize(void*, int32_t) { return NNP_OK; }
-
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
   static const nnp_backend backend = [] {
-    nnp_backend b{};
-    b.struct_size = sizeof(nnp_backend);
-    b.name = "faulty";
-    b.score = 1;
-    b.flags = NNP_BACKEND_HOST_MEMORY;
-    b.device_count = device_count;
+    nnp_backend b;
+    nnp_host_backend_init(&b, "faulty", 1, &kernels);
     b.device_info = device_info;
     b.alloc = alloc;
     b.free = release;
-    b.copy_from_host = copy_bytes;
-    b.copy_to_host = copy_bytes;
-    b.copy_on_device = copy_bytes;
-    b.synchronize = synchronize;
-    b.kernels = &kernels;
     return b;
   }();
   return api->register_backend(host, &backend);
@@ -127,8 +99,6 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 
 }  // namespace
 
-NNP_PLUGIN("test.faulty", "0",
-           "the reference kernels with injected allocation and kernel failures (tests only)",
-           init)
+NNP_PLUGIN("test.faulty", "0", "the reference kernels with injected allocation and kernel failures (tests only)", init)
 
 extern "C" NNP_EXPORT FaultControl* nnp_fault_control() { return &control(); }

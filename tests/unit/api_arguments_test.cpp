@@ -11,8 +11,8 @@
 namespace {
 
 struct NullCase {
-  const char* name;       // the entry, as the message names it
-  const char* argument;   // the argument left NULL
+  const char* name;      // the entry, as the message names it
+  const char* argument;  // the argument left NULL
   std::function<nnp_status()> call;
 };
 
@@ -38,7 +38,8 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"empty", "out", [&] { return api.empty(shape, 2, NNP_F32, x.device().raw(), nullptr); }},
       {"full", "out", [&] { return api.full(shape, 2, 1.0, NNP_F32, x.device().raw(), nullptr); }},
       {"arange", "out", [&] { return api.arange(0, 3, 1, NNP_I64, x.device().raw(), nullptr); }},
-      {"random", "out", [&] { return api.random(NNP_RANDOM_NORMAL, 0, 1, shape, 2, NNP_F32, x.device().raw(), nullptr); }},
+      {"random", "out",
+       [&] { return api.random(NNP_RANDOM_NORMAL, 0, 1, shape, 2, NNP_F32, x.device().raw(), nullptr); }},
       {"to", "out", [&] { return api.to(t, x.device().raw(), NNP_F64, nullptr); }},
       {"view", "out", [&] { return api.view(t, shape, 2, nullptr); }},
       {"reshape", "out", [&] { return api.reshape(t, shape, 2, nullptr); }},
@@ -96,7 +97,8 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"copy_into", "dst", [&] { return api.copy_into(nullptr, x.get()); }},
       {"module_train", "m", [&] { return api.module_train(nullptr, 1); }},
       {"list_append_tensor", "list", [&] { return api.list_append_tensor(nullptr, "w", x.get()); }},
-      {"attrs_get_int", "attrs", [&] {
+      {"attrs_get_int", "attrs",
+       [&] {
          int64_t v = 0;
          return api.attrs_get_int(nullptr, "k", &v);
        }},
@@ -104,7 +106,8 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"optimizer_get_option", "opt", [&] { return api.optimizer_get_option(nullptr, 0, "lr", &value); }},
       {"load_plugin", "path", [&] { return api.load_plugin(nullptr); }},
       {"module_save", "path", [&] { return api.module_save(linear.handle(), nullptr); }},
-      {"layer_create", "type", [&] {
+      {"layer_create", "type",
+       [&] {
          nnp_module* m = nullptr;
          return api.layer_create(nullptr, nullptr, &m);
        }},

@@ -2,11 +2,11 @@
 // GPU kernels (compiled by nvcc and hipcc from the same lines), so what it
 // answers on the host is what every GPU answers: checked here without one.
 #include <gtest/gtest.h>
-#include <nnp/elements.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nnp/elements.hpp>
 
 namespace {
 
@@ -70,6 +70,14 @@ TEST(Elements, OpBodiesFollowPyTorch) {
   EXPECT_FALSE(binary_i(NNP_BINARY_POW, 3, -1, &out));
   EXPECT_FALSE(binary_i(NNP_BINARY_DIV, 3, 1, &out));
   EXPECT_TRUE(compare(NNP_BINARY_LE, 2.0, 2.0));
+}
+
+// Squaring, not repeated multiplication: a hostile exponent costs 64 steps.
+TEST(Elements, IntegerPowerWrapsAndTakesLogarithmicSteps) {
+  EXPECT_EQ(wrapping_pow(3, INT64_MAX), 12297829382473034411ull);
+  EXPECT_EQ(wrapping_pow(2, 70), 0u);
+  EXPECT_EQ(wrapping_pow(7, 5), 16807u);
+  EXPECT_EQ(wrapping_pow(5, 0), 1u);
 }
 
 TEST(Elements, MultiIndicesWalkRowMajor) {

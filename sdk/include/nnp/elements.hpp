@@ -10,10 +10,10 @@
 // give INT64_MIN, then the low bits for narrower types).
 #pragma once
 
+#include <math.h>
 #include <nnp/convert.h>
 #include <nnp/half.h>
 #include <nnp/plugin.h>
-#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -164,6 +164,18 @@ NNP_HOST_DEVICE double binary_f(nnp_binary_op op, double a, double b) {
   }
 }
 
+// base^exponent (exponent >= 0) modulo 2^64 by squaring: a huge exponent
+// costs 64 steps, not 2^63. Narrower types take the low bits, which is their
+// own wrapping power.
+NNP_HOST_DEVICE uint64_t wrapping_pow(uint64_t base, int64_t exponent) {
+  uint64_t result = 1;
+  for (uint64_t e = static_cast<uint64_t>(exponent); e > 0; e >>= 1) {
+    if (e & 1u) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
 // Integer arithmetic wraps (two's complement), as PyTorch's does; false for
 // what integers cannot do (a negative power, division).
 NNP_HOST_DEVICE bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* out) {
@@ -174,13 +186,10 @@ NNP_HOST_DEVICE bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* o
     case NNP_BINARY_MUL: *out = static_cast<int64_t>(ua * ub); return true;
     case NNP_BINARY_MAXIMUM: *out = a > b ? a : b; return true;
     case NNP_BINARY_MINIMUM: *out = a < b ? a : b; return true;
-    case NNP_BINARY_POW: {
+    case NNP_BINARY_POW:
       if (b < 0) return false;
-      uint64_t result = 1;
-      for (int64_t i = 0; i < b; ++i) result *= ua;
-      *out = static_cast<int64_t>(result);
+      *out = static_cast<int64_t>(wrapping_pow(ua, b));
       return true;
-    }
     default: return false;
   }
 }

@@ -470,8 +470,7 @@ LayerTypeDecl layer_type(const char* name, const char* doc, const std::vector<At
 }
 // Registers layer type M from a plugin's init.
 template <typename M>
-void register_layer(nnp_plugin_host* host, const char* name, const char* doc,
-                    const std::vector<AttrDecl>& attrs = {}) {
+void register_layer(nnp_plugin_host* host, const char* name, const char* doc, const std::vector<AttrDecl>& attrs = {}) {
   check(api().register_layer_type(host, &layer_type<M>(name, doc, attrs).get()));
 }
 

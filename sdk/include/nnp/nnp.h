@@ -386,7 +386,7 @@ struct nnp_api {
    * offset by the number of elements drawn. */
   nnp_status (*random)(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
                        nnp_device device, nnp_tensor** out);
-  void (*manual_seed)(uint64_t seed); /* also resets the offset to 0 */
+  void (*manual_seed)(uint64_t seed);                      /* also resets the offset to 0 */
   void (*get_rng_state)(uint64_t* seed, uint64_t* offset); /* either may be NULL */
   void (*set_rng_state)(uint64_t seed, uint64_t offset);
 

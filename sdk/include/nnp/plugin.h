@@ -55,11 +55,11 @@ typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
  * name, version and description are string literals (description may be
  * NULL), init the plugin's init function. Built against this header, the
  * descriptor declares this header's ABI version. */
-#define NNP_PLUGIN(name, version, description, init)                                                     \
-  NNP_PLUGIN_ENTRY {                                                                                       \
-    static const nnp_plugin_descriptor nnp_plugin_descriptor_ = {                                          \
-        sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, name, version, init, description};   \
-    return &nnp_plugin_descriptor_;                                                                        \
+#define NNP_PLUGIN(name, version, description, init)                                                    \
+  NNP_PLUGIN_ENTRY {                                                                                    \
+    static const nnp_plugin_descriptor nnp_plugin_descriptor_ = {                                       \
+        sizeof(nnp_plugin_descriptor), NNP_ABI_MAJOR, NNP_ABI_MINOR, name, version, init, description}; \
+    return &nnp_plugin_descriptor_;                                                                     \
   }
 
 /* ---- what kernels see --------------------------------------------------- */
@@ -170,11 +170,11 @@ typedef struct nnp_backend {
  * core's registration check is generated from them, so the check and the
  * slot it names cannot drift apart. Every slot not listed is optional. */
 #define NNP_BACKEND_REQUIRED_SLOTS(X) \
-  X(device_count) X(device_info) X(alloc) X(free) X(copy_from_host) X(copy_to_host) X(copy_on_device) X(synchronize) \
-  X(kernels)
+  X(device_count)                     \
+  X(device_info) X(alloc) X(free) X(copy_from_host) X(copy_to_host) X(copy_on_device) X(synchronize) X(kernels)
 #define NNP_KERNELS_REQUIRED_SLOTS(X) \
-  X(copy) X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) \
-  X(random)
+  X(copy)                             \
+  X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 
 /* Sizes of the released layouts: a plugin's struct_size is at least these. */
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)

@@ -13,9 +13,9 @@
 //   NNP_PLUGIN("acme.layers", "1.0.0", "Acme's activations", init)
 #pragma once
 
-#include <nnp/detail/api.hpp>
 #include <nnp/plugin.h>
 
+#include <nnp/detail/api.hpp>
 #include <utility>
 
 namespace nnp {

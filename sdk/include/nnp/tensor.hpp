@@ -283,17 +283,9 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   HookHandle register_hook(std::function<Tensor(const Tensor&)> hook) {
     using Hook = std::function<Tensor(const Tensor&)>;
     auto trampoline = [](const nnp_tensor* grad, nnp_tensor** replacement, void* user_data) -> nnp_status {
-      try {
-        Tensor result = (*static_cast<Hook*>(user_data))(borrow(const_cast<nnp_tensor*>(grad)));
-        *replacement = result.release();
-        return NNP_OK;
-      } catch (const Error& e) {
-        api().set_error(e.status(), e.what());
-        return e.status();
-      } catch (const std::exception& e) {
-        api().set_error(NNP_INTERNAL, e.what());
-        return NNP_INTERNAL;
-      }
+      return detail::guard([&] {
+        *replacement = (*static_cast<Hook*>(user_data))(borrow(const_cast<nnp_tensor*>(grad))).release();
+      });
     };
     nnp_hook_handle* handle = nullptr;
     check(api().register_tensor_hook(
