@@ -52,7 +52,9 @@ inline const char* text_arg(const char* text, const char* op, const char* name) 
 inline const char* path_arg(const char* path, const char* op) { return text_arg(path, op, "path"); }
 
 // A required output. A pointer output is set to NULL first, so a failure
-// never leaves the caller holding garbage.
+// never leaves the caller holding garbage. Bind the result to a reference
+// before computing the value: in `out_arg(out, op) = make()` C++17 runs
+// make() first, and a NULL out would then leak what it made.
 template <typename T>
 T& out_arg(T* out, const char* op, const char* name = "out") {
   if (out == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": output argument '", name, "' is NULL");

@@ -26,7 +26,10 @@ nn::LayerRegistry& discovered_layers() {
 }  // namespace
 
 nnp_status attrs_create(nnp_attrs** out) {
-  return guard([&] { out_arg(out, "attrs_create") = new nnp_attrs(); });
+  return guard([&] {
+    nnp_attrs*& attrs = out_arg(out, "attrs_create");
+    attrs = new nnp_attrs();
+  });
 }
 void attrs_release(nnp_attrs* a) { delete a; }
 nnp_status attrs_set_int(nnp_attrs* a, const char* name, int64_t value) {

@@ -14,7 +14,10 @@ const nnp_list::Entry* entry_at(const nnp_list* l, int32_t i) {
 }  // namespace
 
 nnp_status list_create(nnp_list** out) {
-  return guard([&] { out_arg(out, "list_create") = new nnp_list(); });
+  return guard([&] {
+    nnp_list*& list = out_arg(out, "list_create");
+    list = new nnp_list();
+  });
 }
 void list_release(nnp_list* l) { delete l; }
 int32_t list_size(const nnp_list* l) { return l ? static_cast<int32_t>(l->entries.size()) : 0; }

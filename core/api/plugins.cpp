@@ -41,7 +41,10 @@ nnp_status plugin_search_path(char* buf, size_t size, size_t* needed) {
   return guard([&] { detail::write_string(PluginRegistry::instance().search_path(), buf, size, needed); });
 }
 nnp_status device_parse(const char* name, nnp_device* out) {
-  return guard([&] { out_arg(out, "device_parse") = parse_device(name); });
+  return guard([&] {
+    nnp_device& device = out_arg(out, "device_parse");
+    device = parse_device(name);
+  });
 }
 nnp_status device_name(nnp_device device, char* buf, size_t size, size_t* needed) {
   return guard([&] {

@@ -3,6 +3,7 @@
 //     (l0): MyLinear(in_features=4, out_features=3)
 //     (l1): MyLinear(in_features=3, out_features=1)
 //   )
+#include <nnp/detail/strings.hpp>
 #include <sstream>
 
 #include "../dtype.hpp"
@@ -36,15 +37,9 @@ std::string extra_repr(const Module& m) {
     return lines.str();
   }
   if (!m.vtable.extra_repr || m.self_detached) return "";
-  size_t needed = 0;
-  nnp_status status = m.vtable.extra_repr(m.self, nullptr, 0, &needed);
-  if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "extra_repr");
-  if (needed <= 1) return "";
-  std::string text(needed, '\0');
-  status = m.vtable.extra_repr(m.self, &text[0], text.size(), &needed);
-  if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "extra_repr");
-  text.resize(needed - 1);
-  return text;
+  return detail::query_string(
+      [&](char* buf, size_t size, size_t* needed) { return m.vtable.extra_repr(m.self, buf, size, needed); },
+      [&](nnp_status status) { check_plugin_status(status, m.type_name.c_str(), "extra_repr"); });
 }
 
 }  // namespace

@@ -57,12 +57,41 @@ void release(void*, int32_t, void*, size_t) {}
 nnp_status copy_bytes(void*, int32_t, void*, const void*, size_t) { return unimplemented(); }
 nnp_status synchronize(void*, int32_t) { return NNP_OK; }
 
-nnp_kernels kernels = {sizeof(nnp_kernels), k_copy,  k_fill,  k_unary, k_binary, k_where, k_reduce, k_gemm,
-                       k_softmax,           k_index, k_index, k_index, k_random};
+nnp_kernels kernels = [] {
+  nnp_kernels k{};
+  k.struct_size = sizeof(nnp_kernels);
+  k.copy = k_copy;
+  k.fill = k_fill;
+  k.unary = k_unary;
+  k.binary = k_binary;
+  k.where = k_where;
+  k.reduce = k_reduce;
+  k.gemm = k_gemm;
+  k.softmax = k_softmax;
+  k.index_select = k_index;
+  k.gather = k_index;
+  k.scatter_add = k_index;
+  k.random = k_random;
+  return k;
+}();
 
-nnp_backend backend = {sizeof(nnp_backend), NNP_TEST_BACKEND_NAME, 1,       0,       nullptr,    device_count,
-                       unavailable_reason,  device_info,           alloc,   release, copy_bytes, copy_bytes,
-                       copy_bytes,          synchronize,           nullptr, &kernels};
+nnp_backend backend = [] {
+  nnp_backend b{};
+  b.struct_size = sizeof(nnp_backend);
+  b.name = NNP_TEST_BACKEND_NAME;
+  b.score = 1;
+  b.device_count = device_count;
+  b.unavailable_reason = unavailable_reason;
+  b.device_info = device_info;
+  b.alloc = alloc;
+  b.free = release;
+  b.copy_from_host = copy_bytes;
+  b.copy_to_host = copy_bytes;
+  b.copy_on_device = copy_bytes;
+  b.synchronize = synchronize;
+  b.kernels = &kernels;
+  return b;
+}();
 
 [[maybe_unused]] nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;

@@ -283,9 +283,8 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   HookHandle register_hook(std::function<Tensor(const Tensor&)> hook) {
     using Hook = std::function<Tensor(const Tensor&)>;
     auto trampoline = [](const nnp_tensor* grad, nnp_tensor** replacement, void* user_data) -> nnp_status {
-      return detail::guard([&] {
-        *replacement = (*static_cast<Hook*>(user_data))(borrow(const_cast<nnp_tensor*>(grad))).release();
-      });
+      return detail::guard(
+          [&] { *replacement = (*static_cast<Hook*>(user_data))(borrow(const_cast<nnp_tensor*>(grad))).release(); });
     };
     nnp_hook_handle* handle = nullptr;
     check(api().register_tensor_hook(
