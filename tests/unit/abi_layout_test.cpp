@@ -137,6 +137,7 @@ TEST(AbiLayout, RefusedCallerReadsTheBase) {
   EXPECT_EQ(base->abi_minor, static_cast<uint32_t>(NNP_ABI_MINOR));
   EXPECT_EQ(base->last_status(), NNP_ABI_MISMATCH);
   EXPECT_NE(std::string(base->last_error()).find("major versions differ"), std::string::npos) << base->last_error();
+  EXPECT_EQ(nnp_get_api(0, 0), nullptr);  // major 0 is just another major, refused
   EXPECT_EQ(nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR + 1), nullptr);
   EXPECT_NE(std::string(base->last_error()).find("minor is newer"), std::string::npos) << base->last_error();
 }

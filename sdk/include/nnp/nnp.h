@@ -649,7 +649,8 @@ typedef struct nnp_api_base {
  * nnp_api_base (use nnp_get_api_base). */
 NNP_EXPORT const nnp_api* nnp_get_api(uint32_t major, uint32_t minor);
 
-#define NNP_ABI_BASE_QUERY 0u
+/* A major no ABI will ever have ("nnpb"): asking for it is the base query. */
+#define NNP_ABI_BASE_QUERY 0x6E6E7062u
 
 /* The base of whatever table this libnnp has, or NULL from a library older
  * than the base query (1.1 and earlier). */
