@@ -62,12 +62,14 @@ nnp_status record_current_exception() {
   }
 }
 
-void check_plugin_status(nnp_status status, const char* backend, const char* what) {
+void check_plugin_status(nnp_status status, const char* who, const char* what) {
   if (status == NNP_OK) return;
   // A plugin reports its message through api->set_error; keep it when it did.
   std::string message = last_error_status() == status && *last_error_message()
                             ? std::string(last_error_message())
-                            : str_cat(what, ": backend '", backend, "' failed without a message");
+                            : str_cat(what, " of '", who, "' failed with ", status_name(status),
+                                      " and no message (plugins report one through api->set_error; a C++ plugin "
+                                      "needs nnp::init_plugin or nnp::set_api in its init for that)");
   set_last_error(NNP_OK, "");
   throw Error(status, message);
 }

@@ -52,8 +52,10 @@ nnp_status guard(Body&& body) noexcept {
   }
 }
 
-// Turns a kernel's or backend's failure status into an exception, keeping the
-// message the plugin set (or naming the operation if it set none).
-void check_plugin_status(nnp_status status, const char* backend, const char* what);
+// Turns a failure status from code outside the core (a backend's kernel, a
+// layer's create or forward, a hook) into an exception, keeping the message
+// it set, or naming `who` (the backend, layer type or hook) and `what` if it
+// set none.
+void check_plugin_status(nnp_status status, const char* who, const char* what);
 
 }  // namespace nnp::core

@@ -99,6 +99,12 @@ struct PluginRegistry::Impl {
   // Loads and records one file; returns its record.
   const PluginRecord& load(const std::string& requested) {
     std::lock_guard<std::recursive_mutex> lock(mutex);
+    // Before canonicalising, which would resolve a relative path against
+    // whatever the working directory happens to be.
+    if (!fs::path(requested).is_absolute())
+      fail(NNP_INVALID_ARGUMENT, "load_plugin: plugin path '", requested,
+           "' is not absolute (a relative path is never resolved against the working directory); pass an "
+           "absolute path");
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(fs::path(requested), ec);
     std::string key = ec ? requested : canonical.string();
@@ -117,16 +123,18 @@ struct PluginRegistry::Impl {
   const PluginRecord& record(const std::string& origin, Attempt&& attempt) {
     PluginRecord record;
     record.path = origin;
-    by_path[origin] = plugins.size();
     try {
       attempt(record);
       record.loaded = true;
-      loaded_names.insert(record.name);
-    } catch (const Error& e) {
-      record.status = e.status();
-      record.reason = e.what();
+    } catch (...) {  // any failure (a filesystem error, bad_alloc) is this entry's refusal
+      record.status = record_current_exception();
+      record.reason = last_error_message();
+      set_last_error(NNP_OK, "");
     }
+    // Indexed only once the record exists: a path asked for again finds it.
     plugins.push_back(std::move(record));
+    by_path[origin] = plugins.size() - 1;
+    if (plugins.back().loaded) loaded_names.insert(plugins.back().name);
     return plugins.back();
   }
 

@@ -5,6 +5,7 @@
 
 #include "../dtype.hpp"
 #include "../error.hpp"
+#include "../ops.hpp"
 #include "record.hpp"
 
 // The context a custom function's callbacks see: its saved tensors. It is
@@ -15,6 +16,8 @@ struct nnp_function_ctx : nnp::core::autograd::Node {
   std::string fn_name;
   std::vector<nnp::core::TensorRef> saved;
   std::vector<nnp::core::Dims> input_shapes;
+  std::vector<nnp_dtype> input_dtypes;
+  std::string origin;  // the plugin layer whose forward applied the function, or ""
 
   ~nnp_function_ctx() override {
     if (fn.release) fn.release(user_data);
@@ -39,15 +42,39 @@ nnp::core::autograd::Grads nnp_function_ctx::apply(nnp::core::autograd::Grads& g
   }
   autograd::Grads out;
   for (nnp_tensor* g : grad_inputs) out.push_back(TensorRef::adopt(g));  // owns them, even on failure
-  if (status != NNP_OK) check_plugin_status(status, fn_name.c_str(), "custom function backward");
-  for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] && out[i]->shape != input_shapes[i])
+  if (status != NNP_OK) {
+    try {
+      check_plugin_status(status, fn_name.c_str(), "custom function backward");
+    } catch (const Error& e) {
+      if (origin.empty()) throw;
+      throw Error(e.status(), str_cat(origin, " backward: ", e.what()));
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i]) continue;
+    if (out[i]->shape != input_shapes[i])
       fail(NNP_SHAPE_MISMATCH, fn_name, ": backward returned a gradient of shape ", format_dims(out[i]->shape),
            " for input ", i, " of shape ", format_dims(input_shapes[i]));
+    // A gradient flows into its input's .grad, so it takes the input's dtype
+    // as PyTorch converts it; one that is not a floating value is a bug.
+    if (out[i]->dtype != input_dtypes[i] && is_floating(input_dtypes[i])) {
+      if (!is_floating(out[i]->dtype))
+        fail(NNP_DTYPE_MISMATCH, fn_name, ": backward returned a ", dtype_name(out[i]->dtype), " gradient for input ",
+             i, " (", dtype_name(input_dtypes[i]), "); gradients are floating tensors");
+      out[i] = to(*out[i], out[i]->device, input_dtypes[i]);
+    }
+  }
   return out;
 }
 
 namespace nnp::core::autograd {
+namespace {
+thread_local const std::string* g_origin = nullptr;
+}  // namespace
+
+FunctionOrigin::FunctionOrigin(const std::string& origin) : previous_(g_origin) { g_origin = &origin; }
+FunctionOrigin::~FunctionOrigin() { g_origin = previous_; }
+const std::string* FunctionOrigin::current() { return g_origin; }
 
 std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, const Tensor* const* inputs,
                                       int32_t n_inputs, int32_t n_outputs) {
@@ -67,6 +94,7 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
   std::memcpy(&ctx->fn, &def, sizeof(nnp_function) < def.struct_size ? sizeof(nnp_function) : def.struct_size);
   ctx->user_data = user_data;
   ctx->fn_name = def.name ? def.name : "CustomFunctionBackward";
+  if (const std::string* origin = FunctionOrigin::current()) ctx->origin = *origin;
 
   std::vector<nnp_tensor*> raw(static_cast<size_t>(n_outputs), nullptr);
   nnp_status status = NNP_OK;
@@ -93,6 +121,7 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
   for (int32_t i = 0; i < n_inputs; ++i) {
     ctx->next_edges.push_back(gradient_edge(*inputs[i]));
     ctx->input_shapes.push_back(inputs[i]->shape);
+    ctx->input_dtypes.push_back(inputs[i]->dtype);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     // An output that is an input (or a view of one) must not be rewired.

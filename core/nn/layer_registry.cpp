@@ -83,6 +83,9 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
   t.plugin = plugin;
   for (int32_t i = 0; i < c.attr_count; ++i) {
     const nnp_attr_def& a = c.attrs[i];
+    if (a.struct_size < NNP_ATTR_DEF_SIZE_1_0)
+      fail(NNP_ABI_MISMATCH, "register_layer_type: ", t.name, ": attribute ", i, " has struct_size ", a.struct_size,
+           "; set it to sizeof(nnp_attr_def)");
     AttrDef def;
     def.name = a.name ? a.name : "";
     if (def.name.empty())
@@ -95,6 +98,9 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
     def.type = a.type;
     def.required = a.required != 0;
     def.has_default = a.default_value != nullptr;
+    if (def.required && def.has_default)
+      fail(NNP_INVALID_ARGUMENT, "register_layer_type: ", t.name, ".", def.name,
+           " is declared required and with a default; give one or the other");
     if (def.has_default) def.default_value = parse_attr(a.default_value, a.type, t.name + "." + def.name);
     def.doc = a.doc ? a.doc : "";
     t.attrs.push_back(std::move(def));
@@ -205,6 +211,8 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
   ModuleRef module = ModuleRef::adopt(raw);
   if (status != NNP_OK) check_plugin_status(status, name.c_str(), "create");
   if (!module) fail(NNP_INTERNAL, name, ": create returned no module");
+  if (type->plugin != "core" && type->plugin != "application" && module->plugin_origin.empty())
+    module->plugin_origin = str_cat(name, " (plugin ", type->plugin, ")");
   return module;
 }
 

@@ -36,6 +36,9 @@ struct nnp_module {
 
   std::atomic<int32_t> refs{1};
   std::string type_name;
+  // For a layer a plugin provides: "act.Swish (plugin nnplug.activations)",
+  // named in its failures; "" for every other module.
+  std::string plugin_origin;
   nnp_module_vtable vtable{};
   void* self = nullptr;
   bool self_detached = false;

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "../autograd/custom_function.hpp"
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../error.hpp"
@@ -222,9 +223,22 @@ TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   if (!m.vtable.forward) fail(NNP_UNIMPLEMENTED, m.type_name, " has no forward");
   std::vector<const nnp_tensor*> args = raw(inputs);
   nnp_tensor* produced = nullptr;
-  nnp_status status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
+  nnp_status status;
+  if (m.plugin_origin.empty()) {
+    status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
+  } else {
+    autograd::FunctionOrigin origin(m.plugin_origin);
+    status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
+  }
   TensorRef output = TensorRef::adopt(produced);
-  if (status != NNP_OK) check_plugin_status(status, m.type_name.c_str(), "forward");
+  if (status != NNP_OK) {
+    try {
+      check_plugin_status(status, m.type_name.c_str(), "forward");
+    } catch (const Error& e) {
+      if (m.plugin_origin.empty()) throw;
+      throw Error(e.status(), str_cat(m.plugin_origin, " forward: ", e.what()));
+    }
+  }
   if (!output) fail(NNP_INTERNAL, m.type_name, ": forward returned no tensor");
 
   for (const auto& hook : all_hooks(m, NNP_HOOK_FORWARD)) {

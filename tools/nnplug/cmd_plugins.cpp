@@ -1,5 +1,6 @@
 // nnplug plugins: what the loader found, what it loaded and what it refused,
 // and the layer types each plugin provides with their attributes.
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nnp/nnp.hpp>
@@ -61,7 +62,9 @@ int run_plugins(const Args& args) {
     return *stop;
 
   const nnp_api& api = nnp::api();
-  for (const std::string& path : extra) api.load_plugin(path.c_str());  // refusals are listed below
+  // A path typed on the command line means the working directory's file;
+  // the API takes absolute paths only. Refusals are listed below.
+  for (const std::string& path : extra) api.load_plugin(std::filesystem::absolute(path).string().c_str());
 
   std::string search = nnp::plugin_search_path();
   std::cout << "search path: " << search << "\n";

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <exception>
+#include <new>
 #include <nnp/detail/error.hpp>
 #include <string>
 
@@ -62,6 +63,18 @@ inline void check(nnp_status status) {
 
 namespace detail {
 
+// Records a failure for the core to read, and returns its status. Never
+// throws: with no table (a plugin that never called set_api) there is
+// nowhere to record the message, and the status alone goes back.
+inline nnp_status report(nnp_status status, const char* message) noexcept {
+  const nnp_api* table = api_slot().load(std::memory_order_acquire);
+#ifndef NNP_NO_GET_API
+  if (table == nullptr) table = nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR);
+#endif
+  if (table != nullptr) table->set_error(status, message);
+  return status;
+}
+
 // Runs body, turning C++ exceptions into a status and a message for the C
 // side: the shape of every callback the core calls (hooks, forward, create).
 template <typename Body>
@@ -70,14 +83,13 @@ nnp_status guard(Body&& body) noexcept {
     body();
     return NNP_OK;
   } catch (const Error& e) {
-    api().set_error(e.status(), e.what());
-    return e.status();
+    return report(e.status(), e.what());
+  } catch (const std::bad_alloc&) {
+    return report(NNP_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
-    api().set_error(NNP_INTERNAL, e.what());
-    return NNP_INTERNAL;
+    return report(NNP_INTERNAL, e.what());
   } catch (...) {
-    api().set_error(NNP_INTERNAL, "unknown C++ exception");
-    return NNP_INTERNAL;
+    return report(NNP_INTERNAL, "unknown C++ exception");
   }
 }
 
