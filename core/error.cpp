@@ -8,6 +8,7 @@ namespace {
 struct LastError {
   nnp_status status = NNP_OK;
   std::string message;
+  uint64_t serial = 0;  // counts set_last_error calls on this thread
 };
 
 LastError& last_error() {
@@ -38,6 +39,7 @@ void set_last_error(nnp_status status, const char* message) {
   LastError& state = last_error();
   state.status = status;
   state.message = message ? message : "";
+  ++state.serial;
 }
 
 const char* last_error_message() { return last_error().message.c_str(); }
@@ -62,10 +64,14 @@ nnp_status record_current_exception() {
   }
 }
 
-void check_plugin_status(nnp_status status, const char* who, const char* what) {
+uint64_t last_error_serial() { return last_error().serial; }
+
+void check_plugin_status(nnp_status status, const char* who, const char* what, uint64_t since) {
   if (status == NNP_OK) return;
-  // A plugin reports its message through api->set_error; keep it when it did.
-  std::string message = last_error_status() == status && *last_error_message()
+  // A plugin reports its message through api->set_error; keep it when it did
+  // (during the call, when the caller says when the call began).
+  const bool set_during_call = since == kUnknownSerial || last_error_serial() != since;
+  std::string message = set_during_call && last_error_status() == status && *last_error_message()
                             ? std::string(last_error_message())
                             : str_cat(what, " of '", who, "' failed with ", status_name(status),
                                       " and no message (plugins report one through api->set_error; a C++ plugin "

@@ -4,6 +4,7 @@
 
 #include <nnp/nnp.h>
 
+#include <cstdint>
 #include <nnp/detail/error.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -56,6 +57,11 @@ nnp_status guard(Body&& body) noexcept {
 // layer's create or forward, a hook) into an exception, keeping the message
 // it set, or naming `who` (the backend, layer type or hook) and `what` if it
 // set none.
-void check_plugin_status(nnp_status status, const char* who, const char* what);
+// `since` (last_error_serial() taken just before the call) lets a stale
+// message of an earlier failure with the same status be told from one the
+// call set.
+constexpr uint64_t kUnknownSerial = UINT64_MAX;
+uint64_t last_error_serial();
+void check_plugin_status(nnp_status status, const char* who, const char* what, uint64_t since = kUnknownSerial);
 
 }  // namespace nnp::core

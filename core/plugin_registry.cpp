@@ -27,6 +27,9 @@ struct nnp_plugin_host {
   const std::string* path = nullptr;
   const std::string* name = nullptr;  // the plugin's, from its descriptor
   bool active = false;
+  // The file ships with nnplug (it lies in the plugin folder beside libnnp):
+  // only such a file may take a reserved name.
+  bool ships_with_nnplug = false;
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
   std::vector<nnp::core::nn::LayerType> staged_layers;
   nnp_status failure = NNP_OK;
@@ -50,6 +53,29 @@ T copy_struct(const T& from) {
   std::memcpy(&to, &from, std::min(from.struct_size, sizeof(T)));
   to.struct_size = sizeof(T);
   return to;
+}
+
+// Backend names and layer namespaces that belong to what ships with nnplug:
+// a plugin from anywhere else that takes one is impersonating it.
+bool reserved_backend_name(const std::string& name) {
+  return name == "cpu" || name == "reference" || name == "cuda" || name == "rocm";
+}
+bool reserved_layer_name(const std::string& name) { return name.rfind("nn.", 0) == 0 || name.rfind("core.", 0) == 0; }
+bool reserved_plugin_name(const std::string& name) { return name.rfind("nnplug.", 0) == 0; }
+
+// <prefix>/lib/nnplug/plugins beside libnnp.so (the build tree mirrors it).
+fs::path shipped_plugin_folder() {
+  std::error_code ec;
+  fs::path self = boost::dll::this_line_location(ec);
+  if (ec) return {};
+  return (self.parent_path() / "nnplug" / "plugins").lexically_normal();
+}
+
+bool ships_with_nnplug(const std::string& path) {
+  std::error_code ec1, ec2;
+  fs::path folder = fs::weakly_canonical(shipped_plugin_folder(), ec1);
+  fs::path parent = fs::weakly_canonical(fs::path(path), ec2).parent_path();
+  return !ec1 && !ec2 && !folder.empty() && parent == folder;
 }
 
 bool valid_backend_name(const char* name) {
@@ -186,6 +212,11 @@ struct PluginRegistry::Impl {
     // description arrived in 1.1: a 1.0 plugin's smaller descriptor lacks it.
     if (descriptor->struct_size >= NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 && descriptor->description)
       record.description = descriptor->description;
+    const bool shipped = library != nullptr && ships_with_nnplug(record.path);
+    if (reserved_plugin_name(record.name) && !shipped)
+      fail(NNP_INVALID_ARGUMENT, "plugin name '", record.name,
+           "': names starting with 'nnplug.' are reserved for the plugins that ship with nnplug (in ",
+           shipped_plugin_folder().string(), "); name yours '<vendor>.<name>'");
     if (loaded_names.count(record.name))
       for (const PluginRecord& other : plugins)
         if (other.loaded && other.name == record.name)
@@ -196,6 +227,7 @@ struct PluginRegistry::Impl {
     host.path = &record.path;
     host.name = &record.name;
     host.active = true;
+    host.ships_with_nnplug = shipped;
     nnp_status status = NNP_OK;
     struct InitScope {
       InitScope() { in_plugin_init = true; }
@@ -269,10 +301,8 @@ std::vector<std::string> PluginRegistry::search_folders() const {
       start = end + 1;
     }
   }
-  // <prefix>/lib/nnplug/plugins beside libnnp.so; the build tree mirrors it.
-  std::error_code ec;
-  fs::path self = boost::dll::this_line_location(ec);
-  if (!ec) folders.push_back((self.parent_path() / "nnplug" / "plugins").lexically_normal().string());
+  fs::path shipped = shipped_plugin_folder();
+  if (!shipped.empty()) folders.push_back(shipped.string());
   return folders;
 }
 
@@ -322,13 +352,22 @@ const BackendRecord* PluginRegistry::find_backend(const std::string& name) const
 nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type) {
   return guard([&] {
     if (type == nullptr) fail(NNP_INVALID_ARGUMENT, "register_layer_type: type is NULL");
+    auto refuse_reserved = [](const nn::LayerType& t) {
+      if (reserved_layer_name(t.name))
+        fail(NNP_INVALID_ARGUMENT, "layer type '", t.name,
+             "': the nn. and core. namespaces are reserved for nnplug's built-in layers; name it "
+             "'<vendor>.<Layer>'");
+    };
     if (host == nullptr) {  // an application, at any time
-      nn::LayerRegistry::instance().add(nn::validate_layer_type(*type, "the application", "application"));
+      nn::LayerType t = nn::validate_layer_type(*type, "the application", "application");
+      refuse_reserved(t);
+      nn::LayerRegistry::instance().add(std::move(t));
       return;
     }
     if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_layer_type: called outside a plugin's init");
     try {
       nn::LayerType t = nn::validate_layer_type(*type, *host->path, *host->name);
+      if (!host->ships_with_nnplug) refuse_reserved(t);
       if (const nn::LayerType* existing = nn::LayerRegistry::instance().find(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
       for (const nn::LayerType& staged : host->staged_layers)
@@ -366,6 +405,9 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       nnp_kernels kernels = copy_struct(*table.kernels);
       if (const char* slot = missing_kernel_slot(kernels))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot, "' is NULL");
+      if (reserved_backend_name(name) && !host->ships_with_nnplug)
+        fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is reserved for the backend that ships with nnplug (in ",
+             shipped_plugin_folder().string(), "); name yours differently");
       if (const BackendRecord* existing = instance().find_backend(name))
         fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is already registered by ", existing->plugin_path());
       for (const auto& staged : host->staged)

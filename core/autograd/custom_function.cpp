@@ -33,6 +33,7 @@ nnp::core::autograd::Grads nnp_function_ctx::apply(nnp::core::autograd::Grads& g
   for (const TensorRef& g : grads) grad_outputs.push_back(g.get());
   std::vector<nnp_tensor*> grad_inputs(next_edges.size(), nullptr);
   nnp_status status = NNP_OK;
+  const uint64_t since = last_error_serial();
   try {
     status = fn.backward(this, grad_outputs.data(), static_cast<int32_t>(grad_outputs.size()), grad_inputs.data(),
                          static_cast<int32_t>(grad_inputs.size()), user_data);
@@ -44,7 +45,7 @@ nnp::core::autograd::Grads nnp_function_ctx::apply(nnp::core::autograd::Grads& g
   for (nnp_tensor* g : grad_inputs) out.push_back(TensorRef::adopt(g));  // owns them, even on failure
   if (status != NNP_OK) {
     try {
-      check_plugin_status(status, fn_name.c_str(), "custom function backward");
+      check_plugin_status(status, fn_name.c_str(), "custom function backward", since);
     } catch (const Error& e) {
       if (origin.empty()) throw;
       throw Error(e.status(), str_cat(origin, " backward: ", e.what()));
@@ -98,6 +99,7 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
 
   std::vector<nnp_tensor*> raw(static_cast<size_t>(n_outputs), nullptr);
   nnp_status status = NNP_OK;
+  const uint64_t since = last_error_serial();
   {
     NoGradGuard no_grad;
     try {
@@ -109,7 +111,7 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
   }
   std::vector<TensorRef> outputs;
   for (nnp_tensor* t : raw) outputs.push_back(TensorRef::adopt(t));
-  if (status != NNP_OK) check_plugin_status(status, ctx->fn_name.c_str(), "custom function forward");
+  if (status != NNP_OK) check_plugin_status(status, ctx->fn_name.c_str(), "custom function forward", since);
   for (int32_t i = 0; i < n_outputs; ++i)
     if (!outputs[static_cast<size_t>(i)])
       fail(NNP_INVALID_ARGUMENT, ctx->fn_name, ": forward left output ", i, " unset");

@@ -207,9 +207,10 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
     if (def.has_default) complete.values[def.name] = def.default_value;
   }
   nnp_module* raw = nullptr;
+  const uint64_t since = last_error_serial();
   nnp_status status = type->create(&complete, type->user_data, &raw);
   ModuleRef module = ModuleRef::adopt(raw);
-  if (status != NNP_OK) check_plugin_status(status, name.c_str(), "create");
+  if (status != NNP_OK) check_plugin_status(status, name.c_str(), "create", since);
   if (!module) fail(NNP_INTERNAL, name, ": create returned no module");
   if (type->plugin != "core" && type->plugin != "application" && module->plugin_origin.empty())
     module->plugin_origin = str_cat(name, " (plugin ", type->plugin, ")");

@@ -224,6 +224,7 @@ TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   std::vector<const nnp_tensor*> args = raw(inputs);
   nnp_tensor* produced = nullptr;
   nnp_status status;
+  const uint64_t since = last_error_serial();
   if (m.plugin_origin.empty()) {
     status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
   } else {
@@ -233,7 +234,7 @@ TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   TensorRef output = TensorRef::adopt(produced);
   if (status != NNP_OK) {
     try {
-      check_plugin_status(status, m.type_name.c_str(), "forward");
+      check_plugin_status(status, m.type_name.c_str(), "forward", since);
     } catch (const Error& e) {
       if (m.plugin_origin.empty()) throw;
       throw Error(e.status(), str_cat(m.plugin_origin, " forward: ", e.what()));

@@ -27,9 +27,11 @@ const Refusal kRefusals[] = {
     {"null_entry", NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL"},
     {"init_fails", NNP_DEVICE_ERROR, "init failed with status 6: test plugin: the device refused to start"},
     {"init_throws", NNP_INTERNAL, "init threw an exception (test plugin: init threw on purpose)"},
-    {"duplicate_backend", NNP_INVALID_ARGUMENT, "backend name 'cpu' is already registered by"},
+    {"duplicate_backend", NNP_INVALID_ARGUMENT,
+     "backend name 'cpu' is reserved for the backend that ships with nnplug"},
+    {"impostor_layer_plugin", NNP_INVALID_ARGUMENT, "the nn. and core. namespaces are reserved"},
     {"null_kernel_slot", NNP_INVALID_ARGUMENT, "backend 'null_slot': required kernel slot 'gemm' is NULL"},
-    {"duplicate_plugin", NNP_INVALID_ARGUMENT, "a plugin named 'nnplug.cpu' is already loaded"},
+    {"duplicate_plugin", NNP_INVALID_ARGUMENT, "names starting with 'nnplug.' are reserved"},
 };
 
 const nnp_plugin_info* find_record(const std::string& path, nnp_plugin_info& info) {
@@ -106,6 +108,25 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
   EXPECT_NE(output.find("loaded   nnplug.reference"), std::string::npos) << output;
   for (const char* backend : {" cpu", " reference", " testdummy", " reentrant"})
     EXPECT_NE(output.find(backend, output.find("backends:")), std::string::npos) << backend << "\n" << output;
+}
+
+// A plugin first in the search path that names its backend "cpu" (or its
+// layer "nn.*") is refused; the real cpu backend still loads, from the
+// folder beside libnnp, and `nnplug plugins` says which file provides it.
+TEST(PluginLoading, ImpostorsOfShippedNamesAreRefusedWhateverTheOrder) {
+  std::string command = std::string("NNP_PLUGIN_PATH=") + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  ASSERT_TRUE(pipe);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  EXPECT_NE(output.find("refused  " + corpus("duplicate_backend")), std::string::npos) << output;
+  EXPECT_NE(output.find("backend name 'cpu' is reserved"), std::string::npos) << output;
+  EXPECT_NE(output.find("refused  " + corpus("impostor_layer_plugin")), std::string::npos) << output;
+  EXPECT_NE(output.find("refused  " + corpus("duplicate_plugin")), std::string::npos) << output;
+  EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
+  EXPECT_NE(output.find("  cpu       " + std::string(NNP_PLUGIN_DIR) + "/libnnp_backend_cpu.so"), std::string::npos)
+      << output;
 }
 
 // ABI 1.1's additions to what the loader reports.

@@ -1,5 +1,6 @@
 // nnplug plugins: what the loader found, what it loaded and what it refused,
 // and the layer types each plugin provides with their attributes.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -86,9 +87,13 @@ int run_plugins(const Args& args) {
                 << "\n";
     }
   }
-  std::cout << "backends:";
-  for (const nnp_backend_info& info : nnp::backends()) std::cout << " " << info.name;
-  std::cout << "\n";
+  // Which file provides each backend: a name is only as good as its source.
+  std::cout << "backends:\n";
+  for (const nnp_backend_info& info : nnp::backends()) {
+    std::string name = info.name;
+    name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
+    std::cout << "  " << name << info.plugin_path << "\n";
+  }
   if (vm.count("core")) {
     std::cout << "core layer types:\n";
     print_layer_types(layers["core"]);
