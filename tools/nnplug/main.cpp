@@ -27,7 +27,7 @@ const std::map<std::string, Command>& commands() {
 }
 
 void usage(std::ostream& out) {
-  out << "usage: nnplug COMMAND [OPTIONS]\n\ncommands:\n";
+  out << "usage: nnplug COMMAND [OPTIONS]\n       nnplug --version\n\ncommands:\n";
   for (const auto& [name, command] : commands())
     out << "  " << name << std::string(14 - name.size(), ' ') << command.summary << "\n";
   out << "\nRun 'nnplug COMMAND --help' for a command's options.\n";
@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
     usage(std::cout);
     return 0;
   }
+  if (name == "--version" || name == "-V") {
+    const nnp_api& api = nnp::api();
+    std::cout << "nnplug " << api.version() << " (ABI " << api.abi_major << "." << api.abi_minor << ")\n";
+    return 0;
+  }
   auto it = commands().find(name);
   if (it == commands().end()) {
     std::cerr << "nnplug: unknown command '" << name << "'\n\n";
@@ -56,8 +61,8 @@ int main(int argc, char** argv) {
   } catch (const nnp::Error& e) {
     std::cerr << "nnplug " << name << ": " << e.what() << "\n";
     return 1;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a runtime failure, not a usage error (those return 2 above)
     std::cerr << "nnplug " << name << ": " << e.what() << "\n";
-    return 2;
+    return 1;
   }
 }

@@ -20,16 +20,17 @@ inline std::optional<int> parse_options(const char* command, const char* descrip
   options.add_options()("help,h", "show this help");
   try {
     po::store(po::command_line_parser(args).options(options).run(), vm);
+    // --help answers before required options are checked (notify checks them).
+    if (vm.count("help")) {
+      std::cout << "usage: nnplug " << command << " [OPTIONS]\n" << description << "\n\n" << options;
+      return 0;
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "nnplug " << command << ": " << e.what() << "\n\n"
               << "usage: nnplug " << command << " [OPTIONS]\n"
               << options;
     return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: nnplug " << command << " [OPTIONS]\n" << description << "\n\n" << options;
-    return 0;
   }
   return std::nullopt;
 }
