@@ -1,5 +1,7 @@
 #include "model_spec.hpp"
 
+#include <climits>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,11 +11,18 @@
 #include "../nn/containers.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
+#include "strict_json.hpp"
 
 namespace nnp::core::io {
 namespace {
 
 using json = nlohmann::json;
+
+// A spec is a tree of layers: each container adds two JSON levels
+// (object, children list), so 64 levels allow 30 nested containers; the
+// size bound keeps a spec's document small beside the model it describes.
+constexpr size_t kMaxSpecDepth = 64;
+constexpr size_t kMaxSpecBytes = 16u << 20;
 
 struct ContainerType {
   const char* name;
@@ -28,6 +37,8 @@ nn::AttrValue attr_from_json(const json& value, const std::string& where) {
     v.type = NNP_ATTR_BOOL;
     v.b = value.get<bool>();
   } else if (value.is_number_integer()) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(NNP_INVALID_ARGUMENT, where, ": ", value.dump(), " is too large (at most ", INT64_MAX, ")");
     v.type = NNP_ATTR_INT;
     v.i = value.get<int64_t>();
   } else if (value.is_number()) {
@@ -40,6 +51,8 @@ nn::AttrValue attr_from_json(const json& value, const std::string& where) {
     v.type = NNP_ATTR_INTS;
     for (const json& e : value) {
       if (!e.is_number_integer()) fail(NNP_INVALID_ARGUMENT, where, ": lists may hold integers only");
+      if (e.is_number_unsigned() && e.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        fail(NNP_INVALID_ARGUMENT, where, ": ", e.dump(), " is too large (at most ", INT64_MAX, ")");
       v.ints.push_back(e.get<int64_t>());
     }
   } else {
@@ -94,12 +107,13 @@ ModuleRef build(const json& spec, const std::string& where) {
 }  // namespace
 
 ModuleRef model_from_spec(const std::string& json_text, const std::string& origin) {
-  json spec;
-  try {
-    spec = json::parse(json_text);
-  } catch (const json::exception& e) {
-    fail(NNP_INVALID_ARGUMENT, origin, ": not valid JSON (", e.what(), ")");
-  }
+  if (json_text.size() > kMaxSpecBytes)
+    fail(NNP_INVALID_ARGUMENT, origin, ": the spec is ", json_text.size(), " bytes, more than the limit of ",
+         kMaxSpecBytes);
+  json spec = parse_strict_json(json_text, kMaxSpecDepth, [&](const std::string& what) {
+    fail(NNP_INVALID_ARGUMENT, origin, ": the spec ", what,
+         what.rfind("nests", 0) == 0 ? " (containers may nest 30 deep)" : "");
+  });
   return build(spec, origin);
 }
 

@@ -15,6 +15,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "strict_json.hpp"
 
 namespace nnp::core::io {
 namespace {
@@ -39,29 +40,17 @@ nnp_dtype dtype_from_name(const std::string& path, const std::string& key, const
   fail(NNP_CORRUPT_DATA, path, ": not a valid safetensors file: ", what, "; the file is left as it is");
 }
 
-// Parses the header, refusing duplicate keys (the JSON library would keep
-// the last one silently).
+// A header is an object of objects: 8 levels is far more than any writer needs.
+constexpr size_t kMaxHeaderDepth = 8;
+
+// Parses the header in linear time, refusing a name given twice (the JSON
+// library would keep the last one silently) and keys no writer produces.
 json parse_header(const std::string& path, const std::string& text) {
-  std::vector<std::set<std::string>> keys_per_depth;
-  std::string duplicate;
-  json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      if (keys_per_depth.size() <= static_cast<size_t>(depth)) keys_per_depth.resize(static_cast<size_t>(depth) + 1);
-      keys_per_depth[static_cast<size_t>(depth)].clear();
-    } else if (event == json::parse_event_t::key) {
-      auto& keys = keys_per_depth[static_cast<size_t>(depth) - 1];
-      if (!keys.insert(parsed.get<std::string>()).second && duplicate.empty()) duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(text, callback);
-  } catch (const json::exception& e) {
-    corrupt(path, std::string("the header is not valid JSON (") + e.what() + ")");
-  }
-  if (!duplicate.empty()) corrupt(path, "the header names '" + duplicate + "' twice");
+  json header =
+      parse_strict_json(text, kMaxHeaderDepth, [&](const std::string& what) { corrupt(path, "the header " + what); });
   if (!header.is_object()) corrupt(path, "the header is not a JSON object");
+  for (auto it = header.begin(); it != header.end(); ++it)
+    if (it.key().find('\0') != std::string::npos) corrupt(path, "a tensor name contains a NUL character");
   return header;
 }
 

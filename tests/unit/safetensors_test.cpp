@@ -22,16 +22,8 @@ struct TwoLayer : nn::Module {
   Tensor forward(const Tensor& x) override { return x.matmul(w.t()) + b; }
 };
 
-class Files : public ::testing::Test {
+class Files : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("nnp_safetensors_" + std::to_string(::getpid()) + "_" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // A file made of an 8-byte little-endian length, the header, then data.
   std::string write_raw(const std::string& name, const std::string& header, const std::string& data,
                         int64_t claimed_length = -1) {
@@ -42,8 +34,6 @@ class Files : public ::testing::Test {
     out << header << data;
     return file;
   }
-
-  std::filesystem::path dir_;
 };
 
 std::string floats_bytes(const std::vector<float>& values) {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nnp/nnp.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +25,21 @@ void expect_error(Body&& body, nnp_status status, const std::vector<std::string>
           << "message '" << e.what() << "' lacks '" << fragment << "'";
   }
 }
+
+// A fixture with a fresh folder per test (named after the process and the
+// test), removed after it.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("nnp_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
 
 inline std::vector<float> floats(const Tensor& t) { return t.to(Dtype::f32).to_vector<float>(); }
 
