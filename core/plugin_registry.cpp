@@ -63,19 +63,23 @@ bool reserved_backend_name(const std::string& name) {
 bool reserved_layer_name(const std::string& name) { return name.rfind("nn.", 0) == 0 || name.rfind("core.", 0) == 0; }
 bool reserved_plugin_name(const std::string& name) { return name.rfind("nnplug.", 0) == 0; }
 
-// <prefix>/lib/nnplug/plugins beside libnnp.so (the build tree mirrors it).
-fs::path shipped_plugin_folder() {
-  std::error_code ec;
-  fs::path self = boost::dll::this_line_location(ec);
-  if (ec) return {};
-  return (self.parent_path() / "nnplug" / "plugins").lexically_normal();
+// <prefix>/lib/nnplug/plugins beside libnnp.so (the build tree mirrors it),
+// found once: libnnp does not move.
+const fs::path& shipped_plugin_folder() {
+  static const fs::path folder = [] {
+    std::error_code ec;
+    fs::path self = boost::dll::this_line_location(ec);
+    if (ec) return fs::path();
+    fs::path plugins = (self.parent_path() / "nnplug" / "plugins").lexically_normal();
+    fs::path canonical = fs::weakly_canonical(plugins, ec);
+    return ec ? plugins : canonical;
+  }();
+  return folder;
 }
 
+// path is canonical already (the loader indexes records by canonical path).
 bool ships_with_nnplug(const std::string& path) {
-  std::error_code ec1, ec2;
-  fs::path folder = fs::weakly_canonical(shipped_plugin_folder(), ec1);
-  fs::path parent = fs::weakly_canonical(fs::path(path), ec2).parent_path();
-  return !ec1 && !ec2 && !folder.empty() && parent == folder;
+  return !shipped_plugin_folder().empty() && fs::path(path).parent_path() == shipped_plugin_folder();
 }
 
 bool valid_backend_name(const char* name) {
@@ -301,8 +305,7 @@ std::vector<std::string> PluginRegistry::search_folders() const {
       start = end + 1;
     }
   }
-  fs::path shipped = shipped_plugin_folder();
-  if (!shipped.empty()) folders.push_back(shipped.string());
+  if (!shipped_plugin_folder().empty()) folders.push_back(shipped_plugin_folder().string());
   return folders;
 }
 

@@ -1,6 +1,7 @@
 #include "module_call.hpp"
 
 #include <mutex>
+#include <optional>
 
 #include "../autograd/custom_function.hpp"
 #include "../autograd/node.hpp"
@@ -223,14 +224,11 @@ TensorRef call(Module& m, const std::vector<TensorRef>& given) {
   if (!m.vtable.forward) fail(NNP_UNIMPLEMENTED, m.type_name, " has no forward");
   std::vector<const nnp_tensor*> args = raw(inputs);
   nnp_tensor* produced = nullptr;
-  nnp_status status;
   const uint64_t since = last_error_serial();
-  if (m.plugin_origin.empty()) {
-    status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
-  } else {
-    autograd::FunctionOrigin origin(m.plugin_origin);
-    status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
-  }
+  std::optional<autograd::FunctionOrigin> origin;  // only a plugin's layer has one to record
+  if (!m.plugin_origin.empty()) origin.emplace(m.plugin_origin);
+  nnp_status status = m.vtable.forward(m.self, &m, args.data(), static_cast<int32_t>(args.size()), &produced);
+  origin.reset();
   TensorRef output = TensorRef::adopt(produced);
   if (status != NNP_OK) {
     try {
