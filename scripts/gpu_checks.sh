@@ -1,16 +1,66 @@
 #!/usr/bin/env bash
-# Everything issue 6 asks of a machine with an NVIDIA GPU, in one run (device
-# time is short): build, the GPU tests, the conformance kit on cuda, nnplug
-# train --device cuda, and the G benchmarks. Figures go to $OUT when set.
-set -euo pipefail
+# Everything issue 21 asks of a machine with an NVIDIA GPU, in one run (device
+# time is short): the GPU unit tests, the RMSNorm plugin's CUDA kernels, the
+# conformance kit on cuda against reference, nnplug train --device cuda, and
+# G1-G3 with their peers (PyTorch's step where python3 has torch for CUDA).
+# Every step runs even when one before it fails; a table ends the output and
+# the logs go to $OUT (default build/gpu-checks).
+#   bash scripts/gpu_checks.sh BUNDLE   programs staged by scripts/gpu_bundle.sh
+#                                       (a GPU machine without Debian's libraries)
+#   bash scripts/gpu_checks.sh          builds here first (a full dev machine)
+set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-checks}
 mkdir -p "$out"
-nvidia-smi -L | tee "$out/gpu.txt" || true
-cmake --preset default -DNNP_BUILD_ROCM=OFF >/dev/null
-cmake --build build -j "$(nproc)"
-build/bin/nnplug devices | tee "$out/devices.txt"
-build/bin/unit_tests --gtest_filter='GpuBackends*:DLPack*' 2>&1 | tee "$out/gpu_tests.txt"
-build/bin/nnplug conformance --backend cuda 2>&1 | tee "$out/conformance_cuda.txt"
-tests/integration/gpu_train.sh build/bin/nnplug cuda 2>&1 | tee "$out/train_cuda.txt"
-build/bin/nnp_bench --benchmark_filter='^G' --benchmark_repetitions=3 2>&1 | tee "$out/bench_gpu.txt"
+if [ $# -ge 1 ]; then
+  prefix=$(realpath "$1")
+  bin=$prefix/bin
+  plugins_test=$bin/plugins_test
+  train_script=$bin/gpu_train.sh
+  g1_pytorch=$bin/g1_pytorch.py
+  # cuBLAS comes from the machine: the toolkit's folder or PyTorch's wheels.
+  cuda_libs=$(find /usr/local /usr/lib /opt -xdev -name 'libcublasLt.so.13' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+  export LD_LIBRARY_PATH=$prefix/lib:$prefix/deps:$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  cmake --preset default -DNNP_BUILD_ROCM=OFF >/dev/null && cmake --build build -j "$(nproc)" || exit 1
+  bin=build/bin
+  plugins_test=
+  train_script=tests/integration/gpu_train.sh
+  g1_pytorch=tools/bench/g1_pytorch.py
+fi
+unset NNP_PLUGIN_PATH
+
+declare -a names results
+step() {  # step NAME LOGFILE COMMAND...
+  local name=$1 log=$out/$2
+  shift 2
+  echo "=== $name: $*"
+  local start=$SECONDS
+  "$@" >"$log" 2>&1
+  local rc=$?
+  tail -n 40 "$log"
+  names+=("$name")
+  results+=("exit $rc, $((SECONDS - start)) s")
+}
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  nvidia-smi -L
+  echo "cuBLAS from: ${cuda_libs:-the run path of the build}"
+} >"$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+step "nnplug devices" devices.txt "$bin/nnplug" devices
+step "GPU unit tests" gpu_tests.txt "$bin/unit_tests" --gtest_filter='GpuBackends*:DLPack*'
+[ -n "$plugins_test" ] && step "RMSNorm plugin (CUDA kernels)" plugins_test.txt "$plugins_test"
+step "conformance kit on cuda" conformance_cuda.txt "$bin/nnplug" conformance --backend cuda
+step "nnplug train --device cuda" train_cuda.txt "$train_script" "$bin/nnplug" cuda
+step "G1-G3 (nnp_gpu_bench)" bench_gpu.txt "$bin/nnp_gpu_bench" --benchmark_filter='^G' --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true
+if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+  step "G1 peer: PyTorch on cuda" g1_pytorch.txt python3 "$g1_pytorch"
+fi
+
+echo
+echo "=== summary"
+for i in "${!names[@]}"; do printf '%-40s %s\n' "${names[$i]}" "${results[$i]}"; done
+grep -h "^G[0-9]" "$out/bench_gpu.txt" "$out/g1_pytorch.txt" 2>/dev/null

@@ -183,3 +183,24 @@ TEST(GpuBackends, W1FiftyStepsMatchTheCpuRun) {
               << ", largest parameter difference " << worst << "\n";
   }
 }
+
+// Float to integer conversion on the GPU gives the host's bytes for every
+// awkward value: NaN, infinities, values past each integer type's range,
+// halves, negatives into u8 (the same wrap-around rule as the CPU backend's).
+TEST(GpuBackends, FloatToIntegerConversionMatchesTheHost) {
+  REQUIRE_GPU();
+  const std::vector<double> awkward = {NAN,  INFINITY, -INFINITY, 1e30,   -1e30, 9.3e18, -9.3e18, 3e9,  -3e9, 2.5,
+                                       -2.5, 0.5,      -0.5,      255.99, 256.0, 257.5,  -1.0,    -0.0, 1e-30};
+  for (const GpuBackend& gpu : gpus) {
+    Device device(gpu.name + ":0");
+    for (Dtype from : {Dtype::f64, Dtype::f32, Dtype::f16, Dtype::bf16}) {
+      Tensor on_cpu = from_vector(awkward).to(from);
+      Tensor on_gpu = on_cpu.to(device);
+      for (Dtype to : {Dtype::i64, Dtype::i32, Dtype::u8, Dtype::boolean}) {
+        std::vector<int64_t> host = on_cpu.to(to).to(Dtype::i64).to_vector<int64_t>();
+        std::vector<int64_t> there = on_gpu.to(to).to(Device::cpu()).to(Dtype::i64).to_vector<int64_t>();
+        EXPECT_EQ(there, host) << gpu.name << ": " << dtype_name(from) << " -> " << dtype_name(to);
+      }
+    }
+  }
+}
