@@ -81,13 +81,19 @@ nnp_status cublas_gemm(DeviceState& device, const nnp_view* a, const nnp_view* b
   const void* alpha = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&one64) : &one32;
   const void* beta = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&zero64) : &zero32;
   if (k == 0) return NNP_UNIMPLEMENTED;  // the tiled kernel writes the zeros
-  return check_blas(
-      cublasGemmStridedBatchedEx(static_cast<cublasHandle_t>(device.blas), ob.op, oa.op, static_cast<int>(n),
-                                 static_cast<int>(m), static_cast<int>(k), alpha, b->data, type,
-                                 static_cast<int>(ob.ld), ob.batch_stride, a->data, type, static_cast<int>(oa.ld),
-                                 oa.batch_stride, beta, out->data, type, static_cast<int>(oc.ld), oc.batch_stride,
-                                 static_cast<int>(batches), compute, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx");
+  cublasHandle_t handle = static_cast<cublasHandle_t>(device.blas);
+  if (batches == 1)  // one matrix: the plain entry, as a direct caller of cuBLAS uses
+    return check_blas(
+        cublasGemmEx(handle, ob.op, oa.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
+                     b->data, type, static_cast<int>(ob.ld), a->data, type, static_cast<int>(oa.ld), beta, out->data,
+                     type, static_cast<int>(oc.ld), compute, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+  return check_blas(cublasGemmStridedBatchedEx(handle, ob.op, oa.op, static_cast<int>(n), static_cast<int>(m),
+                                               static_cast<int>(k), alpha, b->data, type, static_cast<int>(ob.ld),
+                                               ob.batch_stride, a->data, type, static_cast<int>(oa.ld), oa.batch_stride,
+                                               beta, out->data, type, static_cast<int>(oc.ld), oc.batch_stride,
+                                               static_cast<int>(batches), compute, CUBLAS_GEMM_DEFAULT),
+                    "cublasGemmStridedBatchedEx");
 }
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
@@ -103,5 +109,4 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 }  // namespace nnp::cuda
 
 NNP_PLUGIN("nnplug.cuda", NNP_PLUGIN_VERSION,
-           "the CUDA backend: shared GPU kernels, cuBLAS GEMM, one stream per device",
-           nnp::cuda::init)
+           "the CUDA backend: shared GPU kernels, cuBLAS GEMM, one stream per device", nnp::cuda::init)

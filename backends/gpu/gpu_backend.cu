@@ -103,9 +103,14 @@ DeviceState* device_state(Backend& backend, int32_t device) {
                                           " could not be started earlier in this process");
     return nullptr;
   }
-  if (gpuSetDevice(device) != gpuSuccess) {  // kernels and copies go to this device from this thread
-    check(gpuGetLastError(), "selecting the device");
-    return nullptr;
+  // Kernels and copies go to this device from this thread; reading the
+  // thread's current device is cheaper than setting it on every op.
+  int current = -1;
+  if (gpuGetDevice(&current) != gpuSuccess || current != device) {
+    if (gpuSetDevice(device) != gpuSuccess) {
+      check(gpuGetLastError(), "selecting the device");
+      return nullptr;
+    }
   }
   return &backend.devices[device];
 }
@@ -132,8 +137,8 @@ nnp_status device_info(void* state, int32_t device, nnp_device_info* out) {
     backend.memory[device] = properties.totalGlobalMem;
   });
   if (backend.info_status[device] != NNP_OK)
-    return fail(backend.info_status[device], std::string(backend.config.name) + ":" + std::to_string(device) +
-                                                 ": its properties could not be read");
+    return fail(backend.info_status[device],
+                std::string(backend.config.name) + ":" + std::to_string(device) + ": its properties could not be read");
   out->description = backend.names[device].c_str();
   out->total_memory = backend.memory[device];
   out->score = backend.config.score;

@@ -3,14 +3,15 @@
 // are one block per output row; GEMM is a shared-memory tiled kernel (the
 // CUDA plugin tries cuBLAS first). Values go through double or int64 as in
 // the reference backend, which these kernels are checked against.
-#include <nnp/elements.hpp>
 #include <nnp/philox.h>
 
 #include <cmath>
+#include <nnp/elements.hpp>
 #include <string>
 #include <type_traits>
 
 #include "gpu_backend.hpp"
+#include "gpu_flat.cuh"
 
 namespace nnp::gpu {
 namespace {
@@ -102,6 +103,10 @@ nnp_status k_copy(const nnp_kernel_ctx* ctx, const nnp_view* src, const nnp_view
   if (d == nullptr) return g_api->last_status();
   int64_t n = numel_of(*dst);
   if (n == 0) return NNP_OK;
+  if (src->dtype == dst->dtype && flat::contiguous(*src) && flat::contiguous(*dst))
+    return check(gpuMemcpyAsync(dst->data, src->data, static_cast<size_t>(n) * g_api->dtype_size(dst->dtype),
+                                gpuMemcpyDeviceToDevice, d->stream),
+                 "copy on the device");
   copy_kernel<<<blocks_for(n), kThreads, 0, d->stream>>>(*src, *dst, n);
   return launched("copy kernel");
 }
@@ -111,6 +116,10 @@ nnp_status k_fill(const nnp_kernel_ctx* ctx, const nnp_view* dst, double value) 
   if (d == nullptr) return g_api->last_status();
   int64_t n = numel_of(*dst);
   if (n == 0) return NNP_OK;
+  if (flat::contiguous(*dst) && flat::for_float_dtype(dst->dtype, [&](auto dtype) {
+        flat::fill_kernel<dtype.value><<<blocks_for(n), kThreads, 0, d->stream>>>(dst->data, value, n);
+      }))
+    return launched("fill kernel");
   fill_kernel<<<blocks_for(n), kThreads, 0, d->stream>>>(*dst, value, n);
   return launched("fill kernel");
 }
@@ -120,6 +129,10 @@ nnp_status k_unary(const nnp_kernel_ctx* ctx, nnp_unary_op op, const nnp_view* x
   if (d == nullptr) return g_api->last_status();
   int64_t n = numel_of(*out);
   if (n == 0) return NNP_OK;
+  if (flat::contiguous(*x) && flat::contiguous(*out) && flat::for_float_dtype(out->dtype, [&](auto dtype) {
+        flat::unary_kernel<dtype.value><<<blocks_for(n), kThreads, 0, d->stream>>>(op, x->data, out->data, n);
+      }))
+    return launched("unary kernel");
   unary_kernel<<<blocks_for(n), kThreads, 0, d->stream>>>(op, *x, *out, n);
   return launched("unary kernel");
 }
@@ -144,6 +157,12 @@ nnp_status k_binary(const nnp_kernel_ctx* ctx, nnp_binary_op op, const nnp_view*
   if (d == nullptr) return g_api->last_status();
   int64_t n = numel_of(*out);
   if (n == 0) return NNP_OK;
+  flat::Input fa{}, fb{};
+  if (op < NNP_BINARY_EQ && flat::contiguous(*out) && flat::as_input(*a, &fa) && flat::as_input(*b, &fb) &&
+      flat::for_float_dtype(out->dtype, [&](auto dtype) {
+        flat::binary_kernel<dtype.value><<<blocks_for(n), kThreads, 0, d->stream>>>(op, fa, fb, out->data, n);
+      }))
+    return launched("binary kernel");
   const bool may_fail = op == NNP_BINARY_POW && !is_float(a->dtype);
   nnp_status status = may_fail ? clear_index_error(*d) : NNP_OK;
   if (status != NNP_OK) return status;

@@ -14,6 +14,7 @@ using gpuStream_t = hipStream_t;
 #define gpuGetDeviceProperties hipGetDeviceProperties
 #define gpuDeviceProp hipDeviceProp_t
 #define gpuSetDevice hipSetDevice
+#define gpuGetDevice hipGetDevice
 #define gpuGetErrorString hipGetErrorString
 #define gpuGetLastError hipGetLastError
 #define gpuMalloc hipMalloc
@@ -39,6 +40,7 @@ using gpuStream_t = cudaStream_t;
 #define gpuGetDeviceProperties cudaGetDeviceProperties
 #define gpuDeviceProp cudaDeviceProp
 #define gpuSetDevice cudaSetDevice
+#define gpuGetDevice cudaGetDevice
 #define gpuGetErrorString cudaGetErrorString
 #define gpuGetLastError cudaGetLastError
 #define gpuMalloc cudaMalloc

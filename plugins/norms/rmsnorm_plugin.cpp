@@ -191,7 +191,7 @@ struct RMSNorm : nnp::nn::Module {
                                                " does not match the trailing dimensions of the input " +
                                                shape_text(shape));
     const double epsilon = eps ? *eps : machine_epsilon(x.dtype());
-    const bool own_kernel = x.device().host_memory() && (x.dtype() == Dtype::f32 || x.dtype() == Dtype::f64) &&
+    const bool own_kernel = has_kernels_for(x.device()) && (x.dtype() == Dtype::f32 || x.dtype() == Dtype::f64) &&
                             (!affine || (weight.dtype() == x.dtype() && weight.device() == x.device()));
     if (!own_kernel) return composed(x, epsilon);
 

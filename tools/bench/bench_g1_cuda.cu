@@ -138,10 +138,10 @@ class G1Peer {
     n4_ = static_cast<int64_t>(total / 4);
   }
   ~G1Peer() {
-    for (void* p : {static_cast<void*>(params_), static_cast<void*>(grads_), static_cast<void*>(momentum_),
-                    static_cast<void*>(x_), static_cast<void*>(labels_), static_cast<void*>(h1_),
-                    static_cast<void*>(h2_), static_cast<void*>(logits_), static_cast<void*>(dh_),
-                    static_cast<void*>(dh2_), static_cast<void*>(loss_)})
+    for (void* p :
+         {static_cast<void*>(params_), static_cast<void*>(grads_), static_cast<void*>(momentum_),
+          static_cast<void*>(x_), static_cast<void*>(labels_), static_cast<void*>(h1_), static_cast<void*>(h2_),
+          static_cast<void*>(logits_), static_cast<void*>(dh_), static_cast<void*>(dh2_), static_cast<void*>(loss_)})
       cudaFree(p);
     cublasDestroy(blas_);
   }
