@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=$(realpath -m "${1:-.gpu}")
 rm -rf "$bundle"
+[ -f build/CMakeCache.txt ] || cmake --preset default
 cmake --build build
 cmake --install build --prefix "$bundle" >/dev/null
 rm -f "$bundle"/lib/nnplug/plugins/libnnp_backend_rocm.so
