@@ -1,16 +1,14 @@
 #include "model_spec.hpp"
 
 #include <climits>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "../error.hpp"
 #include "../nn/attrs.hpp"
 #include "../nn/containers.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
+#include "regular_file.hpp"
 #include "strict_json.hpp"
 
 namespace nnp::core::io {
@@ -118,11 +116,8 @@ ModuleRef model_from_spec(const std::string& json_text, const std::string& origi
 }
 
 ModuleRef model_from_spec_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) fail(NNP_IO_ERROR, "model spec ", path, ": cannot open (", std::strerror(errno), ")");
-  std::stringstream text;
-  text << file.rdbuf();
-  return model_from_spec(text.str(), path);
+  // Refused by size before any of it is read.
+  return model_from_spec(RegularFile(path, "model spec").read_all(kMaxSpecBytes), path);
 }
 
 }  // namespace nnp::core::io

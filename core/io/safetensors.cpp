@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "regular_file.hpp"
 #include "strict_json.hpp"
 
 namespace nnp::core::io {
@@ -151,13 +151,11 @@ struct Header {
   Metadata metadata;
 };
 
-Header read_header(std::ifstream& file, const std::string& path) {
-  file.seekg(0, std::ios::end);
-  const uint64_t file_size = static_cast<uint64_t>(file.tellg());
-  file.seekg(0);
+Header read_header(const RegularFile& file, const std::string& path) {
+  const uint64_t file_size = file.size();
   if (file_size < 8) corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
   unsigned char length[8];
-  file.read(reinterpret_cast<char*>(length), 8);
+  file.read_at(0, length, 8);
   const uint64_t header_size = read_u64_le(length);
   if (header_size > kMaxHeaderSize)
     corrupt(path, "the header claims " + std::to_string(header_size) + " bytes, more than the limit of " +
@@ -166,7 +164,7 @@ Header read_header(std::ifstream& file, const std::string& path) {
     corrupt(path, "the header claims " + std::to_string(header_size) + " bytes but the file holds only " +
                       std::to_string(file_size - 8) + " after the length");
   std::string text(static_cast<size_t>(header_size), '\0');
-  file.read(&text[0], static_cast<std::streamsize>(header_size));
+  file.read_at(8, text.data(), header_size);
   if (text.empty() || text[0] != '{') corrupt(path, "the header does not start with '{'");
   json header = parse_header(path, text);
 
@@ -196,10 +194,16 @@ Header read_header(std::ifstream& file, const std::string& path) {
     const json& shape = value["shape"];
     if (shape.size() > NNP_MAX_DIMS) corrupt(path, "tensor '" + key + "' has more than 8 dimensions");
     e.shape.ndim = static_cast<int32_t>(shape.size());
+    uint64_t nonzero_product = 1;  // the strides are products of sizes: they must fit int64 too
     for (size_t i = 0; i < shape.size(); ++i) {
-      if (!shape[i].is_number_unsigned()) corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
-      e.shape.d[i] = shape[i].get<int64_t>();
-      if (e.shape.d[i] < 0) corrupt(path, "tensor '" + key + "' has a negative size");
+      if (!shape[i].is_number_integer()) corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
+      if (!shape[i].is_number_unsigned()) corrupt(path, "tensor '" + key + "' has a negative shape entry");
+      const uint64_t size = shape[i].get<uint64_t>();
+      if (size > static_cast<uint64_t>(INT64_MAX) ||
+          (size != 0 && nonzero_product > static_cast<uint64_t>(INT64_MAX) / size))
+        corrupt(path, "tensor '" + key + "' has a shape too large for 64-bit sizes");
+      if (size != 0) nonzero_product *= size;
+      e.shape.d[i] = static_cast<int64_t>(size);
     }
     const json& offsets = value["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
@@ -238,30 +242,22 @@ Header read_header(std::ifstream& file, const std::string& path) {
   return parsed;
 }
 
-std::ifstream open_for_reading(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail(NNP_IO_ERROR, "load: cannot open ", path, " (", std::strerror(errno), ")");
-  return file;
-}
-
 }  // namespace
 
 void load_safetensors(const std::string& path, nnp_device device, nnp_list& out, Metadata* metadata) {
-  std::ifstream file = open_for_reading(path);
+  RegularFile file(path, "load");
   Header header = read_header(file, path);
   if (metadata) *metadata = header.metadata;
   std::vector<unsigned char> buffer;
   for (const Entry& e : header.entries) {
     buffer.resize(static_cast<size_t>(e.end - e.begin));
-    file.seekg(static_cast<std::streamoff>(8 + header.header_size + e.begin));
-    file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
-    if (!file) fail(NNP_IO_ERROR, "load: reading ", path, " failed part way");
+    file.read_at(8 + header.header_size + e.begin, buffer.data(), buffer.size());
     out.add(e.name, from_host(buffer.empty() ? nullptr : buffer.data(), e.shape, e.dtype, device));
   }
 }
 
 Metadata read_safetensors_metadata(const std::string& path) {
-  std::ifstream file = open_for_reading(path);
+  RegularFile file(path, "load");
   return read_header(file, path).metadata;
 }
 
