@@ -1,74 +1,55 @@
 // nnplug train: the main job. Trains a model spec (default: a small CNN) on a
 // CSV data set (default: the digits), holding out a fifth for test; shows
-// progress, writes a checkpoint and a picture of the curves, and prints the
-// test accuracy. --resume continues a run exactly where its checkpoint left it.
+// progress, and after every epoch writes the checkpoint, the best checkpoint
+// so far, metrics.csv and a picture of the curves; prints the test accuracy.
+// It never destroys good work: a loss that becomes NaN or infinite stops the
+// run with the last checkpoint kept, and a run never replaces another's files
+// unless told to (run_folder.hpp). --resume continues a run exactly where its
+// checkpoint left it: same split, same model, same curves.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nnp/nnp.hpp>
 #include <random>
 
+#include "checkpoint.hpp"
 #include "curve_svg.hpp"
 #include "options.hpp"
+#include "progress.hpp"
+#include "run_folder.hpp"
 #include "training.hpp"
 
 namespace nnplug {
 namespace {
 
-struct Checkpoint {
-  nnp::StateDict model, optimizer;
-  int64_t epoch = 0;
-  uint64_t rng_seed = 0, rng_offset = 0;
-  float scale = 1;
-};
-
-void save_checkpoint(const std::string& path, nnp::nn::ModuleHandle& model, const nnp::optim::Optimizer& opt,
-                     int64_t epoch, float scale, uint64_t seed, const std::string& optimizer) {
-  nnp::NamedTensors all;
-  for (auto& [k, t] : model.state_dict()) all.emplace_back("model." + k, t);
-  for (auto& [k, t] : opt.state_dict()) all.emplace_back("optimizer." + k, t);
-  uint64_t rng_seed = 0, rng_offset = 0;
-  nnp::api().get_rng_state(&rng_seed, &rng_offset);
-  nnp::save_safetensors(all, path,
-                        {{"format", "pt"},
-                         {"nnplug", "train checkpoint"},
-                         {"epoch", std::to_string(epoch)},
-                         {"seed", std::to_string(seed)},
-                         {"input_scale", nnp::nn::format_float(scale)},
-                         {"optimizer", optimizer},
-                         {"rng_seed", std::to_string(rng_seed)},
-                         {"rng_offset", std::to_string(rng_offset)}});
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  Checkpoint c;
-  for (auto& [k, t] : nnp::load_safetensors(path)) {
-    if (k.rfind("model.", 0) == 0)
-      c.model.emplace_back(k.substr(6), t);
-    else if (k.rfind("optimizer.", 0) == 0)
-      c.optimizer.emplace_back(k.substr(10), t);
+// Written whole each epoch, through a temporary file: never half a table.
+void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& history) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << "epoch,train_loss,train_accuracy,test_loss,test_accuracy\n";
+    for (const EpochRecord& e : history)
+      out << e.epoch << "," << nnp::nn::format_float(e.train_loss) << "," << nnp::nn::format_float(e.train_accuracy)
+          << "," << nnp::nn::format_float(e.test_loss) << "," << nnp::nn::format_float(e.test_accuracy) << "\n";
+    if (!out) throw nnp::Error(NNP_IO_ERROR, "cannot write " + path);
   }
-  c.epoch = std::stoll(nnp::safetensors_metadata(path, "epoch"));
-  c.scale = std::stof(nnp::safetensors_metadata(path, "input_scale"));
-  c.rng_seed = std::stoull(nnp::safetensors_metadata(path, "rng_seed"));
-  c.rng_offset = std::stoull(nnp::safetensors_metadata(path, "rng_offset"));
-  return c;
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw nnp::Error(NNP_IO_ERROR, "cannot write " + path);
 }
 
-void progress(bool terminal, int64_t epoch, int64_t epochs, size_t done, size_t total, double loss, double acc,
-              double rate) {
-  if (!terminal) return;
-  const int width = 24;
-  int filled = total ? static_cast<int>(width * done / total) : width;
-  std::string bar(static_cast<size_t>(filled), '=');
-  if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), ' ');
-  std::printf("\repoch %lld/%lld [%s] loss %.4f  acc %5.1f%%  %.0f samples/s ", static_cast<long long>(epoch),
-              static_cast<long long>(epochs), bar.c_str(), loss, acc * 100, rate);
-  std::fflush(stdout);
+std::string shape_text(const nnp::Shape& shape) {
+  std::string text;
+  for (int64_t s : shape) text += (text.empty() ? "" : ",") + std::to_string(s);
+  return text;
 }
 
 }  // namespace
@@ -80,33 +61,58 @@ int run_train(const Args& args) {
   int64_t epochs = 15, batch_size = 32;
   double lr = 1e-3;
   uint64_t seed = 0;
+  bool header = false, force = false;
   options.add_options()("model,m", po::value(&model_path), "model spec (JSON); default: a small CNN for the digits")(
-      "data", po::value(&data_path), "CSV of features then an integer label (.gz allowed); default: the digits")(
+      "data", po::value(&data_path),
+      "CSV of features then an integer label, comma-separated (.gz allowed); default: the digits")(
+      "header", po::bool_switch(&header), "the first row of the data is a header (a row of text only is one anyway)")(
       "input-shape", po::value(&input_shape),
       "per-sample input shape, e.g. 1,8,8 (default: flat, or 1,8,8 for the digits)")(
       "device,d", po::value(&device_name)->default_value("auto"), "device: auto, cpu, cuda:0, ...")(
-      "epochs,e", po::value(&epochs)->default_value(15), "training epochs")(
+      "epochs,e", po::value(&epochs)->default_value(15), "train until this epoch (also when resuming)")(
       "batch-size,b", po::value(&batch_size)->default_value(32), "samples per step")(
       "lr", po::value(&lr)->default_value(1e-3), "learning rate")(
       "optimizer", po::value(&optimizer)->default_value("Adam"), "SGD, Adam, AdamW, Adagrad, Adadelta or RMSprop")(
       "seed", po::value(&seed)->default_value(0), "seed of the split, the shuffling and the initialisation")(
-      "resume", po::value(&resume), "checkpoint to continue from")(
-      "out,o", po::value(&out)->default_value("nnplug-run"), "folder for checkpoint.safetensors and curves.svg");
+      "resume", po::value(&resume), "checkpoint to continue from (its model, split and curves)")(
+      "out,o", po::value(&out)->default_value("nnplug-run"),
+      "folder for the run's files; default: nnplug-run, or the next free nnplug-run-N")(
+      "force", po::bool_switch(&force), "replace the run already in --out");
   po::variables_map vm;
   if (auto stop =
           parse_options("train", "Trains a model spec on a data set and reports the test accuracy.", options, args, vm))
     return *stop;
   if (epochs < 1 || batch_size < 1) throw nnp::Error(NNP_INVALID_ARGUMENT, "--epochs and --batch-size must be >= 1");
+  if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
 
   auto started = std::chrono::steady_clock::now();
+  TrainCheckpoint resumed;
+  if (!resume.empty()) {
+    resumed = load_train_checkpoint(resume);
+    if (!vm["seed"].defaulted() && seed != resumed.seed)
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "--seed " + std::to_string(seed) + ": the checkpoint's run used seed " +
+                                                 std::to_string(resumed.seed) +
+                                                 ", which fixes its split; a resumed run keeps it (leave out --seed)");
+    seed = resumed.seed;
+    if (vm["optimizer"].defaulted()) optimizer = resumed.optimizer_name;
+    if (input_shape.empty()) input_shape = resumed.input_shape;
+  }
   if (data_path.empty()) data_path = default_data_path();
-  Dataset data = load_csv(data_path);
-  nnp::Shape shape = sample_shape(input_shape, data, model_path.empty());
+  Dataset data = load_csv(data_path, header);
+  const bool default_model = model_path.empty() && resume.empty();
+  nnp::Shape shape = sample_shape(input_shape, data, default_model);
   nnp::Device device(device_name);
   Split split = hold_out_fifth(data.rows, seed);
+  if (!resume.empty() && (resumed.data_rows != data.rows || resumed.split != split_fingerprint(data, split.test)))
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--resume " + resume + ": the checkpoint's run held out other rows (" +
+                                               std::to_string(resumed.data_rows) + " rows of data then, " +
+                                               std::to_string(data.rows) + " in " + data_path +
+                                               " now); resume with the same --data");
 
   nnp::manual_seed(seed);
-  nnp::nn::ModuleHandle model = build_model(model_path);
+  const std::string spec = resume.empty() || !model_path.empty() ? model_spec_text(model_path) : resumed.model_spec;
+  nnp::nn::ModuleHandle model =
+      resume.empty() || !model_path.empty() ? build_model(model_path) : nnp::nn::model_from_spec(spec);
   model.to(device);
   nnp::optim::Optimizer opt(optimizer, model.parameters(), std::move(nnp::nn::Attrs().set("lr", lr)));
   nnp::nn::ModuleHandle criterion = nnp::nn::create_layer("nn.CrossEntropyLoss");
@@ -120,71 +126,140 @@ int run_train(const Args& args) {
         largest = std::max(largest, std::abs(data.x[static_cast<size_t>(row * data.features + f)]));
     if (largest > 0) scale = 1 / largest;
   }
+  check_labels_fit(data, data_path, output_classes(model, data, shape, scale, device));
   int64_t first_epoch = 1;
-  if (!resume.empty()) {
-    Checkpoint c = load_checkpoint(resume);
-    model.load_state_dict(c.model);
-    opt.load_state_dict(c.optimizer);
-    nnp::api().set_rng_state(c.rng_seed, c.rng_offset);
-    scale = c.scale;
-    first_epoch = c.epoch + 1;
-    std::cout << "resuming from " << resume << " after epoch " << c.epoch << "\n";
-  }
-  std::filesystem::create_directories(out);
-  const std::string checkpoint = (std::filesystem::path(out) / "checkpoint.safetensors").string();
-  const std::string curves = (std::filesystem::path(out) / "curves.svg").string();
-  std::cout << "training on " << device.name() << ": " << split.train.size() << " rows, testing on "
-            << split.test.size() << " (" << data_path << ")\n";
-
-  const bool terminal = ::isatty(STDOUT_FILENO) != 0;
   std::vector<EpochRecord> history;
-  double test_acc = 0;
+  if (!resume.empty()) {
+    model.load_state_dict(resumed.model);
+    opt.load_state_dict(resumed.optimizer);
+    if (!vm["lr"].defaulted()) opt.set("lr", lr);  // the state restores the run's rate; an --lr given replaces it
+    nnp::api().set_rng_state(resumed.rng_seed, resumed.rng_offset);
+    scale = resumed.scale;
+    first_epoch = resumed.epoch + 1;
+    history = resumed.history;
+    std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
+  }
+  if (first_epoch > epochs) {  // nothing to do, and no file claimed that was not written
+    Evaluation test = evaluate(model, data, split.test, shape, scale, device);
+    std::printf(
+        "the checkpoint has trained %lld epochs already; --epochs %lld asks for no more, so nothing was "
+        "trained or written\ntest accuracy %.2f%% on %zu held-out rows\n",
+        static_cast<long long>(first_epoch - 1), static_cast<long long>(epochs), test.accuracy * 100,
+        split.test.size());
+    return 0;
+  }
+  const std::filesystem::path folder = choose_run_folder(out, !vm["out"].defaulted(), force, resume);
+  const std::string checkpoint = (folder / "checkpoint.safetensors").string(),
+                    best_path = (folder / "best.safetensors").string(), curves = (folder / "curves.svg").string(),
+                    metrics = (folder / "metrics.csv").string();
+  std::cout << "training on " << device.name() << ": " << split.train.size() << " rows, testing on "
+            << split.test.size() << " (" << data_path << "); writing to " << folder.string() << "\n";
+
+  TrainCheckpoint state;
+  state.model_spec = spec;
+  state.input_shape = shape_text(shape);
+  state.optimizer_name = optimizer;
+  state.scale = scale;
+  state.seed = seed;
+  state.data_rows = data.rows;
+  state.split = split_fingerprint(data, split.test);
+  double best = -1;
+  for (const EpochRecord& e : history) best = std::max(best, e.test_accuracy);
+
+  // What a run stopped during `epoch` leaves behind.
+  auto kept = [&](int64_t epoch) {
+    if (epoch > first_epoch)
+      return "the checkpoint of epoch " + std::to_string(epoch - 1) + " in " + checkpoint + " is kept";
+    return resume.empty() ? std::string("no checkpoint was written")
+                          : "the checkpoint resumed from (" + resume + ") is unchanged";
+  };
+  const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+  const double samples_left_at_start =
+      static_cast<double>(split.train.size()) * static_cast<double>(epochs - first_epoch + 1);
+  double samples_done = 0;
+  const auto run_start = std::chrono::steady_clock::now();
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
     std::vector<int64_t> order = split.train;
     std::mt19937_64 shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), shuffle);
     model.train();
     double loss_sum = 0;
-    int64_t correct = 0, seen = 0;
+    int64_t correct = 0, seen = 0, step = 0;
+    const int64_t steps =
+        static_cast<int64_t>((order.size() + static_cast<size_t>(batch_size) - 1) / static_cast<size_t>(batch_size));
     auto epoch_start = std::chrono::steady_clock::now();
     for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(batch_size)) {
       size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
       auto [x, y] = batch(data, order, begin, end, shape, scale, device);
       nnp::Tensor logits = model(x);
       nnp::Tensor loss = criterion.call({logits, y});
+      const double loss_value = loss.item<float>();
+      ++step;
+      if (!std::isfinite(loss_value)) {
+        if (terminal) std::printf("\n");
+        throw nnp::Error(NNP_INVALID_ARGUMENT,
+                         "the loss became " + std::string(std::isnan(loss_value) ? "NaN" : "infinite") + " at epoch " +
+                             std::to_string(epoch) + ", step " + std::to_string(step) + " of " + std::to_string(steps) +
+                             ": training stopped; " + kept(epoch) + " (try a smaller --lr)");
+      }
       opt.zero_grad();
       loss.backward();
       opt.step();
       const int64_t n = static_cast<int64_t>(end - begin);
-      loss_sum += loss.item<float>() * static_cast<double>(n);
+      loss_sum += loss_value * static_cast<double>(n);
       {
         nnp::NoGradGuard no_grad;
         correct += logits.argmax(1).eq(y).to(nnp::Dtype::i64).sum().item<int64_t>();
       }
       seen += n;
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
-      progress(terminal, epoch, epochs, end, order.size(), loss_sum / static_cast<double>(seen),
-               static_cast<double>(correct) / static_cast<double>(seen),
-               static_cast<double>(seen) / std::max(seconds, 1e-9));
+      samples_done += static_cast<double>(n);
+      if (terminal) {
+        const double rate = samples_done / std::max(seconds_since(run_start), 1e-9);
+        std::printf("\r%s",
+                    progress_line(terminal_columns(), static_cast<long long>(epoch), static_cast<long long>(epochs),
+                                  static_cast<double>(end) / static_cast<double>(order.size()),
+                                  loss_sum / static_cast<double>(seen),
+                                  static_cast<double>(correct) / static_cast<double>(seen), rate,
+                                  (samples_left_at_start - samples_done) / std::max(rate, 1e-9))
+                        .c_str());
+        std::fflush(stdout);
+      }
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
-    test_acc = accuracy(model, data, split.test, shape, scale, device);
-    history.push_back(
-        {loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen), test_acc});
-    if (terminal) std::printf("\r");
-    std::printf("epoch %lld/%lld  loss %.4f  train acc %5.1f%%  test acc %5.1f%%  %.0f samples/s%s\n",
+    const double seconds = seconds_since(epoch_start);
+    Evaluation test = evaluate(model, data, split.test, shape, scale, device);
+    if (!std::isfinite(test.loss)) {  // the epoch's last step broke the model: keep the checkpoint before it
+      if (terminal) std::printf("\n");
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "the test loss became " +
+                                                 std::string(std::isnan(test.loss) ? "NaN" : "infinite") +
+                                                 " after epoch " + std::to_string(epoch) + ": training stopped; " +
+                                                 kept(epoch) + " (try a smaller --lr)");
+    }
+    history.push_back({epoch, loss_sum / static_cast<double>(seen),
+                       static_cast<double>(correct) / static_cast<double>(seen), test.loss, test.accuracy});
+    if (terminal) std::printf("\r%s\r", std::string(static_cast<size_t>(terminal_columns() - 1), ' ').c_str());
+    std::printf("epoch %lld/%lld  loss %.4f  train acc %5.1f%%  test loss %.4f  test acc %5.1f%%  %.0f samples/s\n",
                 static_cast<long long>(epoch), static_cast<long long>(epochs), history.back().train_loss,
-                history.back().train_accuracy * 100, test_acc * 100,
-                static_cast<double>(seen) / std::max(seconds, 1e-9), terminal ? "            " : "");
-    save_checkpoint(checkpoint, model, opt, epoch, scale, seed, optimizer);
-  }
-  if (!history.empty())
+                history.back().train_accuracy * 100, test.loss, test.accuracy * 100,
+                static_cast<double>(seen) / std::max(seconds, 1e-9));
+    std::fflush(stdout);
+    state.model = model.state_dict();
+    state.optimizer = opt.state_dict();
+    state.epoch = epoch;
+    state.history = history;
+    nnp::api().get_rng_state(&state.rng_seed, &state.rng_offset);
+    save_train_checkpoint(checkpoint, state);
+    if (test.accuracy > best) {
+      best = test.accuracy;
+      save_train_checkpoint(best_path, state);
+    }
+    write_metrics_csv(metrics, history);
     write_curves_svg(curves, history);
-  else
-    test_acc = accuracy(model, data, split.test, shape, scale, device);
-  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("test accuracy %.2f%% on %zu held-out rows (%.1f s); checkpoint %s, curves %s\n", test_acc * 100,
-              split.test.size(), total, checkpoint.c_str(), curves.c_str());
+  }
+  std::printf(
+      "test accuracy %.2f%% on %zu held-out rows (%.1f s); checkpoint %s, best %s (%.2f%%), metrics %s, "
+      "curves %s\n",
+      history.back().test_accuracy * 100, split.test.size(), seconds_since(started), checkpoint.c_str(),
+      best_path.c_str(), best * 100, metrics.c_str(), curves.c_str());
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace nnplug {
@@ -76,20 +77,48 @@ std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector
   return {nnp::from_vector(x, full_shape, device), nnp::from_vector(y, device)};
 }
 
-double accuracy(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
-                const nnp::Shape& shape, float scale, const nnp::Device& device) {
-  if (indices.empty()) return 0;
+Evaluation evaluate(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
+                    const nnp::Shape& shape, float scale, const nnp::Device& device) {
+  if (indices.empty()) return {};
   nnp::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
+  nnp::nn::ModuleHandle criterion =
+      nnp::nn::create_layer("nn.CrossEntropyLoss", nnp::nn::Attrs().set("reduction", std::string("sum")));
   int64_t correct = 0;
+  double loss = 0;
   for (size_t begin = 0; begin < indices.size(); begin += 256) {
     size_t end = std::min(indices.size(), begin + 256);
     auto [x, y] = batch(data, indices, begin, end, shape, scale, device);
-    correct += model(x).argmax(1).eq(y).to(nnp::Dtype::i64).sum().item<int64_t>();
+    nnp::Tensor logits = model(x);
+    loss += criterion.call({logits, y}).item<float>();
+    correct += logits.argmax(1).eq(y).to(nnp::Dtype::i64).sum().item<int64_t>();
   }
   model.train(was_training);
-  return static_cast<double>(correct) / static_cast<double>(indices.size());
+  const double n = static_cast<double>(indices.size());
+  return {loss / n, static_cast<double>(correct) / n};
+}
+
+int64_t output_classes(nnp::nn::ModuleHandle& model, const Dataset& data, const nnp::Shape& shape, float scale,
+                       const nnp::Device& device) {
+  nnp::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();  // no dropout draw: the RNG stream stays as it was
+  auto [x, y] = batch(data, {0}, 0, 1, shape, scale, device);
+  nnp::Tensor logits = model(x);
+  model.train(was_training);
+  if (logits.ndim() != 2)
+    throw nnp::Error(NNP_SHAPE_MISMATCH, "the model gives outputs of " + std::to_string(logits.ndim()) +
+                                             " dimensions per batch; a classifier gives [batch, classes]");
+  return logits.size(1);
+}
+
+std::string model_spec_text(const std::string& model_path) {
+  if (model_path.empty()) return kDefaultDigitsModel;
+  std::ifstream file(model_path);  // read after model_from_spec_file accepted it
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 }  // namespace nnplug

@@ -27,9 +27,21 @@ nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool def
 std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector<int64_t>& indices, size_t begin,
                                           size_t end, const nnp::Shape& shape, float scale, const nnp::Device& device);
 
-// Fraction of rows whose arg-max output equals the label (eval mode, no grad).
-double accuracy(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
-                const nnp::Shape& shape, float scale, const nnp::Device& device);
+// The mean cross-entropy and the fraction of rows whose arg-max output equals
+// the label (eval mode, no grad).
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+};
+Evaluation evaluate(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
+                    const nnp::Shape& shape, float scale, const nnp::Device& device);
+
+// How many classes the model scores (its output's second dimension), from
+// one sample in eval mode; refuses outputs that are not [batch, classes].
+int64_t output_classes(nnp::nn::ModuleHandle& model, const Dataset& data, const nnp::Shape& shape, float scale,
+                       const nnp::Device& device);
+
+// The spec's JSON: the file's text, or the default model's.
+std::string model_spec_text(const std::string& model_path);
 
 nnp::Shape parse_shape(const std::string& text, const std::string& option);
 

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Issue 14, classes 5, 6 and 10 as a corpus: data sets, training that must
+# never destroy good work, checkpoints whose metadata lies, and the command
+# line. Each case runs nnplug and checks its exit status and a fragment of
+# what it printed; none may hang (each has a time limit), crash (status over
+# 2) or print a raw control byte. The counts per class end the output.
+set -uo pipefail
+nnplug=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+failures=0
+declare -A count
+
+# expect CLASS STATUS FRAGMENT -- COMMAND...
+expect() {
+  local class=$1 status=$2 fragment=$3
+  shift 4
+  count[$class]=$((${count[$class]:-0} + 1))
+  local output rc
+  output=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$status" ]; then
+    echo "FAIL (class $class): exit $rc, expected $status: $*"
+    echo "$output" | tail -5
+    failures=$((failures + 1))
+  elif [ -n "$fragment" ] && ! grep -qF -- "$fragment" <<<"$output"; then
+    echo "FAIL (class $class): output lacks '$fragment': $*"
+    echo "$output" | tail -5
+    failures=$((failures + 1))
+  elif LC_ALL=C grep -q $'[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]' <<<"$output"; then
+    echo "FAIL (class $class): a control byte reached the terminal: $*"
+    failures=$((failures + 1))
+  fi
+}
+
+# A small valid data set: 10 rows of 4 features and a label in 0..2, and a
+# model for it.
+echo '{"type": "nn.Sequential", "children": [{"type": "nn.Linear", "in_features": 4, "out_features": 3}]}' >mlp.json
+good_rows() {
+  for i in 0 1 2 3 4 5 6 7 8 9; do echo "0.$i,1,2,3,$((i % 3))"; done
+}
+good_rows >good.csv
+# data NAME: good.csv with row 3 replaced by stdin's first line
+with_row() { { good_rows | sed -n 1,2p; cat; good_rows | sed -n 4,10p; } >"$1"; }
+cat >train <<TRAIN
+#!/usr/bin/env bash
+exec "$nnplug" train --model mlp.json --epochs 1 --out "out_\$RANDOM\$RANDOM" --data "\$@"
+TRAIN
+chmod +x train
+
+# ---- class 5: data sets ----
+for bad in nan NaN inf -inf Infinity 1e999; do
+  echo "$bad,1,2,3,0" | with_row "f_$bad.csv"
+  expect 5 1 "f_$bad.csv:3: column 1: '$bad' is not a finite number" -- ./train "f_$bad.csv"
+done
+echo "1e39,1,2,3,0" | with_row f_big.csv
+expect 5 1 "column 1: 1e39 is outside the float range" -- ./train f_big.csv
+for bad in 1.5 -1 1e300 2147483648 1e-300; do
+  echo "1,1,2,3,$bad" | with_row "l_$bad.csv"
+  expect 5 1 "l_$bad.csv:3: the label (last column) $bad is not a class index" -- ./train "l_$bad.csv"
+done
+echo "1,1,2,3,3" | with_row l_3.csv
+expect 5 1 "l_3.csv:3: label 3 is outside the model's 3 classes (0 to 2)" -- ./train l_3.csv
+echo "1,1,2,3,0x1" | with_row l_hex.csv
+expect 5 1 "column 5: '0x1' is not a number" -- ./train l_hex.csv
+echo "1,1,2,3,nan" | with_row l_nan.csv
+expect 5 1 "'nan' is not a finite number" -- ./train l_nan.csv
+good_rows | tr , ';' >semicolons.csv
+expect 5 1 "other separators are not read" -- ./train semicolons.csv
+good_rows | tr , '\t' >tabs.csv
+expect 5 1 "other separators are not read" -- ./train tabs.csv
+good_rows | tr , ' ' >spaces.csv
+expect 5 1 "other separators are not read" -- ./train spaces.csv
+good_rows | tr , '|' >pipes.csv
+expect 5 1 "other separators are not read" -- ./train pipes.csv
+good_rows | sed 's/,/ , /g' >spaced_commas.csv
+expect 5 0 "test accuracy" -- ./train spaced_commas.csv
+echo "1,,2,3,0" | with_row empty_field.csv
+expect 5 1 "column 2 is empty" -- ./train empty_field.csv
+echo "1,1,2,3,0," | with_row trailing_comma.csv
+expect 5 1 "column 6 is empty" -- ./train trailing_comma.csv
+{ echo "a,b,c,d,label"; good_rows; } >header.csv
+expect 5 0 "test accuracy" -- ./train header.csv
+{ echo "f1,2,3,4,0"; good_rows; } >half_header.csv
+expect 5 1 "or give --header" -- ./train half_header.csv
+expect 5 0 "test accuracy" -- ./train half_header.csv --header
+good_rows | sed -n 1,4p >four_rows.csv
+expect 5 1 "has 4 rows; at least 5 are needed" -- ./train four_rows.csv
+echo "a,b,c,d,label" >only_header.csv
+expect 5 1 "no rows" -- ./train only_header.csv
+: >empty.csv
+expect 5 1 "no rows" -- ./train empty.csv
+echo "1,2,3,0" | with_row ragged.csv
+expect 5 1 "3 features where earlier rows have 4" -- ./train ragged.csv
+printf '1,2\0,3,4,0\n' | with_row nul.csv
+expect 5 1 "holds a NUL byte" -- ./train nul.csv
+printf '1,\033[31mred,3,4,0\n' | with_row escape.csv
+expect 5 1 "\\x1b[31mred" -- ./train escape.csv
+head -c 3000 /dev/urandom >random.bin
+expect 5 1 "data random.bin" -- ./train random.bin
+good_rows | sed 's/$/\r/' >crlf.csv
+expect 5 0 "test accuracy" -- ./train crlf.csv
+{ good_rows; good_rows; } | gzip >good.csv.gz
+expect 5 0 "test accuracy" -- ./train good.csv.gz
+head -c 40 good.csv.gz >cut.csv.gz
+expect 5 1 "damaged .gz" -- ./train cut.csv.gz
+{ head -c 20 good.csv.gz; head -c 200 /dev/urandom; } >garbled.csv.gz
+expect 5 1 "data garbled.csv.gz" -- ./train garbled.csv.gz
+mkdir dir.csv
+expect 5 1 "is a directory" -- ./train dir.csv
+mkfifo fifo.csv
+expect 5 1 "is not a regular file" -- ./train fifo.csv
+expect 5 1 "cannot open" -- ./train missing.csv
+{ printf '1'; head -c $((17 << 20)) /dev/zero | tr '\0' '1'; echo ",0"; } >long.csv
+expect 5 1 "longer than 16 MB" -- ./train long.csv
+
+# ---- class 6: training never destroys good work ----
+expect 6 1 "--lr must be a finite number" -- "$nnplug" train --model mlp.json --data good.csv --lr inf --out lr_inf
+expect 6 1 "--lr must be a finite number" -- "$nnplug" train --model mlp.json --data good.csv --lr nan --out lr_nan
+expect 6 1 "no checkpoint was written" -- "$nnplug" train --model mlp.json --data good.csv --lr 3e38 --out blowup
+"$nnplug" train --model mlp.json --data good.csv --epochs 2 --out kept >/dev/null
+cp kept/checkpoint.safetensors kept_copy.safetensors
+expect 6 1 "the checkpoint resumed from (kept/checkpoint.safetensors) is unchanged" -- "$nnplug" train --data good.csv --resume kept/checkpoint.safetensors \
+  --epochs 4 --lr 3e38 --out kept
+expect 6 0 "" -- cmp kept/checkpoint.safetensors kept_copy.safetensors
+expect 6 1 "already holds a run" -- "$nnplug" train --model mlp.json --data good.csv --out kept
+expect 6 0 "" -- cmp kept/checkpoint.safetensors kept_copy.safetensors
+expect 6 0 "test accuracy" -- "$nnplug" train --model mlp.json --data good.csv --epochs 1 --out kept --force
+mkdir numbered && (cd numbered && "$nnplug" train --model ../mlp.json --data ../good.csv --epochs 1 >/dev/null &&
+  "$nnplug" train --model ../mlp.json --data ../good.csv --epochs 1 >/dev/null)
+expect 6 0 "" -- test -s numbered/nnplug-run/checkpoint.safetensors
+expect 6 0 "" -- test -s numbered/nnplug-run-2/checkpoint.safetensors
+"$nnplug" train --model mlp.json --data good.csv --epochs 3 --out run3 >/dev/null
+expect 6 0 "" -- test -s run3/best.safetensors
+expect 6 0 "epoch,train_loss,train_accuracy,test_loss,test_accuracy" -- cat run3/metrics.csv
+expect 6 0 "3," -- tail -1 run3/metrics.csv
+expect 6 0 "test loss" -- cat run3/curves.svg
+expect 6 0 "resuming from run3/checkpoint.safetensors after epoch 3" -- \
+  "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 5
+expect 6 0 "5," -- tail -1 run3/metrics.csv
+expect 6 0 "" -- test "$(wc -l <run3/metrics.csv)" -eq 6
+cp run3/checkpoint.safetensors run3_copy.safetensors
+expect 6 0 "nothing was trained or written" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 2
+expect 6 0 "" -- cmp run3/checkpoint.safetensors run3_copy.safetensors
+expect 6 1 "a resumed run keeps it" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 9 --seed 4
+good_rows | sed 's/^0/5/' >shifted.csv
+expect 6 1 "held out other rows" -- "$nnplug" train --data shifted.csv --resume run3/checkpoint.safetensors --epochs 9 \
+  --out other_rows
+{ good_rows; good_rows; } >twenty.csv
+expect 6 1 "held out other rows" -- "$nnplug" train --data twenty.csv --resume run3/checkpoint.safetensors --epochs 9
+
+# Checkpoints whose metadata lies: each key named.
+st() {  # st FILE METADATA_JSON: a safetensors file with no tensors
+  local header="{\"__metadata__\":$2}" length i bytes=""
+  length=${#header}
+  for i in 0 1 2 3 4 5 6 7; do bytes+=$(printf '\\x%02x' $(((length >> (8 * i)) & 255))); done
+  printf "$bytes" >"$1"
+  printf '%s' "$header" >>"$1"
+}
+spec=$(sed 's/"/\\"/g' mlp.json)
+meta() {  # the valid metadata as JSON, with KEY set to VALUE ("-": left out)
+  local key value json="" sep=""
+  declare -A m=([epoch]=1 [seed]=0 [rng_seed]=0 [rng_offset]=0 [data_rows]=10 [input_scale]=1 [input_shape]=4
+    [model_spec]="$spec" [optimizer]=Adam [split]=0 [history]='1,1,0.5,1,0.5\n')
+  if [ "$2" = - ]; then unset "m[$1]"; else m[$1]=$2; fi
+  for key in "${!m[@]}"; do
+    json+="$sep\"$key\":\"${m[$key]}\""
+    sep=,
+  done
+  echo "{$json}"
+}
+for kv in "epoch abc" "epoch -1" "epoch 0" "epoch 99999999999999999999" "seed 1.5" "seed -3" "rng_offset x" \
+  "data_rows 3" "input_scale nan" "input_scale -1" "input_scale 1e999" "history 1,2,3" "history a,b,c,d,e" \
+  "epoch -" "model_spec -" "history -" "split -"; do
+  set -- $kv
+  st "meta_$1_$2.safetensors" "$(meta "$1" "$2")"
+  expect 6 1 "metadata '$1'" -- "$nnplug" eval --checkpoint "meta_$1_$2.safetensors" --data good.csv
+done
+
+# ---- class 10: the command line ----
+expect 10 0 "test accuracy" -- "$nnplug" eval --checkpoint run3/checkpoint.safetensors --data good.csv
+expect 10 2 "unrecognised option" -- "$nnplug" train --no-such-option
+expect 10 2 "" -- "$nnplug" train --epochs many
+expect 10 1 "--epochs and --batch-size must be >= 1" -- "$nnplug" train --epochs 0
+expect 10 1 "--input-shape" -- "$nnplug" train --model mlp.json --data good.csv --input-shape 2,x --out shape_bad
+expect 10 1 "the input shape holds 6 values" -- "$nnplug" train --model mlp.json --data good.csv --input-shape 2,3 \
+  --out shape_wrong
+expect 10 0 "nnplug train" -- "$nnplug" train --help
+if command -v script >/dev/null && script -qc true /dev/null >/dev/null 2>&1; then  # a pseudo-terminal here
+  script -qc "COLUMNS=50 $nnplug train --model mlp.json --data twenty.csv --epochs 2 --out tty_run" tty.log >/dev/null
+  expect 10 0 "ETA" -- cat tty.log
+  widest=$(tr '\r' '\n' <tty.log | awk '/ETA/ { if (length($0) > w) w = length($0) } END { print w + 0 }')
+  expect 10 0 "" -- test "$widest" -le 50
+fi
+
+echo
+for class in "${!count[@]}"; do echo "class $class: ${count[$class]} cases"; done | sort -V
+[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
+echo "all passed"
