@@ -22,11 +22,14 @@ Dims infer_shape(const char* op, const Tensor& t, const int64_t* shape, int32_t 
     } else if (shape[i] < 0) {
       fail(NNP_INVALID_ARGUMENT, op, ": invalid size ", shape[i], " at dimension ", i, " of ",
            format_dims(shape, ndim));
-    } else {
-      known *= shape[i];
+    } else if (known > 0 && __builtin_mul_overflow(known, shape[i], &known)) {
+      known = -1;  // past int64: no tensor has that many elements (0 stays 0)
     }
     out.d[i] = shape[i];
   }
+  if (known < 0 || (infer < 0 && !sizes_fit(out.d, ndim, nullptr)))
+    fail(NNP_SHAPE_MISMATCH, op, ": shape ", format_dims(shape, ndim), " is too large for a tensor of shape ",
+         format_dims(t.shape), " (", t.numel, " elements): its sizes multiply past 2^63-1");
   if (infer >= 0) {
     if (known == 0 || t.numel % known != 0)
       fail(NNP_SHAPE_MISMATCH, op, ": shape ", format_dims(shape, ndim), " is invalid for a tensor of shape ",
@@ -130,8 +133,11 @@ TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_
   start = clamp(start);
   end = clamp(end);
   Dims shape = t.shape, strides = t.strides;
-  shape.d[d] = end > start ? (end - start + step - 1) / step : 0;
-  strides.d[d] = t.strides.d[d] * step;
+  // Written so that no huge step overflows (PyTorch's answer: one element).
+  shape.d[d] = end > start ? 1 + (end - start - 1) / step : 0;
+  // A stride of a dimension of one element or none is never used; step * stride
+  // overflows only then (step is at most the size otherwise).
+  strides.d[d] = shape.d[d] > 1 ? t.strides.d[d] * step : t.strides.d[d];
   return make_view(t, shape, strides, t.offset + start * t.strides.d[d]);
 }
 
@@ -163,6 +169,7 @@ TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
     out.d[i] = want;
     strides.d[i] = have == want ? t.strides.d[src] : 0;
   }
+  require_sizes_fit("expand", out.d, ndim);
   return make_view(t, out, strides, t.offset);
 }
 

@@ -17,7 +17,28 @@ Dims Dims::from_user(const char* what, const int64_t* values, int32_t ndim) {
       fail(NNP_INVALID_ARGUMENT, what, ": shape ", format_dims(values, ndim), " has a negative size at dimension ", i);
     dims.d[i] = values[i];
   }
+  require_sizes_fit(what, values, ndim);
   return dims;
+}
+
+bool sizes_fit(const int64_t* sizes, int32_t ndim, int64_t* numel) {
+  int64_t product = 1;
+  bool zero = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (sizes[i] == 0) {
+      zero = true;
+      continue;
+    }
+    if (sizes[i] < 0 || __builtin_mul_overflow(product, sizes[i], &product)) return false;
+  }
+  if (numel) *numel = zero ? 0 : product;
+  return true;
+}
+
+void require_sizes_fit(const char* what, const int64_t* sizes, int32_t ndim) {
+  if (!sizes_fit(sizes, ndim, nullptr))
+    fail(NNP_INVALID_ARGUMENT, what, ": shape ", format_dims(sizes, ndim),
+         " is too large: its sizes multiply past 2^63-1 elements");
 }
 
 int64_t Dims::numel() const {

@@ -33,6 +33,13 @@ Dims contiguous_strides(const Dims& shape);
 // Maps a possibly negative dim into [0, ndim) or throws naming `what`.
 int32_t wrap_dim(const char* what, int64_t dim, int32_t ndim);
 
+// Whether the product of the non-zero sizes fits int64 (so numel and every
+// contiguous stride do too), setting *numel when it does.
+bool sizes_fit(const int64_t* sizes, int32_t ndim, int64_t* numel);
+// Throws NNP_INVALID_ARGUMENT "<what>: shape [..] is too large ..." unless
+// sizes_fit.
+void require_sizes_fit(const char* what, const int64_t* sizes, int32_t ndim);
+
 // numel * itemsize, or throws when it overflows.
 size_t checked_bytes(const char* what, const Dims& shape, size_t itemsize);
 

@@ -178,6 +178,36 @@ for kv in "epoch abc" "epoch -1" "epoch 0" "epoch 99999999999999999999" "seed 1.
   expect 6 1 "metadata '$1'" -- "$nnplug" eval --checkpoint "meta_$1_$2.safetensors" --data good.csv
 done
 
+# ---- class 7: sizes from outside ----
+for shape in 9223372036854775807,2 4611686018427387904,4611686018427387904; do
+  expect 7 1 "multiply past" -- "$nnplug" train --model mlp.json --data good.csv --input-shape "$shape" --out "s_$RANDOM"
+done
+for shape in 99999999999999999999 0,4 -4 4,, 1e3 ""; do
+  expect 7 1 "expected positive sizes" -- "$nnplug" train --model mlp.json --data good.csv --input-shape "$shape," \
+    --out "s_$RANDOM"
+done
+expect 7 1 "at most 7 dimensions" -- "$nnplug" train --model mlp.json --data good.csv --input-shape 1,1,1,1,1,1,1,1,4 \
+  --out s_dims
+for size in 4611686018427387904 9223372036854775807 18446744073709551615 99999999999999999999999; do
+  echo "{\"type\": \"nn.Linear\", \"in_features\": 4, \"out_features\": $size}" >"huge_$size.json"
+  expect 7 1 "" -- "$nnplug" summary --model "huge_$size.json" --input-shape 2,4
+done
+echo '{"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": [4611686018427387904, 2]}' >conv.json
+expect 7 1 "" -- "$nnplug" summary --model conv.json --input-shape 1,1,8,8
+echo '{"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": 3, "stride": 9223372036854775807}' \
+  >stride.json
+expect 7 0 "" -- "$nnplug" summary --model stride.json --input-shape 1,1,8,8
+echo '{"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": 3, "padding": 4611686018427387904}' \
+  >padding.json
+expect 7 1 "" -- "$nnplug" summary --model padding.json --input-shape 1,1,8,8
+echo '{"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": 3, "dilation": 4611686018427387904}' \
+  >dilation.json
+expect 7 1 "" -- "$nnplug" summary --model dilation.json --input-shape 1,1,8,8
+echo '{"type": "nn.MaxPool2d", "kernel_size": 4611686018427387904}' >pool.json
+expect 7 1 "" -- "$nnplug" summary --model pool.json --input-shape 1,1,8,8
+echo '{"type": "nn.Embedding", "num_embeddings": 4611686018427387904, "embedding_dim": 4}' >embedding.json
+expect 7 1 "" -- "$nnplug" summary --model embedding.json --input-shape 2,4
+
 # ---- class 10: the command line ----
 expect 10 0 "test accuracy" -- "$nnplug" eval --checkpoint run3/checkpoint.safetensors --data good.csv
 expect 10 2 "unrecognised option" -- "$nnplug" train --no-such-option

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,8 +40,9 @@ nnp::Shape parse_shape(const std::string& text, const std::string& option) {
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) {
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v <= 0)
+    if (part.empty() || *end != '\0' || v <= 0 || errno == ERANGE)
       throw nnp::Error(NNP_INVALID_ARGUMENT, option + " '" + text + "': expected positive sizes like 1,8,8");
     shape.push_back(v);
   }
@@ -52,7 +54,13 @@ nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool def
                          ? parse_shape(option, "--input-shape")
                          : (default_model && data.features == 64 ? nnp::Shape{1, 8, 8} : nnp::Shape{data.features});
   int64_t count = 1;
-  for (int64_t s : shape) count *= s;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(count, s, &count))
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "--input-shape: the sizes multiply past 2^63-1; the data has " +
+                                                 std::to_string(data.features) + " features per row");
+  if (shape.size() > NNP_MAX_DIMS - 1)
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--input-shape: at most " + std::to_string(NNP_MAX_DIMS - 1) +
+                                               " dimensions per sample (the batch is one more)");
   if (count != data.features)
     throw nnp::Error(NNP_SHAPE_MISMATCH, "the input shape holds " + std::to_string(count) +
                                              " values but the data has " + std::to_string(data.features) +

@@ -53,14 +53,22 @@ struct Geometry {
 
 Geometry geometry(const std::string& layer, const Tensor& x, Pair kernel, Pair stride, Pair pad, Pair dilation) {
   if (x.ndim() != 4) throw Error(NNP_SHAPE_MISMATCH, layer + ": expected [N, C, H, W], got " + shape_text(x.shape()));
+  // In 128 bits: padding, dilation and kernel sizes come from specs and may
+  // be anything up to INT64_MAX.
+  using Wide = __int128;
+  const Wide hp = Wide{x.size(2)} + 2 * Wide{pad.h}, wp = Wide{x.size(3)} + 2 * Wide{pad.w};
+  const Wide span_h = Wide{dilation.h} * (kernel.h - 1) + 1, span_w = Wide{dilation.w} * (kernel.w - 1) + 1;
+  if (hp > INT64_MAX || wp > INT64_MAX)
+    throw Error(NNP_INVALID_ARGUMENT,
+                layer + ": padding " + pair_text(pad) + " makes the input larger than 64-bit sizes");
+  if (span_h > hp || span_w > wp)
+    throw Error(NNP_SHAPE_MISMATCH, layer + ": kernel " + pair_text(kernel) + " with dilation " + pair_text(dilation) +
+                                        " spans more than the padded input " + shape_text(x.shape()));
   Geometry g;
-  g.hp = x.size(2) + 2 * pad.h;
-  g.wp = x.size(3) + 2 * pad.w;
-  if (g.hp - dilation.h * (kernel.h - 1) - 1 < 0 || g.wp - dilation.w * (kernel.w - 1) - 1 < 0)
-    throw Error(NNP_SHAPE_MISMATCH,
-                layer + ": kernel " + pair_text(kernel) + " is larger than the padded input " + shape_text(x.shape()));
-  g.oh = (g.hp - dilation.h * (kernel.h - 1) - 1) / stride.h + 1;
-  g.ow = (g.wp - dilation.w * (kernel.w - 1) - 1) / stride.w + 1;
+  g.hp = static_cast<int64_t>(hp);
+  g.wp = static_cast<int64_t>(wp);
+  g.oh = static_cast<int64_t>((hp - span_h) / stride.h + 1);
+  g.ow = static_cast<int64_t>((wp - span_w) / stride.w + 1);
   return g;
 }
 
