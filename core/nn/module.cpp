@@ -33,42 +33,21 @@ void release(nnp_module* m) {
 namespace nnp::core::nn {
 namespace {
 
-template <typename T>
-T* find(nnp_module::Named<T>& list, const std::string& name) {
-  for (auto& [key, value] : list)
-    if (key == name) return &value;
-  return nullptr;
-}
-template <typename T>
-const T* find(const nnp_module::Named<T>& list, const std::string& name) {
-  for (const auto& [key, value] : list)
-    if (key == name) return &value;
-  return nullptr;
-}
-
 // PyTorch's rules for attribute names, with its wording.
 void check_name(const Module& m, const char* kind, const char* name, const char* own_kind) {
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, kind, " name is NULL");
   std::string text = name;
   if (text.empty()) fail(NNP_INVALID_ARGUMENT, kind, " name can't be an empty string");
   if (text.find('.') != std::string::npos) fail(NNP_INVALID_ARGUMENT, kind, " name can't contain \".\", got: ", text);
-  bool clash = (find(m.parameters, text) && std::string(own_kind) != "parameter") ||
-               (find(m.buffers, text) && std::string(own_kind) != "buffer") ||
-               (find(m.children, text) && std::string(own_kind) != "module");
+  bool clash = (m.parameters.find(text) && std::string(own_kind) != "parameter") ||
+               (m.buffers.find(text) && std::string(own_kind) != "buffer") ||
+               (m.children.find(text) && std::string(own_kind) != "module");
   if (clash)
     fail(NNP_INVALID_ARGUMENT, "attribute '", text, "' already exists in ", m.type_name, " as another kind (",
-         find(m.parameters, text) ? "parameter"
-         : find(m.buffers, text)  ? "buffer"
-                                  : "module",
+         m.parameters.find(text) ? "parameter"
+         : m.buffers.find(text)  ? "buffer"
+                                 : "module",
          "); pick another name");
-}
-
-template <typename T>
-void put(nnp_module::Named<T>& list, const std::string& name, T value) {
-  if (T* existing = find(list, name))
-    *existing = std::move(value);
-  else
-    list.emplace_back(name, std::move(value));
 }
 
 // Splits "a.b.c" into the module path "a.b" and the last name "c".
@@ -127,12 +106,12 @@ void register_parameter(Module& m, const char* name, Tensor* t, bool requires_gr
     fail(NNP_DTYPE_MISMATCH, "register_parameter: '", name, "' is ", dtype_name(t->dtype),
          "; only floating-point parameters can require gradients (pass requires_grad = false)");
   if (t) autograd::set_requires_grad(*t, requires_grad);
-  put(m.parameters, name, t ? TensorRef::share(t) : TensorRef());
+  m.parameters.put(name, t ? TensorRef::share(t) : TensorRef());
 }
 
 void register_buffer(Module& m, const char* name, Tensor* t, bool persistent) {
   check_name(m, "buffer", name, "buffer");
-  put(m.buffers, name, t ? TensorRef::share(t) : TensorRef());
+  m.buffers.put(name, t ? TensorRef::share(t) : TensorRef());
   if (persistent)
     m.non_persistent.erase(name);
   else
@@ -144,7 +123,7 @@ void register_module(Module& m, const char* name, Module* child) {
   if (child && reaches(*child, m))
     fail(NNP_INVALID_ARGUMENT, "register_module: adding '", name, "' (", child->type_name, ") to ", m.type_name,
          " would make the module tree a cycle");
-  put(m.children, name, ModuleRef::share(child));
+  m.children.put(name, ModuleRef::share(child));
 }
 
 ModuleRef get_submodule(const Module& m, const std::string& path) {
@@ -154,7 +133,7 @@ ModuleRef get_submodule(const Module& m, const std::string& path) {
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
     std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const ModuleRef* child = find(current->children, part);
+    const ModuleRef* child = current->children.find(part);
     if (!child)
       fail(NNP_NOT_FOUND, "get_submodule: ", current->type_name, " has no submodule `", part, "` (path '", path, "')");
     if (!*child) fail(NNP_NOT_FOUND, "get_submodule: `", part, "` in '", path, "' holds no module (it is None)");
@@ -175,8 +154,8 @@ TensorRef get_member(const Module& m, const std::string& path, bool parameter) {
   ModuleRef owner = get_submodule(m, module_path);
   const auto& wanted = parameter ? owner->parameters : owner->buffers;
   const auto& other = parameter ? owner->buffers : owner->parameters;
-  if (const TensorRef* t = find(wanted, name)) return *t;
-  if (find(other, name) || find(owner->children, name))
+  if (const TensorRef* t = wanted.find(name)) return *t;
+  if (other.find(name) || owner->children.find(name))
     fail(NNP_NOT_FOUND, op, ": `", name, "` in '", path, "' is not a ", parameter ? "parameter" : "buffer");
   fail(NNP_NOT_FOUND, op, ": ", owner->type_name, " has no attribute `", name, "` (path '", path, "')");
 }
