@@ -29,6 +29,14 @@ struct ContainerType {
 constexpr ContainerType kContainers[] = {
     {"nn.Sequential", NNP_SEQUENTIAL}, {"nn.ModuleList", NNP_MODULE_LIST}, {"nn.ModuleDict", NNP_MODULE_DICT}};
 
+// Names and strings go on as C strings: a NUL would cut them silently
+// ("nn.Re\u0000LU" read as "nn.Re").
+const std::string& without_nul(const std::string& text, const std::string& where, const char* what) {
+  if (text.find('\0') != std::string::npos)
+    fail(NNP_INVALID_ARGUMENT, where, ": the ", what, " contains a NUL character (\\u0000)");
+  return text;
+}
+
 nn::AttrValue attr_from_json(const json& value, const std::string& where) {
   nn::AttrValue v;
   if (value.is_boolean()) {
@@ -44,7 +52,7 @@ nn::AttrValue attr_from_json(const json& value, const std::string& where) {
     v.f = value.get<double>();
   } else if (value.is_string()) {
     v.type = NNP_ATTR_STRING;
-    v.s = value.get<std::string>();
+    v.s = without_nul(value.get<std::string>(), where, "string");
   } else if (value.is_array()) {
     v.type = NNP_ATTR_INTS;
     for (const json& e : value) {
@@ -64,7 +72,7 @@ ModuleRef build(const json& spec, const std::string& where) {
   if (!spec.is_object()) fail(NNP_INVALID_ARGUMENT, where, ": a layer is a JSON object with a \"type\"");
   if (!spec.contains("type") || !spec["type"].is_string())
     fail(NNP_INVALID_ARGUMENT, where, ": missing \"type\" (for example \"nn.Linear\")");
-  const std::string type = spec["type"].get<std::string>();
+  const std::string type = without_nul(spec["type"].get<std::string>(), where, "type");
   const std::string here = where + " (" + type + ")";
   for (const ContainerType& c : kContainers) {
     if (type != c.name) continue;
@@ -77,6 +85,7 @@ ModuleRef build(const json& spec, const std::string& where) {
     if (c.kind == NNP_MODULE_DICT) {
       if (!children.is_object()) fail(NNP_INVALID_ARGUMENT, here, ": \"children\" must be an object of named layers");
       for (auto it = children.begin(); it != children.end(); ++it) {
+        without_nul(it.key(), here, "child name");
         ModuleRef child = build(it.value(), where + ".children." + it.key());
         nn::register_module(*container, it.key().c_str(), child.get());
       }
@@ -93,6 +102,7 @@ ModuleRef build(const json& spec, const std::string& where) {
   for (auto it = spec.begin(); it != spec.end(); ++it) {
     if (it.key() == "type") continue;
     if (it.key() == "children") fail(NNP_INVALID_ARGUMENT, here, ": only containers take \"children\"");
+    without_nul(it.key(), here, "attribute name");
     attrs.values[it.key()] = attr_from_json(it.value(), here + "." + it.key());
   }
   try {

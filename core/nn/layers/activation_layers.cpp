@@ -59,9 +59,15 @@ struct SoftmaxLayer : nnp::nn::Module {
   bool has_dim;
   int32_t dim;
   explicit SoftmaxLayer(const Attrs& a)
-      : Module(Log ? "LogSoftmax" : "Softmax"),
-        has_dim(a.has("dim")),
-        dim(has_dim ? static_cast<int32_t>(a.integer("dim")) : 0) {}
+      : Module(Log ? "LogSoftmax" : "Softmax"), has_dim(a.has("dim")), dim(has_dim ? dim_of(a.integer("dim")) : 0) {}
+  // A tensor has at most 8 dimensions: a dim past int32 was truncated silently.
+  int32_t dim_of(int64_t value) const {
+    if (value < -NNP_MAX_DIMS || value >= NNP_MAX_DIMS)
+      throw Error(NNP_INVALID_ARGUMENT, std::string(Log ? "LogSoftmax" : "Softmax") + ": dim " + std::to_string(value) +
+                                            " is out of range (a tensor has at most " + std::to_string(NNP_MAX_DIMS) +
+                                            " dimensions)");
+    return static_cast<int32_t>(value);
+  }
   Tensor forward(const Tensor& x) override {
     int32_t d = has_dim ? dim : implicit_softmax_dim(x.ndim());
     return Log ? x.log_softmax(d) : x.softmax(d);
