@@ -4,6 +4,7 @@
 #include <nnp/nnp.hpp>
 
 #include "options.hpp"
+#include "terminal_text.hpp"
 
 namespace nnplug {
 
@@ -25,8 +26,8 @@ int run_devices(const Args& args) {
   for (int32_t b = 0; b < static_cast<int32_t>(all.size()); ++b) {
     const nnp_backend_info& info = all[static_cast<size_t>(b)];
     if (info.device_count == 0) {
-      std::cout << std::setw(14) << info.name << std::setw(8) << info.score << "(no devices"
-                << (*info.unavailable_reason ? std::string(": ") + info.unavailable_reason : std::string()) << ")\n";
+      std::cout << std::setw(14) << printable(info.name) << std::setw(8) << info.score << "(no devices"
+                << (*info.unavailable_reason ? ": " + printable(info.unavailable_reason) : std::string()) << ")\n";
       continue;
     }
     for (int32_t i = 0; i < info.device_count; ++i) {
@@ -34,7 +35,8 @@ int run_devices(const Args& args) {
       nnp_device_info dinfo{};
       dinfo.struct_size = sizeof(dinfo);
       nnp::check(api.device_info(device.raw(), &dinfo));
-      std::cout << std::setw(14) << device.name() << std::setw(8) << dinfo.score << dinfo.description;
+      std::cout << std::setw(14) << printable(device.name()) << std::setw(8) << dinfo.score
+                << printable(dinfo.description ? dinfo.description : "");
       if (dinfo.total_memory) std::cout << ", " << dinfo.total_memory / (1024 * 1024) << " MiB";
       std::cout << "\n";
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "terminal_text.hpp"
 
 namespace nnplug {
 namespace {
@@ -30,17 +31,17 @@ std::map<std::string, std::vector<nnp_layer_type>> layer_types_by_plugin() {
 
 void print_layer_types(const std::vector<nnp_layer_type>& types) {
   for (const nnp_layer_type& type : types) {
-    std::cout << "         " << type.name << "  " << type.doc << "\n";
+    std::cout << "         " << printable(type.name) << "  " << printable(type.doc) << "\n";
     for (int32_t a = 0; a < type.attr_count; ++a) {
       const nnp_attr_def& def = type.attrs[a];
-      std::cout << "             " << def.name << ": " << nnp::nn::attr_type_name(def.type);
+      std::cout << "             " << printable(def.name) << ": " << nnp::nn::attr_type_name(def.type);
       if (def.required)
         std::cout << " (required)";
       else if (def.default_value)
-        std::cout << " = " << def.default_value;
+        std::cout << " = " << printable(def.default_value);
       else
         std::cout << " (optional)";
-      if (def.doc && *def.doc) std::cout << "  " << def.doc;
+      if (def.doc && *def.doc) std::cout << "  " << printable(def.doc);
       std::cout << "\n";
     }
   }
@@ -78,21 +79,24 @@ int run_plugins(const Args& args) {
     info.struct_size = sizeof(info);
     nnp::check(api.plugin_info(i, &info));
     if (info.loaded) {
-      std::cout << "loaded   " << info.name << " " << info.version << "  " << info.path << "\n";
-      if (*info.description) std::cout << "         " << info.description << "\n";
+      // Everything a plugin says is printed escaped: no control byte reaches
+      // the terminal, no newline forges a line.
+      std::cout << "loaded   " << printable(info.name) << " " << printable(info.version) << "  "
+                << printable(info.path, 4096) << "\n";
+      if (*info.description) std::cout << "         " << printable(info.description) << "\n";
       print_layer_types(layers[info.name]);
     } else {
       ++refused;
-      std::cout << "refused  " << info.path << "\n         " << api.status_name(info.status) << ": " << info.reason
-                << "\n";
+      std::cout << "refused  " << printable(info.path, 4096) << "\n         " << api.status_name(info.status) << ": "
+                << printable(info.reason, 1000) << "\n";
     }
   }
   // Which file provides each backend: a name is only as good as its source.
   std::cout << "backends:\n";
   for (const nnp_backend_info& info : nnp::backends()) {
-    std::string name = info.name;
+    std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
-    std::cout << "  " << name << info.plugin_path << "\n";
+    std::cout << "  " << name << printable(info.plugin_path, 4096) << "\n";
   }
   if (vm.count("core")) {
     std::cout << "core layer types:\n";

@@ -6,6 +6,7 @@
 #include <nnp/nnp.hpp>
 
 #include "commands.hpp"
+#include "terminal_text.hpp"
 
 namespace {
 
@@ -52,17 +53,17 @@ int main(int argc, char** argv) {
   }
   auto it = commands().find(name);
   if (it == commands().end()) {
-    std::cerr << "nnplug: unknown command '" << name << "'\n\n";
+    std::cerr << "nnplug: unknown command '" << nnplug::printable(name) << "'\n\n";
     usage(std::cerr);
     return 2;
   }
   try {
     return it->second.run(nnplug::Args(argv + 2, argv + argc));
   } catch (const nnp::Error& e) {
-    std::cerr << "nnplug " << name << ": " << e.what() << "\n";
+    std::cerr << "nnplug " << name << ": " << nnplug::printable(e.what(), 1 << 16, true) << "\n";
     return 1;
   } catch (const std::exception& e) {  // a runtime failure, not a usage error (those return 2 above)
-    std::cerr << "nnplug " << name << ": " << e.what() << "\n";
+    std::cerr << "nnplug " << name << ": " << nnplug::printable(e.what(), 1 << 16, true) << "\n";
     return 1;
   }
 }

@@ -9,16 +9,15 @@
 
 namespace nnplug {
 
-// At most `max` input bytes are shown; "..." marks a cut.
-inline std::string printable(std::string_view text, size_t max = 200) {
+// At most `max` input bytes are shown; "..." marks a cut. keep_newlines: a
+// message of several lines of nnplug's own keeps them.
+inline std::string printable(std::string_view text, size_t max = 200, bool keep_newlines = false) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   for (size_t i = 0; i < text.size() && i < max; ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
+    if ((c >= 0x20 && c < 0x7f) || (keep_newlines && c == '\n')) {
       out += static_cast<char>(c);
-    } else if (c == '\\') {
-      out += "\\\\";
     } else {
       out += "\\x";
       out += kHex[c >> 4];
