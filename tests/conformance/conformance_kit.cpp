@@ -32,7 +32,10 @@ std::string shape_text(const Shape& shape) {
 
 class Kit {
  public:
-  explicit Kit(const std::string& backend) : reference_("reference"), target_(backend) { report_.backend = backend; }
+  Kit(const std::string& backend, const Options& options)
+      : reference_("reference"), target_(backend), options_(options) {
+    report_.backend = backend;
+  }
 
   Report finish() { return std::move(report_); }
 
@@ -57,6 +60,7 @@ class Kit {
 
   void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,
              double atol_terms = 1) {
+    if (options_.on_start) options_.on_start(op, dtype_name(dtype), layout);
     Case c;
     c.op = op;
     c.dtype = dtype_name(dtype);
@@ -89,6 +93,7 @@ class Kit {
       compare(expected, actual, tol, c);
     }
     (c.passed ? report_.passed : report_.failed)++;
+    if (options_.on_case) options_.on_case(c);
     report_.cases.push_back(std::move(c));
   }
 
@@ -125,10 +130,13 @@ class Kit {
 
   Device reference_;
   Device target_;
+  Options options_;
   Report report_;
 };
 
 // ---- the families ----
+
+void check_narrow_rounding(Kit& kit);
 
 void check_copy_and_fill(Kit& kit) {
   for (Dtype from : kAll) {
@@ -145,6 +153,57 @@ void check_copy_and_fill(Kit& kit) {
       return full({3, 7}, from == Dtype::boolean ? 1.0 : 2.5, from, in[0].device());
     });
   }
+  check_narrow_rounding(kit);
+}
+
+// Conversions to f16 and bf16 where rounding decides: halfway cases (ties
+// to even), values just under and at the overflow threshold, subnormals,
+// signed zeros and NaN. Bit-identical: a truncating or ties-away conversion
+// passes every tolerance test and fails here.
+void check_narrow_rounding(Kit& kit) {
+  const std::vector<double> f16_values = {1.0 + 1.0 / 2048,
+                                          1.0 + 3.0 / 2048,
+                                          2049,
+                                          2051,
+                                          -2049,
+                                          65504,
+                                          65519,
+                                          65519.99,
+                                          65520,
+                                          1e5,
+                                          -65520,
+                                          1e-8,
+                                          5.960464477539063e-8,
+                                          2.9802322387695312e-8,
+                                          8.940696716308594e-8,
+                                          -0.0,
+                                          6.1e-5,
+                                          0.1,
+                                          1.0 / 3};
+  const std::vector<double> bf16_values = {1.0 + 1.0 / 256,
+                                           1.0 + 3.0 / 256,
+                                           257,
+                                           259,
+                                           -257,
+                                           3.3895313892515355e38,
+                                           3.39e38,
+                                           3.4e38,
+                                           1e38,
+                                           -3.4e38,
+                                           1e-40,
+                                           9.2e-41,
+                                           -0.0,
+                                           0.1,
+                                           1.0 / 3,
+                                           1e30};
+  for (const auto& [to, values] : {std::pair{Dtype::f16, f16_values}, std::pair{Dtype::bf16, bf16_values}})
+    for (Dtype from : {Dtype::f32, Dtype::f64}) {
+      std::vector<double> with_nan = values;
+      with_nan.push_back(NAN);
+      kit.check(
+          "copy", from, std::string("to ") + dtype_name(to) + " at rounding boundaries and overflow",
+          {from_vector(with_nan, kit.reference()).to(from)}, [to](const Inputs& in) { return in[0].to(to); }, kExact);
+    }
 }
 
 void check_unary(Kit& kit) {
@@ -355,6 +414,13 @@ void check_softmax(Kit& kit) {
     }
     kit.check(name, Dtype::f32, "large [256,500] dim 1 (threaded)", {kit.normal({256, 500}, Dtype::f32, 3)},
               [apply](const Inputs& in) { return apply(in[0], 1); });
+    // Logits in the thousands: exp overflows unless the row's max is taken
+    // off first, as every softmax must.
+    for (Dtype dtype : {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16})
+      kit.check(name, dtype, "large logits (|x| ~ 1000) [4,33] dim 1", {kit.normal({4, 33}, dtype, 1000)},
+                [apply](const Inputs& in) { return apply(in[0], 1); });
+    kit.check(name, Dtype::f32, "a row of equal logits 1e4 [3,8] dim 1",
+              {full({3, 8}, 1e4, Dtype::f32, kit.reference())}, [apply](const Inputs& in) { return apply(in[0], 1); });
   }
 }
 
@@ -411,6 +477,28 @@ void check_random(Kit& kit) {
           kExact);
     }
   }
+  // A draw after another starts where the first ended (its offset): a kernel
+  // that ignores its offset repeats the first draw's numbers.
+  for (Dtype dtype : kFloats)
+    for (const char* kind : {"rand", "randn"}) {
+      std::string name = kind;
+      kit.check(
+          name, dtype, "[1000] after a draw of 13, bit-identical", {kit.values({1}, dtype)},
+          [name, dtype](const Inputs& in) {
+            manual_seed(7);
+            (void)rand({13}, dtype, in[0].device());
+            return name == "rand" ? rand({1000}, dtype, in[0].device()) : randn({1000}, dtype, in[0].device());
+          },
+          kExact);
+    }
+  kit.check(
+      "randint", Dtype::i64, "[1000] after a draw of 13, bit-identical", {kit.values({1}, Dtype::i64)},
+      [](const Inputs& in) {
+        manual_seed(9);
+        (void)randint(0, 5, {13}, Dtype::i64, in[0].device());
+        return randint(3, 250, {1000}, Dtype::i64, in[0].device());
+      },
+      kExact);
   for (Dtype dtype : {Dtype::i64, Dtype::i32, Dtype::u8, Dtype::f32})
     kit.check(
         "randint", dtype, "[1000] in [3,250) seed 9, bit-identical", {kit.values({1}, dtype)},
@@ -419,6 +507,69 @@ void check_random(Kit& kit) {
           return randint(3, 250, {1000}, dtype, in[0].device());
         },
         kExact);
+}
+
+// The semantics sdk/README.md states, each on the values that decide it:
+// NaN, signed zeros and infinities through relu, sign, abs, maximum and the
+// max/argmax reductions (the first NaN wins), var of nothing, float to bool
+// and to integers, copies between overlapping views, and the alignment of
+// what alloc returns.
+void check_semantics(Kit& kit) {
+  const std::vector<double> special = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1.5, -2.5, 1e-300, 3e38};
+  for (Dtype dtype : kFloats) {
+    const Tensor x = from_vector(special, kit.reference()).to(dtype);
+    for (const auto& [name, op] : {std::pair{"relu", NNP_UNARY_RELU}, std::pair{"sign", NNP_UNARY_SIGN},
+                                   std::pair{"abs", NNP_UNARY_ABS}, std::pair{"neg", NNP_UNARY_NEG}})
+      kit.check(
+          name, dtype, "NaN, signed zeros, infinities", {x}, [op = op](const Inputs& in) { return in[0].unary(op); },
+          kExact);
+    const Tensor reversed =
+        from_vector(std::vector<double>(special.rbegin(), special.rend()), kit.reference()).to(dtype);
+    kit.check(
+        "maximum", dtype, "NaN on either side propagates", {x, reversed},
+        [](const Inputs& in) { return in[0].maximum(in[1]); }, kExact);
+    const Tensor rows = from_vector<double>({1, NAN, 3, NAN, -INFINITY, 2, 5, 5, 5, 0, -0.0, 0}, kit.reference())
+                            .to(dtype)
+                            .reshape({4, 3});
+    for (const auto& [name, op] : {std::pair{"amax", NNP_REDUCE_MAX}, std::pair{"amin", NNP_REDUCE_MIN},
+                                   std::pair{"argmax", NNP_REDUCE_ARGMAX}, std::pair{"argmin", NNP_REDUCE_ARGMIN}})
+      kit.check(
+          name, dtype, "rows with NaN (the first NaN wins), ties (the first wins)", {rows},
+          [op = op](const Inputs& in) { return in[0].reduce(op, {1}, false); }, kExact);
+    kit.check(
+        "var", dtype, "of nothing is NaN ([3,0] dim 1)", {empty({3, 0}, dtype, kit.reference())},
+        [](const Inputs& in) { return in[0].var({1}); }, kExact);
+    kit.check(
+        "var", dtype, "of one value with correction 1 ([3,1] dim 1)", {kit.normal({3, 1}, dtype)},
+        [](const Inputs& in) { return in[0].var({1}); }, kExact);
+    kit.check(
+        "copy", dtype, "to bool: NaN and -0.0", {x}, [](const Inputs& in) { return in[0].to(Dtype::boolean); }, kExact);
+    for (Dtype to : {Dtype::i64, Dtype::i32, Dtype::u8})
+      kit.check(
+          "copy", dtype, std::string("to ") + dtype_name(to) + ": NaN, infinities, out of range, negatives",
+          {from_vector<double>({NAN, INFINITY, -INFINITY, 1e30, -1e30, 3e9, -1.6, 255.9, 256, -0.0}, kit.reference())
+               .to(dtype)},
+          [to](const Inputs& in) { return in[0].to(to); }, kExact);
+  }
+  for (Dtype dtype : kAll) {
+    // x[1:] = x[:-1]: the copy must read every element before it is overwritten.
+    kit.check("copy", dtype, "between overlapping views of one tensor", {kit.values({9}, dtype)}, [](const Inputs& in) {
+      Tensor x = in[0].clone();
+      x.slice(0, 1, 9).copy_(x.slice(0, 0, 8));
+      return x;
+    });
+    // What alloc returns is aligned for every element type (16 bytes).
+    kit.check(
+        "alloc", dtype, "alignment of 1, 3, 7, 33 and 1000 elements (remainder mod 16)", {kit.values({1}, dtype)},
+        [dtype](const Inputs& in) {
+          std::vector<int64_t> remainders;
+          for (int64_t n : {1, 3, 7, 33, 1000})
+            remainders.push_back(
+                static_cast<int64_t>(reinterpret_cast<uintptr_t>(empty({n}, dtype, in[0].device()).data_ptr()) % 16));
+          return from_vector(remainders, in[0].device());
+        },
+        kExact);
+  }
 }
 
 }  // namespace
@@ -431,21 +582,38 @@ Tolerance tolerance_for(const std::string& dtype) {
   return {0, 0};  // integers and bool are exact
 }
 
-Report run(const std::string& backend) {
-  Kit kit(backend);
+namespace {
+
+struct Family {
+  const char* name;
+  void (*check)(Kit&);
+};
+const Family kFamilies[] = {{"copy", check_copy_and_fill}, {"unary", check_unary},       {"binary", check_binary},
+                            {"where", check_where},        {"reduce", check_reduce},     {"matmul", check_matmul},
+                            {"softmax", check_softmax},    {"indexing", check_indexing}, {"random", check_random},
+                            {"semantics", check_semantics}};
+
+}  // namespace
+
+std::vector<std::string> families() {
+  std::vector<std::string> names;
+  for (const Family& f : kFamilies) names.push_back(f.name);
+  return names;
+}
+
+Report run(const std::string& backend, const Options& options) {
+  Kit kit(backend, options);
   uint64_t seed = 0, offset = 0;
   api().get_rng_state(&seed, &offset);
-  manual_seed(1234);
-  check_copy_and_fill(kit);
-  check_unary(kit);
-  check_binary(kit);
-  check_where(kit);
-  check_reduce(kit);
-  check_matmul(kit);
-  check_softmax(kit);
-  check_indexing(kit);
-  check_random(kit);
+  bool known = options.family.empty();
+  for (size_t i = 0; i < std::size(kFamilies); ++i) {
+    if (!options.family.empty() && options.family != kFamilies[i].name) continue;
+    known = true;
+    manual_seed(1234 + i);
+    kFamilies[i].check(kit);
+  }
   api().set_rng_state(seed, offset);
+  if (!known) throw Error(NNP_INVALID_ARGUMENT, "conformance: no family '" + options.family + "'");
   return kit.finish();
 }
 

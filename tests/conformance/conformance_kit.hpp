@@ -6,6 +6,7 @@
 // `nnplug conformance --backend /path/to/libvendor.so`.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -39,7 +40,22 @@ struct Report {
 // atol with the number of terms summed).
 Tolerance tolerance_for(const std::string& dtype);
 
-Report run(const std::string& backend);
+// The kit's families of checks, in the order run() runs them: "copy",
+// "unary", "binary", "where", "reduce", "matmul", "softmax", "indexing",
+// "random". Each starts from its own seed, so a family run alone sees the
+// inputs it sees in a whole run.
+std::vector<std::string> families();
+
+struct Options {
+  std::string family;  // run only this family ("": all)
+  // Called before each case runs: where a crashing backend was, for the
+  // isolated runs of `nnplug conformance` (a crash kills the process).
+  std::function<void(const std::string& op, const std::string& dtype, const std::string& layout)> on_start;
+  // Called after each case is judged (progress; results as they come).
+  std::function<void(const Case&)> on_case;
+};
+
+Report run(const std::string& backend, const Options& options = {});
 void print(const Report& report, std::ostream& out, bool verbose);
 
 }  // namespace nnp::conformance

@@ -6,6 +6,7 @@
 # 2) or print a raw control byte. The counts per class end the output.
 set -uo pipefail
 nnplug=$1
+corpus=${2:-}  # the plugin corpus (tests/plugins): the flawed backends of class 9
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -207,6 +208,33 @@ echo '{"type": "nn.MaxPool2d", "kernel_size": 4611686018427387904}' >pool.json
 expect 7 1 "" -- "$nnplug" summary --model pool.json --input-shape 1,1,8,8
 echo '{"type": "nn.Embedding", "num_embeddings": 4611686018427387904, "embedding_dim": 4}' >embedding.json
 expect 7 1 "" -- "$nnplug" summary --model embedding.json --input-shape 2,4
+
+# ---- class 9: the conformance kit survives the backend it tests ----
+if [ -n "$corpus" ]; then
+  expect 9 1 "[3/10] binary: 0 cases, then CRASHED in add f32" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
+  expect 9 1 "[9/10] random: 21 cases, 0 failed" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
+  expect 9 1 "the backend crashed (Segmentation fault, signal 11) during this case" -- \
+    "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
+  expect 9 1 "HUNG in where" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
+  expect 9 1 "[9/10] random:" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
+  expect 9 1 "FAIL  rand f32 [1000] after a draw of 13" -- "$nnplug" conformance --backend "$corpus/libflawed_offset.so"
+  expect 9 1 "FAIL  randn f64 [1000] after a draw of 13" -- "$nnplug" conformance --backend "$corpus/libflawed_offset.so"
+  expect 9 1 "FAIL  randint i64 [1000] after a draw of 13" -- \
+    "$nnplug" conformance --backend "$corpus/libflawed_offset.so"
+  expect 9 1 "FAIL  softmax f32 large logits" -- "$nnplug" conformance --backend "$corpus/libflawed_softmax.so"
+  expect 9 1 "FAIL  log_softmax f64 large logits" -- "$nnplug" conformance --backend "$corpus/libflawed_softmax.so"
+  expect 9 1 "FAIL  softmax f32 a row of equal logits 1e4" -- \
+    "$nnplug" conformance --backend "$corpus/libflawed_softmax.so"
+  expect 9 1 "FAIL  copy f32 to f16 at rounding boundaries" -- \
+    "$nnplug" conformance --backend "$corpus/libflawed_rounding.so"
+  expect 9 1 "FAIL  copy f64 to bf16 at rounding boundaries" -- \
+    "$nnplug" conformance --backend "$corpus/libflawed_rounding.so"
+fi
+expect 9 0 "[1/10] copy:" -- "$nnplug" conformance --backend cpu
+expect 9 0 "0 failed" -- "$nnplug" conformance --backend reference --family softmax
+expect 9 1 "no family 'bogus'" -- "$nnplug" conformance --backend cpu --family bogus
+cp good.csv text.so
+expect 9 1 "not an ELF file" -- "$nnplug" conformance --backend text.so
 
 # ---- class 10: the command line ----
 expect 10 0 "test accuracy" -- "$nnplug" eval --checkpoint run3/checkpoint.safetensors --data good.csv
