@@ -8,6 +8,7 @@
 
 #include "caching_allocator.hpp"
 #include "cpu_kernels.hpp"
+#include "thread_count.hpp"
 
 namespace nnp::cpu {
 
@@ -32,7 +33,9 @@ std::string processor_name() {
 }
 
 nnp_status device_info(void*, int32_t, nnp_device_info* out) {
-  static const std::string description = processor_name();
+  static const std::string description = processor_name() + ", " + std::to_string(thread_count().threads) +
+                                         (thread_count().threads == 1 ? " thread (" : " threads (") +
+                                         thread_count().source + ")";
   out->description = description.c_str();
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   out->total_memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
@@ -63,9 +66,14 @@ const nnp_kernels kKernels = make_kernels();
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
+  set_blas_threads(thread_count().threads);
   static const nnp_backend backend = [] {
     nnp_backend b;
     nnp_host_backend_init(&b, "cpu", 100, &kKernels);
+    // An invalid NNP_CPU_THREADS leaves the backend without its device, and
+    // says why wherever cpu:0 is asked for or devices are listed.
+    b.device_count = [](void*) { return thread_count().error.empty() ? 1 : 0; };
+    b.unavailable_reason = [](void*) { return thread_count().error.c_str(); };
     b.device_info = device_info;
     b.alloc = alloc;
     b.free = release;

@@ -1,15 +1,12 @@
 #include "thread_pool.hpp"
 
-#include <cstdlib>
+#include "thread_count.hpp"
 
 namespace nnp::cpu {
 
 ThreadPool& ThreadPool::instance() {
-  static ThreadPool* pool = [] {
-    int threads = static_cast<int>(std::thread::hardware_concurrency());
-    if (const char* env = std::getenv("NNP_CPU_THREADS")) threads = std::atoi(env);
-    return new ThreadPool(threads > 0 ? threads : 1);  // never destroyed: kernels may run during exit
-  }();
+  // never destroyed: kernels may run during exit
+  static ThreadPool* pool = new ThreadPool(thread_count().threads);
   return *pool;
 }
 

@@ -245,6 +245,15 @@ expect 10 1 "--input-shape" -- "$nnplug" train --model mlp.json --data good.csv 
 expect 10 1 "the input shape holds 6 values" -- "$nnplug" train --model mlp.json --data good.csv --input-shape 2,3 \
   --out shape_wrong
 expect 10 0 "nnplug train" -- "$nnplug" train --help
+for threads in abc 0 -1 1e3 1025 99999999999999999999 "" " 2"; do
+  expect 10 0 "(no devices: NNP_CPU_THREADS='$threads' is not a thread count" -- env NNP_CPU_THREADS="$threads" \
+    "$nnplug" devices
+done
+expect 10 1 "is not a thread count" -- env NNP_CPU_THREADS=abc "$nnplug" train --device cpu --out threads_bad
+expect 10 0 "3 threads (NNP_CPU_THREADS)" -- env NNP_CPU_THREADS=3 "$nnplug" devices
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+  expect 10 0 "1 thread (the 1 CPU this process may use)" -- env -u NNP_CPU_THREADS taskset -c 0 "$nnplug" devices
+fi
 if command -v script >/dev/null && script -qc true /dev/null >/dev/null 2>&1; then  # a pseudo-terminal here
   script -qc "COLUMNS=50 $nnplug train --model mlp.json --data twenty.csv --epochs 2 --out tty_run" tty.log >/dev/null
   expect 10 0 "ETA" -- cat tty.log
