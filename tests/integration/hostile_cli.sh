@@ -213,7 +213,7 @@ expect 7 1 "" -- "$nnplug" summary --model embedding.json --input-shape 2,4
 if [ -n "$corpus" ]; then
   expect 9 1 "[3/10] binary: 0 cases, then CRASHED in add f32" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
   expect 9 1 "[9/10] random: 21 cases, 0 failed" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
-  expect 9 1 "the backend crashed (Segmentation fault, signal 11) during this case" -- \
+  expect 9 1 "the backend crashed (" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
   expect 9 1 "HUNG in where" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
   expect 9 1 "[9/10] random:" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5

@@ -66,6 +66,6 @@ int main(void) {
 C
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
-cc -std=c99 -o "$tmp/hello" "$tmp/hello.c" $(pkg-config --cflags --libs nnplug) -Wl,-rpath,"$prefix/lib"
+cc -std=c99 -o "$tmp/hello" "$tmp/hello.c" $(pkg-config --cflags --libs nnplug)
 "$tmp/hello"
 echo "ok: installed SDK builds plugins and applications out of tree"
