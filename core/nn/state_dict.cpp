@@ -96,7 +96,9 @@ void plan_module(Module& m, const std::string& prefix, nnp_list& state, StateInd
       fail(NNP_SHAPE_MISMATCH, "load_state_dict: size mismatch for ", key, ": copying a tensor with shape ",
            format_dims(source->shape), " from the checkpoint, the shape in the current model is ",
            format_dims(target->shape), "; nothing was loaded");
-    if (source->dtype != target->dtype)
+    // One floating dtype into another converts, as PyTorch's copy_ does (an
+    // f64 checkpoint loads into an f32 model); integers and floats do not mix.
+    if (source->dtype != target->dtype && !(is_floating(source->dtype) && is_floating(target->dtype)))
       fail(NNP_DTYPE_MISMATCH, "load_state_dict: dtype mismatch for ", key, ": the checkpoint has ",
            dtype_name(source->dtype), ", the current model has ", dtype_name(target->dtype),
            "; convert the module (to(dtype)) or the checkpoint; nothing was loaded");

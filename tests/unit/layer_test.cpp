@@ -243,3 +243,36 @@ TEST(Layers, LayerNormAndEmbedding) {
   EXPECT_EQ(grad[6], 2.0f);   // row 2 was looked up twice
   EXPECT_EQ(grad[15], 1.0f);  // row 5 once
 }
+
+// PyTorch's Embedding(padding_idx): forward returns the padding row as it is
+// (it starts at zero, but may be set), only its gradient is kept at zero.
+TEST(Layers, EmbeddingReturnsThePaddingRowAndKeepsItsGradientZero) {
+  auto embedding = create_layer(
+      "nn.Embedding", std::move(Attrs().set("num_embeddings", 4).set("embedding_dim", 2).set("padding_idx", 1)));
+  Tensor weight = embedding.get_parameter("weight");
+  {
+    NoGradGuard no_grad;
+    weight.slice(0, 1, 2).copy_(from_vector(std::vector<float>{7, -3}, {1, 2}));
+  }
+  Tensor out = embedding(from_vector(std::vector<int64_t>{1, 3, 1}));
+  EXPECT_EQ(out.slice(0, 0, 1).reshape({2}).to_vector<float>(), (std::vector<float>{7, -3}));
+  EXPECT_EQ(out.slice(0, 2, 3).reshape({2}).to_vector<float>(), (std::vector<float>{7, -3}));
+  (out * from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2})).sum().backward();
+  std::vector<float> grad = weight.grad().to_vector<float>();
+  EXPECT_EQ(grad, (std::vector<float>{0, 0, 0, 0, 0, 0, 3, 4}));
+}
+
+// As PyTorch's copy_: an f64 state dict loads into an f32 model, converted;
+// an integer one is still refused and changes nothing.
+TEST(Layers, LoadStateDictConvertsFloatingDtypes) {
+  auto linear = create_layer("nn.Linear", std::move(Attrs().set("in_features", 2).set("out_features", 1)));
+  nnp::StateDict state = {{"weight", from_vector(std::vector<double>{0.1, -0.25}, {1, 2})},
+                          {"bias", from_vector(std::vector<double>{1.0 / 3}, {1})}};
+  linear.load_state_dict(state);
+  EXPECT_EQ(linear.get_parameter("weight").dtype(), Dtype::f32);
+  EXPECT_EQ(linear.get_parameter("weight").to_vector<float>(), (std::vector<float>{0.1f, -0.25f}));
+  EXPECT_EQ(linear.get_parameter("bias").to_vector<float>(), (std::vector<float>{static_cast<float>(1.0 / 3)}));
+  state[1].second = from_vector(std::vector<int64_t>{2}, {1});
+  expect_error([&] { linear.load_state_dict(state); }, NNP_DTYPE_MISMATCH, {"bias", "i64"});
+  EXPECT_EQ(linear.get_parameter("bias").to_vector<float>(), (std::vector<float>{static_cast<float>(1.0 / 3)}));
+}

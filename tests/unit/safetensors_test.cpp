@@ -184,7 +184,14 @@ TEST_F(Files, MismatchedCheckpointsChangeNothing) {
   nn::IncompatibleKeys keys = model->load(path("partial.safetensors"), false);
   EXPECT_EQ(keys.missing_keys, (std::vector<std::string>{"bias", "steps"}));
   EXPECT_EQ(model->w.to_vector<float>(), (std::vector<float>{1, 1}));
-  save_safetensors({{"weight", ones({1, 2}, Dtype::f64)}, {"bias", ones({1})}, {"steps", zeros({}, Dtype::i64)}},
+  // An f64 checkpoint converts into the f32 model, as PyTorch's copy_; an
+  // integer weight is refused.
+  save_safetensors({{"weight", full({1, 2}, 2.0, Dtype::f64)}, {"bias", ones({1})}, {"steps", zeros({}, Dtype::i64)}},
                    path("f64.safetensors"));
-  expect_error([&] { model->load(path("f64.safetensors")); }, NNP_DTYPE_MISMATCH, {"weight", "f64"});
+  model->load(path("f64.safetensors"));
+  EXPECT_EQ(model->w.to_vector<float>(), (std::vector<float>{2, 2}));
+  save_safetensors({{"weight", ones({1, 2}, Dtype::i64)}, {"bias", ones({1})}, {"steps", zeros({}, Dtype::i64)}},
+                   path("i64.safetensors"));
+  expect_error([&] { model->load(path("i64.safetensors")); }, NNP_DTYPE_MISMATCH, {"weight", "i64"});
+  EXPECT_EQ(model->w.to_vector<float>(), (std::vector<float>{2, 2}));
 }

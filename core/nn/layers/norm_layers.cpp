@@ -173,9 +173,10 @@ struct Embedding : nnp::nn::Module {
     nnp::Shape out_shape = indices.shape();
     out_shape.push_back(dim);
     Tensor rows = weight.index_select(0, indices.reshape({-1}));
-    if (has_padding)  // the padding row neither contributes nor learns
-      rows =
-          rows * indices.reshape({-1, 1}).ne(indices.scalar_like(static_cast<double>(padding_idx))).to(weight.dtype());
+    if (has_padding) {  // PyTorch's: the padding row is returned as it is, but learns nothing
+      Tensor learns = indices.reshape({-1, 1}).ne(indices.scalar_like(static_cast<double>(padding_idx)));
+      rows = nnp::where(learns, rows, rows.detach());
+    }
     return rows.reshape(out_shape);
   }
   std::string extra_repr() const override {
