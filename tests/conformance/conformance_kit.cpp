@@ -202,7 +202,8 @@ void check_narrow_rounding(Kit& kit) {
       with_nan.push_back(NAN);
       kit.check(
           "copy", from, std::string("to ") + dtype_name(to) + " at rounding boundaries and overflow",
-          {from_vector(with_nan, kit.reference()).to(from)}, [to](const Inputs& in) { return in[0].to(to); }, kExact);
+          {from_vector(with_nan, kit.reference()).to(from)}, [to = to](const Inputs& in) { return in[0].to(to); },
+          kExact);
     }
 }
 
