@@ -275,6 +275,8 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   void retain_grad() { check(api().retain_grad(get())); }
   Tensor detach() const { return call(api().detach, get()); }
   std::string grad_fn_name() const { return api().grad_fn_name(get()); }
+  // PyTorch's repr of the tensor, as `std::cout << t` prints it (nnp/tensor_print.hpp).
+  std::string str() const;
   void backward() const { check(api().backward(get(), nullptr, 0)); }
   void backward(const Tensor& grad, bool retain_graph = false) const {
     check(api().backward(get(), grad.get(), retain_graph ? 1 : 0));
@@ -518,3 +520,5 @@ inline std::vector<Device> devices() {
 }
 
 }  // namespace nnp
+
+#include "tensor_print.hpp"  // str() and operator<<, PyTorch's repr
