@@ -161,3 +161,53 @@ TEST(Conversions, NanAndOutOfRangeFloatsBecomeInt64Min) {
     }
   }
 }
+
+// libtorch's creation: nested braces with torch.tensor's dtype inference,
+// the *_like family, linspace and eye, the kFloat32-style dtype names.
+TEST(TensorCreation, TensorFromNestedBracesInfersTheDtypeAsPyTorch) {
+  Tensor ints = nnp::tensor({{1, 2}, {3, 4}});
+  EXPECT_EQ(ints.dtype(), kInt64);
+  EXPECT_EQ(ints.shape(), (Shape{2, 2}));
+  EXPECT_EQ(ints.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4}));
+  Tensor mixed = nnp::tensor({1, 2.5});
+  EXPECT_EQ(mixed.dtype(), kFloat32);
+  EXPECT_EQ(mixed.to_vector<float>(), (std::vector<float>{1, 2.5}));
+  EXPECT_EQ(nnp::tensor({true, false}).dtype(), kBool);
+  EXPECT_EQ(nnp::tensor({true, 2}).dtype(), kInt64);
+  Tensor scalar = nnp::tensor(2.5);
+  EXPECT_EQ(scalar.ndim(), 0);
+  EXPECT_EQ(scalar.item<float>(), 2.5f);
+  EXPECT_EQ(nnp::tensor({{{1}, {2}}}).shape(), (Shape{1, 2, 1}));
+  Tensor as_f64 = nnp::tensor({{1, 2}}, kFloat64);
+  EXPECT_EQ(as_f64.dtype(), kDouble);
+  EXPECT_EQ(as_f64.to_vector<double>(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(nnp::tensor({9007199254740993LL}).to_vector<int64_t>()[0], 9007199254740993LL);  // exact past 2^53
+  test::expect_error(
+      [] {
+        nnp::tensor({{1, 2}, {3}});
+      },
+      NNP_SHAPE_MISMATCH, {"expected sequence of length 2 at dim 1 (got 1)"});
+  test::expect_error([] { nnp::tensor({1, {2}}); }, NNP_SHAPE_MISMATCH, {"nest evenly"});
+}
+
+TEST(TensorCreation, LikeLinspaceEye) {
+  Tensor base = nnp::tensor({{1.5, 2}, {3, 4}}, kFloat64);
+  EXPECT_EQ(zeros_like(base).to_vector<double>(), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(ones_like(base).dtype(), kFloat64);
+  EXPECT_EQ(full_like(base, 7).to_vector<double>(), (std::vector<double>{7, 7, 7, 7}));
+  EXPECT_EQ(empty_like(base).shape(), (Shape{2, 2}));
+  EXPECT_EQ(rand_like(base).shape(), (Shape{2, 2}));
+  EXPECT_EQ(randn_like(base).dtype(), kFloat64);
+  // PyTorch 1.13's values.
+  EXPECT_EQ(linspace(-1, 1, 4).to_vector<float>(),
+            (std::vector<float>{-1.0f, -0.3333333134651184f, 0.3333333134651184f, 1.0f}));
+  EXPECT_EQ(linspace(0, 1, 7, kFloat64).to_vector<double>(),
+            (std::vector<double>{0.0, 0.16666666666666666, 0.3333333333333333, 0.5, 0.6666666666666667,
+                                 0.8333333333333334, 1.0}));
+  EXPECT_EQ(linspace(3, 3, 1).to_vector<float>(), (std::vector<float>{3}));
+  EXPECT_EQ(linspace(0, 10, 0).numel(), 0);
+  test::expect_error([] { linspace(0, 1, -1); }, NNP_INVALID_ARGUMENT, {"non-negative"});
+  EXPECT_EQ(eye(2, 3).to_vector<float>(), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(eye(2).to_vector<float>(), (std::vector<float>{1, 0, 0, 1}));
+  EXPECT_EQ(eye(2, 2, kInt64).dtype(), kInt64);
+}

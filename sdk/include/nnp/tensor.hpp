@@ -32,6 +32,12 @@ enum class Dtype : int32_t {
   boolean = NNP_BOOL
 };
 
+// libtorch's names for the dtypes, so a libtorch user's habits work.
+constexpr Dtype kFloat32 = Dtype::f32, kFloat = Dtype::f32, kFloat64 = Dtype::f64, kDouble = Dtype::f64,
+                kFloat16 = Dtype::f16, kHalf = Dtype::f16, kBFloat16 = Dtype::bf16, kInt64 = Dtype::i64,
+                kLong = Dtype::i64, kInt32 = Dtype::i32, kInt = Dtype::i32, kUInt8 = Dtype::u8, kByte = Dtype::u8,
+                kBool = Dtype::boolean;
+
 inline const char* dtype_name(Dtype dtype) { return api().dtype_name(static_cast<nnp_dtype>(dtype)); }
 inline size_t dtype_size(Dtype dtype) { return api().dtype_size(static_cast<nnp_dtype>(dtype)); }
 inline bool is_floating(Dtype d) { return d == Dtype::f32 || d == Dtype::f64 || d == Dtype::f16 || d == Dtype::bf16; }
@@ -521,4 +527,5 @@ inline std::vector<Device> devices() {
 
 }  // namespace nnp
 
-#include "tensor_print.hpp"  // str() and operator<<, PyTorch's repr
+#include "tensor_creation.hpp"  // nnp::tensor({{1, 2}, {3, 4}}), *_like, linspace, eye
+#include "tensor_print.hpp"     // str() and operator<<, PyTorch's repr
