@@ -70,7 +70,9 @@ conformance::Report run_isolated(const std::string& backend, const std::string& 
   const std::vector<std::string> families = conformance::families();
   for (size_t i = 0; i < families.size(); ++i) {
     const std::string& family = families[i];
-    std::cout << "[" << i + 1 << "/" << families.size() << "] " << family << ": " << std::flush;
+    // The line is printed whole once the family ends: what the child writes
+    // to stderr (a sanitizer's report of its crash) cannot split it.
+    const std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(families.size()) + "] " + family + ": ";
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::string> started;  // op, dtype, layout of the case under way
     int cases = 0, failed = 0;
@@ -94,8 +96,8 @@ conformance::Report run_isolated(const std::string& backend, const std::string& 
                                      });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (outcome.started && outcome.exit_code == 0) {
-      std::cout << cases << " cases, " << failed << " failed (" << static_cast<int>(seconds * 10) / 10.0 << " s)"
-                << std::endl;
+      std::cout << head << cases << " cases, " << failed << " failed (" << static_cast<int>(seconds * 10) / 10.0
+                << " s)" << std::endl;
       continue;
     }
     // It crashed, hung or failed to run: one failed case says where.
@@ -109,7 +111,7 @@ conformance::Report run_isolated(const std::string& backend, const std::string& 
                                       std::to_string(outcome.signal) + ") during this case"
                                 : "the family's process failed (exit status " + std::to_string(outcome.exit_code) + ")";
     ++report.failed;
-    std::cout << cases << " cases, then "
+    std::cout << head << cases << " cases, then "
               << (outcome.timed_out ? "HUNG"
                   : outcome.signal  ? "CRASHED"
                                     : "FAILED")
