@@ -211,3 +211,17 @@ TEST(TensorCreation, LikeLinspaceEye) {
   EXPECT_EQ(eye(2).to_vector<float>(), (std::vector<float>{1, 0, 0, 1}));
   EXPECT_EQ(eye(2, 2, kInt64).dtype(), kInt64);
 }
+
+// item<T>() converts as libtorch's does, whatever the tensor's dtype.
+TEST(TensorCreation, ItemConvertsAsPyTorch) {
+  EXPECT_EQ(nnp::tensor(3).item<float>(), 3.0f);
+  EXPECT_EQ(nnp::tensor(2.7).item<int64_t>(), 2);
+  EXPECT_EQ(nnp::tensor(-2.7).item<int32_t>(), -2);
+  EXPECT_EQ(nnp::tensor(0.5).item<bool>(), true);
+  EXPECT_EQ(nnp::tensor(0).item<bool>(), false);
+  EXPECT_EQ(nnp::tensor(true).item<double>(), 1.0);
+  EXPECT_EQ(nnp::tensor({{1.25}}).item<double>(), 1.25);
+  Tensor x = nnp::tensor(1.5).requires_grad_();
+  EXPECT_EQ(x.item<int64_t>(), 1);
+  test::expect_error([] { nnp::tensor({1, 2}).item<float>(); }, NNP_INVALID_ARGUMENT, {"exactly one"});
+}

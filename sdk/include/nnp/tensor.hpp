@@ -265,7 +265,10 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
     if (numel() != 1)
       throw Error(NNP_INVALID_ARGUMENT,
                   "item: the tensor has " + std::to_string(numel()) + " elements; item() needs exactly one");
-    return to_vector<T>()[0];
+    // Converted as PyTorch's item<T>() converts (floats to integers truncate,
+    // non-zero is true).
+    if (dtype() == DtypeOf<T>::value) return to_vector<T>()[0];
+    return detach().to(DtypeOf<T>::value).template to_vector<T>()[0];
   }
 
   // -- autograd --
