@@ -141,6 +141,9 @@ expect 6 0 "resuming from run3/checkpoint.safetensors after epoch 3" -- \
   "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 5
 expect 6 0 "5," -- tail -1 run3/metrics.csv
 expect 6 0 "" -- test "$(wc -l <run3/metrics.csv)" -eq 6
+expect 6 0 "no epoch of this run beat the best before it" -- "$nnplug" train --data good.csv \
+  --resume run3/checkpoint.safetensors --epochs 7 --lr 0 --out resumed_elsewhere
+expect 6 0 "" -- test ! -e resumed_elsewhere/best.safetensors
 cp run3/checkpoint.safetensors run3_copy.safetensors
 expect 6 0 "nothing was trained or written" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 2
 expect 6 0 "" -- cmp run3/checkpoint.safetensors run3_copy.safetensors

@@ -255,11 +255,16 @@ int run_train(const Args& args) {
     write_metrics_csv(metrics, history);
     write_curves_svg(curves, history);
   }
-  std::printf(
-      "test accuracy %.2f%% on %zu held-out rows (%.1f s); checkpoint %s, best %s (%.2f%%), metrics %s, "
-      "curves %s\n",
-      history.back().test_accuracy * 100, split.test.size(), seconds_since(started), checkpoint.c_str(),
-      best_path.c_str(), best * 100, metrics.c_str(), curves.c_str());
+  // Only files this run wrote, or that are there, are named: a run resumed
+  // into a new folder that never beat its earlier epochs wrote no best.
+  char best_text[64];
+  std::snprintf(best_text, sizeof best_text, " (%.2f%%)", best * 100);
+  const std::string best_note = std::filesystem::exists(best_path)
+                                    ? "best " + best_path + best_text
+                                    : "no epoch of this run beat the best before it (no best.safetensors here)";
+  std::printf("test accuracy %.2f%% on %zu held-out rows (%.1f s); checkpoint %s, %s, metrics %s, curves %s\n",
+              history.back().test_accuracy * 100, split.test.size(), seconds_since(started), checkpoint.c_str(),
+              best_note.c_str(), metrics.c_str(), curves.c_str());
   return 0;
 }
 
