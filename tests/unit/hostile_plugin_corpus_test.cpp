@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <memory>
 
 #include "test_support.hpp"
 
@@ -155,14 +154,10 @@ TEST_F(HostilePlugins, DiscoveryOfAFolderOfBadEntriesGoesOn) {
   std::vector<PluginCase> cases = make_cases();
   std::filesystem::create_symlink(corpus("good"), path("libzz_good.so"));
   std::filesystem::create_symlink(corpus("data_entry_plugin"), path("libdata_entry.so"));
-  const std::string command = "NNP_PLUGIN_PATH=" + dir_.string() + " timeout 60 " + NNPLUG_BINARY + " plugins 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
-  const int status = pclose(pipe.release());
-  EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+  const test::CommandResult run =
+      test::run_command("NNP_PLUGIN_PATH=" + dir_.string() + " timeout 60 " + NNPLUG_BINARY + " plugins 2>&1");
+  const std::string& output = run.output;
+  EXPECT_EQ(run.status, 0) << output;
   EXPECT_NE(output.find("loaded   test.good"), std::string::npos) << output;
   for (const char* reason : {"is a directory", "is a FIFO", "Too many levels of symbolic links", "32-bit ELF",
                              "is built for AArch64", "is data, not a function", "not an ELF file"})
@@ -185,12 +180,8 @@ TEST_F(HostilePlugins, AHostPointerUsedAfterInitIsRefused) {
 // control sequences and newlines reach the terminal escaped.
 TEST_F(HostilePlugins, WhatAPluginSaysIsPrintedEscaped) {
   std::filesystem::create_symlink(corpus("control_bytes_plugin"), path("libctl.so"));
-  const std::string command = "NNP_PLUGIN_PATH=" + dir_.string() + " " + NNPLUG_BINARY + " plugins 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  const std::string output =
+      test::run_command("NNP_PLUGIN_PATH=" + dir_.string() + " " + NNPLUG_BINARY + " plugins 2>&1").output;
   for (char c : output)
     EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "byte " << static_cast<int>(static_cast<unsigned char>(c));
   EXPECT_NE(output.find("test.ctl\\x1b]0;title\\x07"), std::string::npos) << output;

@@ -93,11 +93,7 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
   // The real plugins first, so the corpus's impostors of "cpu" are the ones refused.
   std::string command =
       std::string("NNP_PLUGIN_PATH=") + NNP_PLUGIN_DIR + ":" + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  const std::string output = test::run_command(command).output;
   for (const Refusal& refusal : kRefusals) {
     EXPECT_NE(output.find("refused  " + corpus(refusal.plugin)), std::string::npos) << refusal.plugin << "\n" << output;
     EXPECT_NE(output.find(refusal.reason), std::string::npos) << refusal.plugin << "\n" << output;
@@ -115,11 +111,7 @@ TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
 // folder beside libnnp, and `nnplug plugins` says which file provides it.
 TEST(PluginLoading, ImpostorsOfShippedNamesAreRefusedWhateverTheOrder) {
   std::string command = std::string("NNP_PLUGIN_PATH=") + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  const std::string output = test::run_command(command).output;
   EXPECT_NE(output.find("refused  " + corpus("duplicate_backend")), std::string::npos) << output;
   EXPECT_NE(output.find("backend name 'cpu' is reserved"), std::string::npos) << output;
   EXPECT_NE(output.find("refused  " + corpus("impostor_layer_plugin")), std::string::npos) << output;

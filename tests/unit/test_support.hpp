@@ -2,8 +2,10 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <nnp/nnp.hpp>
 #include <string>
@@ -42,5 +44,21 @@ class TempDirTest : public ::testing::Test {
 };
 
 inline std::vector<float> floats(const Tensor& t) { return t.to(Dtype::f32).to_vector<float>(); }
+
+// A shell command's output (stdout and stderr: append 2>&1) and exit status.
+struct CommandResult {
+  std::string output;
+  int status = -1;
+};
+inline CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
 
 }  // namespace nnp::test

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "cuda_device.hpp"
+
 namespace {
 
 // Uniform values in [-1, 1) from a hash of the index: never time a GEMM on
@@ -26,13 +28,7 @@ __global__ void fill_random(void* data, int64_t n, bool bf16, uint32_t seed) {
 }
 
 void G2_cublas(benchmark::State& state) {
-  int count = 0;
-  cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    std::string why = std::string("no CUDA device: ") + (error != cudaSuccess ? cudaGetErrorString(error) : "none");
-    state.SkipWithError(why.c_str());
-    return;
-  }
+  if (!nnp::bench::require_cuda_device(state)) return;
   const bool bf16 = state.range(0) == 16;
   const int n = 8192;
   const size_t bytes = size_t{n} * n * (bf16 ? 2 : 4);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda_device.hpp"
+
 namespace {
 
 constexpr int kBatch = 1024, kIn = 784, kHidden = 512, kClasses = 10;
@@ -220,13 +222,8 @@ class G1Peer {
 };
 
 void G1_cuda_direct(benchmark::State& state) {
-  int count = 0;
-  cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    std::string why = std::string("no CUDA device: ") + (error != cudaSuccess ? cudaGetErrorString(error) : "none");
-    state.SkipWithError(why.c_str());
-    return;
-  }
+  if (!nnp::bench::require_cuda_device(state)) return;
+  cudaError_t error = cudaSuccess;
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   {

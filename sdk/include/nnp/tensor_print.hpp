@@ -70,11 +70,11 @@ class ElementFormatter {
       const double v = e.real;
       if (!std::isfinite(v) || v == 0) continue;
       if (sci_mode_)
-        max_width_ = std::max(max_width_, printf_text("%.*e", v).size());
+        max_width_ = std::max(max_width_, scientific(v).size());
       else if (int_mode_)
-        max_width_ = std::max(max_width_, printf_text("%.0f", v).size() + 1);
+        max_width_ = std::max(max_width_, whole(v).size() + 1);
       else
-        max_width_ = std::max(max_width_, printf_text("%.*f", v).size());
+        max_width_ = std::max(max_width_, fixed(v).size());
     }
   }
 
@@ -90,11 +90,11 @@ class ElementFormatter {
     } else if (std::isinf(v)) {
       text = v > 0 ? "inf" : "-inf";
     } else if (sci_mode_) {
-      text = printf_text("%.*e", v);
+      text = scientific(v);
     } else if (int_mode_) {
-      text = printf_text("%.0f", v) + ".";
+      text = whole(v) + ".";
     } else {
-      text = printf_text("%.*f", v);
+      text = fixed(v);
     }
     return text.size() < max_width_ ? std::string(max_width_ - text.size(), ' ') + text : text;
   }
@@ -104,12 +104,13 @@ class ElementFormatter {
     if (boolean_) return v != 0 ? "True" : "False";
     return std::to_string(v);
   }
-  std::string printf_text(const char* pattern, double v) const {
+  // Python's "{:.4e}", "{:.0f}" and "{:.4f}" (C's printf agrees on finite values).
+  std::string scientific(double v) const { return text_of("%.*e", precision_, v); }
+  std::string fixed(double v) const { return text_of("%.*f", precision_, v); }
+  static std::string whole(double v) { return text_of("%.*f", 0, v); }
+  static std::string text_of(const char* pattern, int precision, double v) {
     char text[64];
-    if (pattern[1] == '.' && pattern[2] == '0')
-      std::snprintf(text, sizeof text, pattern, v);
-    else
-      std::snprintf(text, sizeof text, pattern, precision_, v);
+    std::snprintf(text, sizeof text, pattern, precision, v);
     return text;
   }
 
