@@ -9,6 +9,7 @@ namespace nnp::core::nn::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
+namespace F = nnp::nn::functional;
 
 // A parameter-free layer applying one unary op.
 template <nnp_unary_op Op>
@@ -32,7 +33,7 @@ struct Tanh : Pointwise<NNP_UNARY_TANH> {
 struct LeakyReLU : nnp::nn::Module {
   double slope;
   explicit LeakyReLU(const Attrs& a) : Module("LeakyReLU"), slope(a.real("negative_slope")) {}
-  Tensor forward(const Tensor& x) override { return where(x.gt(x.scalar_like(0)), x, x * slope); }
+  Tensor forward(const Tensor& x) override { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(slope)); }
   std::string extra_repr() const override { return "negative_slope=" + nnp::nn::format_float(slope); }
 };
 
@@ -42,12 +43,7 @@ struct GELU : nnp::nn::Module {
     if (approximate != "none" && approximate != "tanh")
       throw Error(NNP_INVALID_ARGUMENT, "GELU: approximate must be 'none' or 'tanh', got '" + approximate + "'");
   }
-  Tensor forward(const Tensor& x) override {
-    if (approximate == "none") return x.gelu();
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Tensor inner = (x + x * x * x * 0.044715) * std::sqrt(2.0 / M_PI);
-    return x * 0.5 * (inner.tanh() + 1.0);
-  }
+  Tensor forward(const Tensor& x) override { return F::gelu(x, F::GELUFuncOptions().approximate(approximate)); }
   std::string extra_repr() const override { return "approximate='" + approximate + "'"; }
 };
 
@@ -70,7 +66,7 @@ struct SoftmaxLayer : nnp::nn::Module {
   }
   Tensor forward(const Tensor& x) override {
     int32_t d = has_dim ? dim : implicit_softmax_dim(x.ndim());
-    return Log ? x.log_softmax(d) : x.softmax(d);
+    return Log ? F::log_softmax(x, d) : F::softmax(x, d);
   }
   std::string extra_repr() const override { return has_dim ? "dim=" + std::to_string(dim) : "dim=None"; }
 };

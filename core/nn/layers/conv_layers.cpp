@@ -1,10 +1,8 @@
 // nn.Conv1d, nn.Conv2d (stride, padding, dilation, groups), nn.MaxPool2d,
-// nn.AvgPool2d and nn.AdaptiveAvgPool2d. The sliding windows are gathered
-// with index_select (im2col), so every layer is composed of differentiable
-// ops and GEMM does the heavy work.
+// nn.AvgPool2d and nn.AdaptiveAvgPool2d: the functions of
+// nnp/functional/{conv,pooling}.hpp with an index of windows kept between
+// calls (nnp/functional/windows.hpp).
 #include <cmath>
-#include <limits>
-#include <mutex>
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
@@ -13,12 +11,13 @@ namespace nnp::core::nn::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
+namespace F = nnp::nn::functional;
 
 namespace {
 
-struct Pair {
-  int64_t h, w;
-};
+using F::detail::Pair;
+using F::detail::pair_text;
+using F::detail::WindowIndexCache;
 
 Pair pair_of(const Attrs& a, const std::string& name, const std::string& layer) {
   std::vector<int64_t> v = a.integers(name);
@@ -27,123 +26,8 @@ Pair pair_of(const Attrs& a, const std::string& name, const std::string& layer) 
   throw Error(NNP_INVALID_ARGUMENT, layer + ": " + name + " takes one or two values, got " + std::to_string(v.size()));
 }
 
-std::string pair_text(Pair p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
-
-// Pads dims 2 and 3 of x with `value` (differentiable: cat of constants).
-Tensor pad2d(const Tensor& x, Pair pad, double value) {
-  if (pad.h == 0 && pad.w == 0) return x;
-  nnp::Shape s = x.shape();
-  Tensor out = x;
-  if (pad.h > 0) {
-    Tensor rows = nnp::full({s[0], s[1], pad.h, s[3]}, value, x.dtype(), x.device());
-    out = cat({rows, out, rows}, 2);
-  }
-  if (pad.w > 0) {
-    nnp::Shape t = out.shape();
-    Tensor cols = nnp::full({t[0], t[1], t[2], pad.w}, value, x.dtype(), x.device());
-    out = cat({cols, out, cols}, 3);
-  }
-  return out;
-}
-
-// Output size of the windows over a padded input.
-struct Geometry {
-  int64_t hp, wp, oh, ow;
-};
-
-Geometry geometry(const std::string& layer, const Tensor& x, Pair kernel, Pair stride, Pair pad, Pair dilation) {
-  if (x.ndim() != 4) throw Error(NNP_SHAPE_MISMATCH, layer + ": expected [N, C, H, W], got " + shape_text(x.shape()));
-  // In 128 bits: padding, dilation and kernel sizes come from specs and may
-  // be anything up to INT64_MAX.
-  using Wide = __int128;
-  const Wide hp = Wide{x.size(2)} + 2 * Wide{pad.h}, wp = Wide{x.size(3)} + 2 * Wide{pad.w};
-  const Wide span_h = Wide{dilation.h} * (kernel.h - 1) + 1, span_w = Wide{dilation.w} * (kernel.w - 1) + 1;
-  if (hp > INT64_MAX || wp > INT64_MAX)
-    throw Error(NNP_INVALID_ARGUMENT,
-                layer + ": padding " + pair_text(pad) + " makes the input larger than 64-bit sizes");
-  if (span_h > hp || span_w > wp)
-    throw Error(NNP_SHAPE_MISMATCH, layer + ": kernel " + pair_text(kernel) + " with dilation " + pair_text(dilation) +
-                                        " spans more than the padded input " + shape_text(x.shape()));
-  Geometry g;
-  g.hp = static_cast<int64_t>(hp);
-  g.wp = static_cast<int64_t>(wp);
-  g.oh = static_cast<int64_t>((hp - span_h) / stride.h + 1);
-  g.ow = static_cast<int64_t>((wp - span_w) / stride.w + 1);
-  return g;
-}
-
-// Offset in an Hp x Wp plane of tap (ki, kj) of window (i, j).
-struct Taps {
-  Pair kernel, stride, dilation;
-  int64_t wp;
-  int64_t at(int64_t ki, int64_t kj, int64_t i, int64_t j) const {
-    return (i * stride.h + ki * dilation.h) * wp + (j * stride.w + kj * dilation.w);
-  }
-};
-
-// A layer's window index, rebuilt only when the input's shape or device
-// changes (a training loop sees one shape, so the index is built once).
-class IndexCache {
- public:
-  template <typename Build>
-  Tensor get(const Tensor& x, Build build) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    nnp::Shape shape = x.shape();
-    if (!index_.defined() || shape != shape_ || x.device() != device_) {
-      index_ = nnp::from_vector(build(), x.device());
-      shape_ = std::move(shape);
-      device_ = x.device();
-    }
-    return index_;
-  }
-
- private:
-  std::mutex mutex_;
-  Tensor index_;
-  nnp::Shape shape_;
-  nnp::Device device_ = nnp::Device::cpu();
-};
-
-// The sliding windows of x [N, C, H, W] per plane, window-major: [N, C,
-// OH*OW, kh*kw], so each window's taps are adjacent for the reductions.
-Tensor unfold(const Tensor& x, const Geometry& g, const Taps& t, Pair pad, double pad_value, IndexCache& cache) {
-  const int64_t n = x.size(0), c = x.size(1), taps = t.kernel.h * t.kernel.w;
-  Tensor index = cache.get(x, [&] {
-    std::vector<int64_t> offsets;
-    offsets.reserve(static_cast<size_t>(g.oh * g.ow * taps));
-    for (int64_t i = 0; i < g.oh; ++i)
-      for (int64_t j = 0; j < g.ow; ++j)
-        for (int64_t ki = 0; ki < t.kernel.h; ++ki)
-          for (int64_t kj = 0; kj < t.kernel.w; ++kj) offsets.push_back(t.at(ki, kj, i, j));
-    return offsets;
-  });
-  Tensor flat = pad2d(x, pad, pad_value).reshape({n, c, g.hp * g.wp});
-  return flat.index_select(2, index).reshape({n, c, g.oh * g.ow, taps});
-}
-
-// im2col for convolution: [C * kh*kw, N * OH*OW], so that one GEMM with the
-// weights [O, C * kh*kw] convolves the whole batch (and the weight gradient
-// is one GEMM too, not a sum over per-sample products).
-Tensor im2col(const Tensor& x, const Geometry& g, const Taps& t, Pair pad, IndexCache& cache) {
-  const int64_t n = x.size(0), c = x.size(1), plane = g.hp * g.wp, windows = g.oh * g.ow;
-  Tensor index = cache.get(x, [&] {
-    std::vector<int64_t> offsets;  // [taps, N, windows] into [N * plane]
-    offsets.reserve(static_cast<size_t>(t.kernel.h * t.kernel.w * n * windows));
-    for (int64_t ki = 0; ki < t.kernel.h; ++ki)
-      for (int64_t kj = 0; kj < t.kernel.w; ++kj)
-        for (int64_t s = 0; s < n; ++s)
-          for (int64_t i = 0; i < g.oh; ++i)
-            for (int64_t j = 0; j < g.ow; ++j) offsets.push_back(s * plane + t.at(ki, kj, i, j));
-    return offsets;
-  });
-  Tensor planes = pad2d(x, pad, 0.0).permute({1, 0, 2, 3}).reshape({c, n * plane});
-  return planes.index_select(1, index).reshape({c * t.kernel.h * t.kernel.w, n * windows});
-}
-
 void check_positive(const std::string& layer, const char* name, Pair p, int64_t minimum) {
-  if (p.h < minimum || p.w < minimum)
-    throw Error(NNP_INVALID_ARGUMENT,
-                layer + ": " + name + " " + pair_text(p) + " must be >= " + std::to_string(minimum));
+  F::detail::check_at_least(layer, name, p, minimum);
 }
 
 }  // namespace
@@ -152,7 +36,7 @@ struct Conv2d : nnp::nn::Module {
   int64_t in_channels, out_channels, groups;
   Pair kernel, stride, padding, dilation;
   Tensor weight, bias;
-  IndexCache windows;
+  WindowIndexCache windows;
   explicit Conv2d(const Attrs& a, const char* name = "Conv2d")
       : Module(name),
         in_channels(a.integer("in_channels")),
@@ -184,14 +68,8 @@ struct Conv2d : nnp::nn::Module {
     if (x.ndim() != 4 || x.size(1) != in_channels)
       throw Error(NNP_SHAPE_MISMATCH, type_name() + ": expected [N, " + std::to_string(in_channels) + ", H, W], got " +
                                           shape_text(x.shape()));
-    Geometry g = geometry(type_name(), x, kernel, stride, padding, dilation);
-    const int64_t n = x.size(0), k = in_channels / groups * kernel.h * kernel.w;
-    // [G, C/G * kh*kw, N * L] against weights [G, O/G, C/G * kh*kw].
-    Tensor cols =
-        im2col(x, g, {kernel, stride, dilation, g.wp}, padding, windows).reshape({groups, k, n * g.oh * g.ow});
-    Tensor w = weight.reshape({groups, out_channels / groups, k});
-    Tensor y = w.matmul(cols).reshape({out_channels, n, g.oh, g.ow}).permute({1, 0, 2, 3});
-    return bias.defined() ? y + bias.reshape({1, out_channels, 1, 1}) : y.contiguous();
+    return F::detail::conv2d_windows(type_name(), x, weight, bias, {kernel, stride, padding, dilation}, groups,
+                                     windows);
   }
   std::string extra_repr() const override {
     std::string text = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
@@ -254,7 +132,7 @@ struct Conv1dLayer : Conv1d {
 
 struct Pool2d : nnp::nn::Module {
   Pair kernel, stride, padding;
-  IndexCache windows;
+  WindowIndexCache windows;
   Pool2d(const char* name, const Attrs& a)
       : Module(name),
         kernel(pair_of(a, "kernel_size", name)),
@@ -275,12 +153,7 @@ struct MaxPool2d : Pool2d {
   Pair dilation;
   explicit MaxPool2d(const Attrs& a) : Pool2d("MaxPool2d", a), dilation(pair_of(a, "dilation", "MaxPool2d")) {}
   Tensor forward(const Tensor& x) override {
-    Geometry g = geometry("MaxPool2d", x, kernel, stride, padding, dilation);
-    Tensor cols =
-        unfold(x, g, {kernel, stride, dilation, g.wp}, padding, -std::numeric_limits<double>::infinity(), windows);
-    // The first maximum of each window takes the gradient, as PyTorch's does.
-    Tensor best = cols.argmax(3, true);
-    return cols.gather(3, best).reshape({x.size(0), x.size(1), g.oh, g.ow});
+    return F::detail::max_pool2d_windows("MaxPool2d", x, {kernel, stride, padding, dilation}, windows);
   }
   std::string extra_repr() const override {
     return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding) +
@@ -294,9 +167,7 @@ struct AvgPool2d : Pool2d {
       throw Error(NNP_UNIMPLEMENTED, "AvgPool2d: count_include_pad=False is not supported yet");
   }
   Tensor forward(const Tensor& x) override {
-    Geometry g = geometry("AvgPool2d", x, kernel, stride, padding, {1, 1});
-    Tensor cols = unfold(x, g, {kernel, stride, {1, 1}, g.wp}, padding, 0.0, windows);
-    return cols.mean({3}).reshape({x.size(0), x.size(1), g.oh, g.ow});
+    return F::detail::avg_pool2d_windows("AvgPool2d", x, {kernel, stride, padding, {1, 1}}, windows);
   }
   std::string extra_repr() const override {
     return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding);
@@ -309,23 +180,7 @@ struct AdaptiveAvgPool2d : nnp::nn::Module {
       : Module("AdaptiveAvgPool2d"), output(pair_of(a, "output_size", "AdaptiveAvgPool2d")) {
     check_positive("AdaptiveAvgPool2d", "output_size", output, 1);
   }
-  Tensor forward(const Tensor& x) override {
-    if (x.ndim() != 4)
-      throw Error(NNP_SHAPE_MISMATCH, "AdaptiveAvgPool2d: expected [N, C, H, W], got " + shape_text(x.shape()));
-    const int64_t h = x.size(2), w = x.size(3);
-    // Window i covers [floor(i H / out), ceil((i + 1) H / out)).
-    std::vector<Tensor> rows;
-    for (int64_t i = 0; i < output.h; ++i) {
-      int64_t h0 = i * h / output.h, h1 = ((i + 1) * h + output.h - 1) / output.h;
-      std::vector<Tensor> cells;
-      for (int64_t j = 0; j < output.w; ++j) {
-        int64_t w0 = j * w / output.w, w1 = ((j + 1) * w + output.w - 1) / output.w;
-        cells.push_back(x.slice(2, h0, h1).slice(3, w0, w1).mean({2, 3}, true));
-      }
-      rows.push_back(cat(cells, 3));
-    }
-    return cat(rows, 2);
-  }
+  Tensor forward(const Tensor& x) override { return F::adaptive_avg_pool2d(x, {output.h, output.w}); }
   std::string extra_repr() const override {
     return "output_size=" + (output.h == output.w ? std::to_string(output.h) : pair_text(output));
   }

@@ -10,6 +10,7 @@ namespace nnp::core::nn::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
+namespace F = nnp::nn::functional;
 
 struct Linear : nnp::nn::Module {
   int64_t in_features, out_features;
@@ -30,10 +31,7 @@ struct Linear : nnp::nn::Module {
       register_parameter("bias", Tensor());
     }
   }
-  Tensor forward(const Tensor& x) override {
-    Tensor y = x.matmul(weight.t());
-    return bias.defined() ? y + bias : y;
-  }
+  Tensor forward(const Tensor& x) override { return F::linear(x, weight, bias); }
   std::string extra_repr() const override {
     return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) +
            ", bias=" + nnp::nn::format_bool(bias.defined());
@@ -78,11 +76,7 @@ struct Dropout : nnp::nn::Module {
                   "Dropout: dropout probability has to be between 0 and 1, but got " + nnp::nn::format_float(p));
   }
   Tensor forward(const Tensor& x) override {
-    if (!is_training() || p == 0) return x;
-    if (p == 1) return x * 0.0;
-    // Keep each element with probability 1 - p and scale by 1/(1 - p).
-    Tensor keep = nnp::rand(x.shape(), nnp::Dtype::f32, x.device()).ge(nnp::full({}, p, nnp::Dtype::f32, x.device()));
-    return where(keep, x * (1.0 / (1.0 - p)), x.scalar_like(0));
+    return F::dropout(x, F::DropoutFuncOptions().p(p).training(is_training()));
   }
   std::string extra_repr() const override { return "p=" + nnp::nn::format_float(p) + ", inplace=False"; }
 };

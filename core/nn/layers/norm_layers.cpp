@@ -9,6 +9,7 @@ namespace nnp::core::nn::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
+namespace F = nnp::nn::functional;
 
 // Batch normalization over every dimension but the channels (dim 1).
 struct BatchNorm : nnp::nn::Module {
@@ -55,34 +56,17 @@ struct BatchNorm : nnp::nn::Module {
                                           (min_ndim == max_ndim ? "" : " or " + std::to_string(max_ndim)) +
                                           " dimensions with " + std::to_string(features) +
                                           " channels in dimension 1, got " + shape_text(x.shape()));
-    std::vector<int32_t> dims = {0};
-    nnp::Shape stat_shape(static_cast<size_t>(ndim), 1);
-    stat_shape[1] = features;
-    for (int32_t d = 2; d < ndim; ++d) dims.push_back(d);
-    const bool use_batch = is_training() || !track;
-    Tensor mean, var;
-    if (use_batch) {
-      const int64_t count = x.numel() / features;
-      if (is_training() && count <= 1)
-        throw Error(NNP_INVALID_ARGUMENT,
-                    type_name() + ": expected more than 1 value per channel when training, got input size " +
-                        shape_text(x.shape()));
-      mean = x.mean(dims);
-      var = x.var(dims, 0);
-      if (is_training() && track) {
-        NoGradGuard no_grad;
-        num_batches_tracked.copy_(num_batches_tracked + num_batches_tracked.scalar_like(1));
-        double m = has_momentum ? momentum : 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
-        Tensor unbiased = var.detach() * (static_cast<double>(count) / static_cast<double>(count - 1));
-        running_mean.copy_(running_mean * (1 - m) + mean.detach().to(running_mean.dtype()) * m);
-        running_var.copy_(running_var * (1 - m) + unbiased.to(running_var.dtype()) * m);
-      }
-    } else {
-      mean = running_mean;
-      var = running_var;
+    // PyTorch's exponential_average_factor: a cumulative average without momentum.
+    const bool tracking = is_training() && track;
+    const double factor =
+        !tracking || has_momentum ? momentum : 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1);
+    Tensor y = F::batch_norm(
+        x, running_mean, running_var,
+        F::BatchNormFuncOptions().weight(weight).bias(bias).training(is_training()).momentum(factor).eps(eps));
+    if (tracking) {  // counted once the batch is through, so a failure changes nothing
+      NoGradGuard no_grad;
+      num_batches_tracked.copy_(num_batches_tracked + num_batches_tracked.scalar_like(1));
     }
-    Tensor y = (x - mean.reshape(stat_shape)) * (var.reshape(stat_shape) + eps).rsqrt();
-    if (affine) y = y * weight.reshape(stat_shape) + bias.reshape(stat_shape);
     return y;
   }
   std::string extra_repr() const override {
@@ -119,21 +103,7 @@ struct LayerNorm : nnp::nn::Module {
     }
   }
   Tensor forward(const Tensor& x) override {
-    const int32_t k = static_cast<int32_t>(normalized.size());
-    nnp::Shape shape = x.shape();
-    bool fits = x.ndim() >= k;
-    for (int32_t i = 0; fits && i < k; ++i)
-      fits =
-          shape[shape.size() - static_cast<size_t>(k) + static_cast<size_t>(i)] == normalized[static_cast<size_t>(i)];
-    if (!fits)
-      throw Error(NNP_SHAPE_MISMATCH, "LayerNorm: normalized_shape " + shape_text(normalized) +
-                                          " does not match the trailing dimensions of input " + shape_text(shape));
-    std::vector<int32_t> dims;
-    for (int32_t i = 0; i < k; ++i) dims.push_back(x.ndim() - k + i);
-    Tensor y = (x - x.mean(dims, true)) * (x.var(dims, 0, true) + eps).rsqrt();
-    if (weight.defined()) y = y * weight;
-    if (bias.defined()) y = y + bias;
-    return y;
+    return F::layer_norm(x, F::LayerNormFuncOptions(normalized).weight(weight).bias(bias).eps(eps));
   }
   std::string extra_repr() const override {
     std::string dims = "(";
@@ -167,17 +137,9 @@ struct Embedding : nnp::nn::Module {
     }
   }
   Tensor forward(const Tensor& indices) override {
-    if (indices.dtype() != nnp::Dtype::i64 && indices.dtype() != nnp::Dtype::i32)
-      throw Error(NNP_DTYPE_MISMATCH,
-                  "Embedding: indices must be i64 or i32, got " + std::string(nnp::dtype_name(indices.dtype())));
-    nnp::Shape out_shape = indices.shape();
-    out_shape.push_back(dim);
-    Tensor rows = weight.index_select(0, indices.reshape({-1}));
-    if (has_padding) {  // PyTorch's: the padding row is returned as it is, but learns nothing
-      Tensor learns = indices.reshape({-1, 1}).ne(indices.scalar_like(static_cast<double>(padding_idx)));
-      rows = nnp::where(learns, rows, rows.detach());
-    }
-    return rows.reshape(out_shape);
+    F::EmbeddingFuncOptions options;
+    if (has_padding) options.padding_idx(padding_idx);
+    return F::embedding(indices, weight, options);
   }
   std::string extra_repr() const override {
     return std::to_string(count) + ", " + std::to_string(dim) +

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <nnp/detail/format.hpp>
 #include <nnp/layer_type.hpp>
 #include <nnp/tensor.hpp>
 #include <optional>
@@ -474,20 +475,6 @@ void register_layer(nnp_plugin_host* host, const char* name, const char* doc, co
   check(api().register_layer_type(host, &layer_type<M>(name, doc, attrs).get()));
 }
 
-// Python's repr of a float: the shortest text that reads back the same.
-inline std::string format_float(double v) {
-  for (int precision = 1; precision <= 17; ++precision) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*g", precision, v);
-    if (std::strtod(text, nullptr) == v) {
-      std::string s = text;
-      if (s.find_first_of(".en") == std::string::npos) s += ".0";
-      return s;
-    }
-  }
-  return std::to_string(v);
-}
-inline const char* format_bool(bool v) { return v ? "True" : "False"; }
 
 // ---- containers ----
 

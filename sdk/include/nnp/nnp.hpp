@@ -3,6 +3,7 @@
 //   nnp/function.hpp    custom autograd functions
 //   nnp/nn.hpp          nn::Module, containers, hooks, state dicts, layers
 //   nnp/nn_init.hpp     nn::init
+//   nnp/functional.hpp  nn::functional (F): activations, convolution, pooling, losses, ...
 //   nnp/optim.hpp       optimizers and schedulers
 //   nnp/layer_type.hpp  declaring layer types (built-in and plugin layers)
 // Each compiles on its own; include just the ones a file needs, or this.
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <nnp/function.hpp>
+#include <nnp/functional.hpp>
 #include <nnp/layer_type.hpp>
 #include <nnp/nn.hpp>
 #include <nnp/nn_init.hpp>

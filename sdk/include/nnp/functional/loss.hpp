@@ -1,0 +1,214 @@
+// nnp/functional/loss.hpp - losses as functions with PyTorch's options
+// (torch.nn.functional.cross_entropy, ...). The loss layers call these, so a
+// layer and its function are one implementation. Each is composed of
+// differentiable ops: autograd comes for free.
+#pragma once
+
+#include <nnp/detail/format.hpp>
+#include <nnp/functional/normalization.hpp>
+#include <nnp/options.hpp>
+#include <nnp/tensor.hpp>
+#include <string>
+#include <vector>
+
+namespace nnp::nn::functional {
+
+namespace detail {
+
+inline void check_reduction(const std::string& who, const std::string& reduction) {
+  if (reduction != kNone && reduction != kMean && reduction != kSum)
+    throw Error(NNP_INVALID_ARGUMENT, who + ": reduction must be 'none', 'mean' or 'sum', got '" + reduction + "'");
+}
+inline Tensor reduce_loss(const Tensor& elementwise, const std::string& reduction) {
+  if (reduction == kNone) return elementwise;
+  return reduction == kSum ? elementwise.sum() : elementwise.mean();
+}
+inline void same_shape(const std::string& who, const Tensor& input, const Tensor& target) {
+  if (input.shape() != target.shape())
+    throw Error(NNP_SHAPE_MISMATCH, who + ": target shape " + shape_text(target.shape()) + " must equal input shape " +
+                                        shape_text(input.shape()));
+}
+
+// The options every class-index loss shares.
+struct ClassLoss {
+  Tensor weight;  // [C] or undefined
+  int64_t ignore_index = -100;
+  std::string reduction = kMean;
+  double label_smoothing = 0;
+};
+
+// Cross entropy against probabilities: target has input's shape.
+inline Tensor loss_of_probabilities(const std::string& who, const Tensor& logp, Tensor target, const ClassLoss& o) {
+  same_shape(who, logp, target);
+  const int32_t class_dim = logp.ndim() == 1 ? 0 : 1;
+  const int64_t classes = logp.size(class_dim);
+  if (o.label_smoothing > 0)
+    target = target * (1.0 - o.label_smoothing) + o.label_smoothing / static_cast<double>(classes);
+  Tensor weighted = logp * target;
+  if (o.weight.defined()) {
+    Shape view(static_cast<size_t>(logp.ndim()), 1);
+    view[static_cast<size_t>(class_dim)] = classes;
+    weighted = weighted * o.weight.reshape(view);
+  }
+  Tensor loss = weighted.sum(class_dim).neg();
+  if (o.reduction == kNone) return loss;
+  if (o.reduction == kSum) return loss.sum();
+  return loss.sum() / static_cast<double>(classes > 0 ? logp.numel() / classes : 0);
+}
+
+// Negative log likelihood of log-probabilities [N, C, d...] (or [C]) at
+// class indices [N, d...] (or []): ignore_index contributes nothing, class
+// weights scale each sample and the mean is over the weights taken.
+inline Tensor loss_of_indices(const std::string& who, Tensor logp, Tensor target, const ClassLoss& o) {
+  const bool unbatched = logp.ndim() == 1;
+  if (unbatched) {
+    logp = logp.unsqueeze(0);
+    target = target.reshape({1});
+  }
+  if (logp.ndim() < 2)
+    throw Error(NNP_SHAPE_MISMATCH, who + ": input must be [N, C] or [C], got " + shape_text(logp.shape()));
+  if (target.dtype() != Dtype::i64 && target.dtype() != Dtype::i32)
+    throw Error(NNP_DTYPE_MISMATCH, who + ": target must hold class indices (i64), got " + dtype_name(target.dtype()));
+  Shape expected = logp.shape();
+  expected.erase(expected.begin() + 1);
+  if (target.shape() != expected)
+    throw Error(NNP_SHAPE_MISMATCH, who + ": target shape " + shape_text(target.shape()) +
+                                        " does not match input shape " + shape_text(logp.shape()) + " (expected " +
+                                        shape_text(expected) + ")");
+  const int64_t classes = logp.size(1);
+  if (o.weight.defined() && (o.weight.ndim() != 1 || o.weight.size(0) != classes))
+    throw Error(NNP_SHAPE_MISMATCH, who + ": weight must have one value per class (" + std::to_string(classes) +
+                                        "), got " + shape_text(o.weight.shape()));
+  if (logp.ndim() > 2) {  // classes last, then one row per position
+    std::vector<int32_t> order = {0};
+    for (int32_t d = 2; d < logp.ndim(); ++d) order.push_back(d);
+    order.push_back(1);
+    logp = logp.permute(order).reshape({-1, classes});
+  }
+  target = target.to(Dtype::i64).reshape({-1});
+  Tensor ignored = target.eq(target.scalar_like(static_cast<double>(o.ignore_index)));
+  Tensor safe = where(ignored, target.scalar_like(0), target);
+  if (safe.numel() > 0) {
+    const int64_t out_of_range = (safe.lt(safe.scalar_like(0)).to(Dtype::i64).sum() +
+                                  safe.ge(safe.scalar_like(static_cast<double>(classes))).to(Dtype::i64).sum())
+                                     .item<int64_t>();
+    if (out_of_range > 0)
+      throw Error(NNP_INVALID_ARGUMENT, who + ": " + std::to_string(out_of_range) + " target(s) outside [0, " +
+                                            std::to_string(classes) + ") that are not ignore_index " +
+                                            std::to_string(o.ignore_index));
+  }
+  Tensor keep = where(ignored, logp.scalar_like(0), logp.scalar_like(1));
+  Tensor taken = o.weight.defined() ? o.weight.to(logp.dtype()).index_select(0, safe) * keep : keep;
+  Tensor per_sample = logp.gather(1, safe.unsqueeze(1)).squeeze(1).neg() * taken;
+  if (o.label_smoothing > 0) {
+    Tensor all = o.weight.defined() ? logp * o.weight.to(logp.dtype()).reshape({1, classes}) : logp;
+    Tensor smooth = all.sum({1}).neg() * keep * (1.0 / static_cast<double>(classes));
+    per_sample = per_sample * (1.0 - o.label_smoothing) + smooth * o.label_smoothing;
+  }
+  if (o.reduction == kNone) return unbatched ? per_sample.reshape({}) : per_sample.reshape(expected);
+  if (o.reduction == kSum) return per_sample.sum();
+  return per_sample.sum() / taken.sum();
+}
+
+}  // namespace detail
+
+#define NNP_LOSS_REDUCTION(Options)                                                 \
+  Options() = default;                                                              \
+  Options(const char* reduction) : reduction_(reduction) {}            /* NOLINT */ \
+  Options(std::string reduction) : reduction_(std::move(reduction)) {} /* NOLINT */ \
+  NNP_ARG(std::string, reduction) = kMean
+
+struct MSELossFuncOptions {
+  NNP_LOSS_REDUCTION(MSELossFuncOptions);
+};
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {}) {
+  detail::check_reduction("mse_loss", options.reduction());
+  detail::same_shape("MSELoss", input, target);
+  Tensor d = input - target;
+  return detail::reduce_loss(d * d, options.reduction());
+}
+
+struct L1LossFuncOptions {
+  NNP_LOSS_REDUCTION(L1LossFuncOptions);
+};
+inline Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {}) {
+  detail::check_reduction("l1_loss", options.reduction());
+  detail::same_shape("L1Loss", input, target);
+  return detail::reduce_loss((input - target).abs(), options.reduction());
+}
+
+struct NLLLossFuncOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(int64_t, ignore_index) = -100;
+  NNP_ARG(std::string, reduction) = kMean;
+};
+// Log-probabilities [N, C, d...] or [C] at class indices [N, d...] or [].
+inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {}) {
+  detail::check_reduction("nll_loss", options.reduction());
+  return detail::loss_of_indices("NLLLoss", input, target,
+                                 {options.weight(), options.ignore_index(), options.reduction(), 0.0});
+}
+
+struct CrossEntropyFuncOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(int64_t, ignore_index) = -100;
+  NNP_ARG(std::string, reduction) = kMean;
+  NNP_ARG(double, label_smoothing) = 0.0;
+};
+// Logits [N, C, d...] or [C] against class indices [N, d...] or [], or
+// against class probabilities (a floating target of the input's shape).
+inline Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {}) {
+  detail::check_reduction("cross_entropy", options.reduction());
+  if (options.label_smoothing() < 0 || options.label_smoothing() > 1)
+    throw Error(NNP_INVALID_ARGUMENT, "CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0, got " +
+                                          format_float(options.label_smoothing()));
+  if (input.ndim() == 0)
+    throw Error(NNP_SHAPE_MISMATCH, "CrossEntropyLoss: input must be [N, C] or [C], got a 0-d tensor");
+  const detail::ClassLoss o{options.weight(), options.ignore_index(), options.reduction(), options.label_smoothing()};
+  Tensor logp = input.log_softmax(input.ndim() == 1 ? 0 : 1);
+  if (is_floating(target.dtype()) && target.shape() == input.shape())
+    return detail::loss_of_probabilities("CrossEntropyLoss", logp, target, o);
+  return detail::loss_of_indices("CrossEntropyLoss", logp, target, o);
+}
+
+struct BinaryCrossEntropyFuncOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(std::string, reduction) = kMean;
+};
+// Probabilities against targets in [0, 1]; each log is clamped to >= -100
+// so that 0 and 1 stay finite, as PyTorch's.
+inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                                   const BinaryCrossEntropyFuncOptions& options = {}) {
+  detail::check_reduction("binary_cross_entropy", options.reduction());
+  detail::same_shape("BCELoss", input, target);
+  Tensor floor = input.scalar_like(-100);
+  Tensor log_p = input.log().maximum(floor);
+  Tensor log_q = (1.0 - input).log().maximum(floor);
+  Tensor loss = (target * log_p + (1.0 - target) * log_q).neg();
+  if (options.weight().defined()) loss = loss * options.weight();
+  return detail::reduce_loss(loss, options.reduction());
+}
+
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(std::string, reduction) = kMean;
+  NNP_ARG(Tensor, pos_weight);  // weight of the positive class, per class
+};
+// Logits against targets in [0, 1], stable for any logit:
+// (1 - y) x + (1 + (pos_weight - 1) y) softplus(-x).
+inline Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& target,
+                                               const BinaryCrossEntropyWithLogitsFuncOptions& options = {}) {
+  detail::check_reduction("binary_cross_entropy_with_logits", options.reduction());
+  detail::same_shape("BCEWithLogitsLoss", x, target);
+  // softplus(-x) = m + log(exp(-m) + exp(-x - m)) for any m; m = max(-x, 0)
+  // keeps both exponents <= 0, and the gradient is exact even at x = 0.
+  Tensor m = x.neg().relu();
+  Tensor softplus_neg = m + (m.neg().exp() + (x.neg() - m).exp()).log();
+  Tensor loss = options.pos_weight().defined()
+                    ? (1.0 - target) * x + ((options.pos_weight() - 1.0) * target + 1.0) * softplus_neg
+                    : (1.0 - target) * x + softplus_neg;
+  if (options.weight().defined()) loss = loss * options.weight();
+  return detail::reduce_loss(loss, options.reduction());
+}
+
+}  // namespace nnp::nn::functional

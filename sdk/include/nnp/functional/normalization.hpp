@@ -1,0 +1,126 @@
+// nnp/functional/normalization.hpp - batch_norm, layer_norm and normalize as
+// functions (PyTorch's torch.nn.functional); the norm layers call these.
+#pragma once
+
+#include <nnp/detail/format.hpp>
+#include <nnp/options.hpp>
+#include <nnp/tensor.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnp::nn::functional {
+
+namespace detail {
+// "[2,3]", as nnplug's messages write shapes.
+inline std::string shape_text(const Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+}  // namespace detail
+
+struct BatchNormFuncOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(Tensor, bias);
+  NNP_ARG(bool, training) = false;
+  // The running statistics' update factor while training.
+  NNP_ARG(double, momentum) = 0.1;
+  NNP_ARG(double, eps) = 1e-5;
+};
+
+// Normalizes over every dimension but the channels (dim 1): with the batch's
+// statistics while training (updating running_mean and running_var when
+// given, the variance unbiased as PyTorch's), with the running ones otherwise.
+inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                         const BatchNormFuncOptions& options = {}) {
+  const int32_t ndim = x.ndim();
+  if (ndim < 2)
+    throw Error(NNP_SHAPE_MISMATCH, "batch_norm: expected [N, C, ...], got " + detail::shape_text(x.shape()));
+  const int64_t features = x.size(1);
+  for (const Tensor* stat : {&running_mean, &running_var, &options.weight(), &options.bias()})
+    if (stat->defined() && stat->numel() != features)
+      throw Error(NNP_SHAPE_MISMATCH, "batch_norm: per-channel tensors must have " + std::to_string(features) +
+                                          " elements (the input's dimension 1), got " +
+                                          detail::shape_text(stat->shape()));
+  std::vector<int32_t> dims = {0};
+  Shape stat_shape(static_cast<size_t>(ndim), 1);
+  stat_shape[1] = features;
+  for (int32_t d = 2; d < ndim; ++d) dims.push_back(d);
+  Tensor mean, var;
+  if (options.training() || !running_mean.defined() || !running_var.defined()) {
+    const int64_t count = features > 0 ? x.numel() / features : 0;
+    if (options.training() && count <= 1)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "batch_norm: expected more than 1 value per channel when training, got input size " +
+                      detail::shape_text(x.shape()));
+    mean = x.mean(dims);
+    var = x.var(dims, 0);
+    if (options.training() && running_mean.defined() && running_var.defined()) {
+      NoGradGuard no_grad;
+      const double m = options.momentum();
+      Tensor unbiased = var.detach() * (static_cast<double>(count) / static_cast<double>(count - 1));
+      Tensor(running_mean).copy_(running_mean * (1 - m) + mean.detach().to(running_mean.dtype()) * m);
+      Tensor(running_var).copy_(running_var * (1 - m) + unbiased.to(running_var.dtype()) * m);
+    }
+  } else {
+    mean = running_mean;
+    var = running_var;
+  }
+  Tensor y = (x - mean.reshape(stat_shape)) * (var.reshape(stat_shape) + options.eps()).rsqrt();
+  if (options.weight().defined()) y = y * options.weight().reshape(stat_shape);
+  if (options.bias().defined()) y = y + options.bias().reshape(stat_shape);
+  return y;
+}
+
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<int64_t> normalized_shape)  // NOLINT: implicit, as libtorch's
+      : normalized_shape_(std::move(normalized_shape)) {}
+  NNP_ARG(std::vector<int64_t>, normalized_shape);
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(Tensor, bias);
+  NNP_ARG(double, eps) = 1e-5;
+};
+
+// Normalizes over the trailing normalized_shape dimensions.
+inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& options) {
+  const Shape& normalized = options.normalized_shape();
+  const int32_t k = static_cast<int32_t>(normalized.size());
+  if (k == 0) throw Error(NNP_INVALID_ARGUMENT, "layer_norm: normalized_shape is empty");
+  const Shape shape = x.shape();
+  bool fits = x.ndim() >= k;
+  for (int32_t i = 0; fits && i < k; ++i)
+    fits = shape[shape.size() - static_cast<size_t>(k) + static_cast<size_t>(i)] == normalized[static_cast<size_t>(i)];
+  if (!fits)
+    throw Error(NNP_SHAPE_MISMATCH, "LayerNorm: normalized_shape " + detail::shape_text(normalized) +
+                                        " does not match the trailing dimensions of input " +
+                                        detail::shape_text(shape));
+  std::vector<int32_t> dims;
+  for (int32_t i = 0; i < k; ++i) dims.push_back(x.ndim() - k + i);
+  Tensor y = (x - x.mean(dims, true)) * (x.var(dims, 0, true) + options.eps()).rsqrt();
+  if (options.weight().defined()) y = y * options.weight();
+  if (options.bias().defined()) y = y + options.bias();
+  return y;
+}
+
+struct NormalizeFuncOptions {
+  NNP_ARG(double, p) = 2.0;
+  NNP_ARG(int64_t, dim) = 1;
+  NNP_ARG(double, eps) = 1e-12;
+};
+
+// x / max(||x||_p along dim, eps). A zero vector stays zero with a zero
+// gradient through its norm, as PyTorch's.
+inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options = {}) {
+  const double p = options.p();
+  if (!(p > 0)) throw Error(NNP_INVALID_ARGUMENT, "normalize: p must be positive, got " + format_float(p));
+  const int32_t dim = static_cast<int32_t>(options.dim());
+  Tensor powered = x.abs().pow(p).sum(dim, true);
+  Tensor nonzero = powered.gt(powered.scalar_like(0));
+  // The root only where it is differentiable; 0 elsewhere.
+  Tensor safe = where(nonzero, powered, powered.scalar_like(1));
+  Tensor norm = where(nonzero, safe.pow(1.0 / p), powered.scalar_like(0));
+  return x / norm.maximum(norm.scalar_like(options.eps()));
+}
+
+}  // namespace nnp::nn::functional

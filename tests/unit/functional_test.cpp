@@ -1,0 +1,287 @@
+// nnp::nn::functional against PyTorch: each call's output and the gradient
+// of sum(out * w) with respect to its first input, as torch.nn.functional
+// gives them (functional_fixtures.inc, from functional_fixtures.py). Inputs
+// are exact rationals built the same way on both sides.
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+namespace F = nnp::nn::functional;
+using nnp::test::expect_error;
+
+namespace {
+
+struct Fixture {
+  const char* name;
+  std::vector<double> out, grad;
+};
+const Fixture kFixtures[] = {
+#include "functional_fixtures.inc"
+};
+
+Tensor values(const Shape& shape, int seed) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 37 + seed * 11) % 19) / 4.0 - 2.3);
+  return from_vector(v, shape);
+}
+Tensor leaf(const Shape& shape, int seed) { return values(shape, seed).requires_grad_(); }
+Tensor ints(const std::vector<int64_t>& v, const Shape& shape) { return from_vector(v, shape); }
+
+// Each case: its first input (a leaf) and the output.
+using Case = std::function<std::pair<Tensor, Tensor>()>;
+
+std::map<std::string, Case> cases() {
+  std::map<std::string, Case> c;
+  const Tensor t = ints({1, 4, -100, 0}, {4}), w = values({5}, 2).abs() + 0.5;
+  c["cross_entropy_weight_smoothing"] = [=] {
+    Tensor x = leaf({4, 5}, 1);
+    return std::pair{x, F::cross_entropy(x, t, F::CrossEntropyFuncOptions().weight(w).label_smoothing(0.1))};
+  };
+  c["cross_entropy_none"] = [=] {
+    Tensor x = leaf({4, 5}, 1);
+    return std::pair{x, F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(kNone).label_smoothing(0.2))};
+  };
+  c["cross_entropy_sum_weight"] = [=] {
+    Tensor x = leaf({4, 5}, 1);
+    return std::pair{x, F::cross_entropy(x, t, F::CrossEntropyFuncOptions().weight(w).reduction(kSum))};
+  };
+  const Tensor tk = ints({0, 2, 1, 1, 2, 2, 0, 1}, {2, 4});
+  c["cross_entropy_kdim"] = [=] {
+    Tensor x = leaf({2, 3, 4}, 3);
+    return std::pair{x, F::cross_entropy(x, tk)};
+  };
+  c["cross_entropy_kdim_none"] = [=] {
+    Tensor x = leaf({2, 3, 4}, 3);
+    return std::pair{x, F::cross_entropy(x, tk, F::CrossEntropyFuncOptions().reduction("none"))};
+  };
+  c["cross_entropy_probabilities"] = [] {
+    Tensor x = leaf({3, 4}, 4), p = values({3, 4}, 5).softmax(1);
+    return std::pair{
+        x,
+        F::cross_entropy(x, p, F::CrossEntropyFuncOptions().label_smoothing(0.2).weight(values({4}, 6).abs() + 0.1))};
+  };
+  c["nll_loss_weight"] = [=] {
+    Tensor x = leaf({4, 5}, 1);
+    return std::pair{x, F::nll_loss(x, t, F::NLLLossFuncOptions().weight(w))};
+  };
+  c["nll_loss_unbatched"] = [] {
+    Tensor x = leaf({3}, 7);
+    return std::pair{x, F::nll_loss(x, full({}, 2, Dtype::i64))};
+  };
+  const Tensor y = values({2, 3}, 9).sigmoid();
+  c["binary_cross_entropy_weight"] = [=] {
+    Tensor x = values({2, 3}, 8).sigmoid().detach().requires_grad_();
+    return std::pair{x,
+                     F::binary_cross_entropy(x, y, F::BinaryCrossEntropyFuncOptions().weight(values({3}, 10).abs()))};
+  };
+  c["bce_with_logits_pos_weight"] = [=] {
+    Tensor x = leaf({2, 3}, 8);
+    return std::pair{x, F::binary_cross_entropy_with_logits(x, y,
+                                                            F::BinaryCrossEntropyWithLogitsFuncOptions()
+                                                                .weight(values({3}, 10).abs())
+                                                                .pos_weight(values({3}, 11).abs() + 0.5))};
+  };
+  c["bce_with_logits_none"] = [=] {
+    Tensor x = leaf({2, 3}, 8);
+    return std::pair{
+        x, F::binary_cross_entropy_with_logits(x, y, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(kNone))};
+  };
+  c["mse_loss_sum"] = [=] {
+    Tensor x = leaf({2, 3}, 8);
+    return std::pair{x, F::mse_loss(x, y, kSum)};
+  };
+  c["l1_loss"] = [=] {
+    Tensor x = leaf({2, 3}, 8);
+    return std::pair{x, F::l1_loss(x, y + 0.01)};
+  };
+  for (const char* mode : {kReflect, kReplicate, kCircular, kConstant})
+    c[std::string("pad_") + mode] = [mode] {
+      Tensor x = leaf({1, 2, 3, 4}, 12);
+      return std::pair{x, F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(mode).value(0.5))};
+    };
+  c["pad_negative"] = [] {
+    Tensor x = leaf({1, 2, 3, 4}, 12);
+    return std::pair{x, F::pad(x, F::PadFuncOptions({-1, 2}))};
+  };
+  c["normalize"] = [] {
+    Tensor x = leaf({3, 4}, 13);
+    return std::pair{x, F::normalize(x)};
+  };
+  c["normalize_p1_dim0"] = [] {
+    Tensor x = leaf({3, 4}, 13);
+    return std::pair{x, F::normalize(x, F::NormalizeFuncOptions().p(1).dim(0))};
+  };
+  c["conv2d"] = [] {
+    Tensor x = leaf({2, 4, 5, 5}, 14);
+    return std::pair{
+        x,
+        F::conv2d(x, values({6, 2, 3, 2}, 15),
+                  F::Conv2dFuncOptions().bias(values({6}, 16)).stride({2, 1}).padding(1).dilation({1, 2}).groups(2))};
+  };
+  c["conv1d"] = [] {
+    Tensor x = leaf({2, 4, 7}, 17);
+    return std::pair{x, F::conv1d(x, values({3, 4, 3}, 18), F::Conv1dFuncOptions().stride(2).padding(1))};
+  };
+  c["max_pool2d"] = [] {
+    Tensor x = leaf({2, 3, 5, 6}, 19);
+    return std::pair{x, F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1))};
+  };
+  c["avg_pool2d"] = [] {
+    Tensor x = leaf({2, 3, 5, 6}, 19);
+    return std::pair{x, F::avg_pool2d(x, F::AvgPool2dFuncOptions({2, 3}).stride({1, 2}))};
+  };
+  c["max_pool1d"] = [] {
+    Tensor x = leaf({2, 3, 7}, 20);
+    return std::pair{x, F::max_pool1d(x, 2)};
+  };
+  c["avg_pool1d"] = [] {
+    Tensor x = leaf({2, 3, 7}, 20);
+    return std::pair{x, F::avg_pool1d(x, F::AvgPool1dFuncOptions(3).stride(2).padding(1))};
+  };
+  c["adaptive_avg_pool2d"] = [] {
+    Tensor x = leaf({2, 3, 5, 7}, 21);
+    return std::pair{x, F::adaptive_avg_pool2d(x, {2, 3})};
+  };
+  c["layer_norm"] = [] {
+    Tensor x = leaf({2, 3, 4}, 22);
+    return std::pair{
+        x, F::layer_norm(x, F::LayerNormFuncOptions({3, 4}).weight(values({3, 4}, 23)).bias(values({3, 4}, 24)))};
+  };
+  // The running statistics are updated in place: kept here for their cases.
+  static Tensor running_mean, running_var;
+  c["batch_norm_training"] = [] {
+    Tensor x = leaf({4, 3, 2}, 25);
+    running_mean = values({3}, 26);
+    running_var = values({3}, 27).abs() + 0.5;
+    return std::pair{
+        x, F::batch_norm(
+               x, running_mean, running_var,
+               F::BatchNormFuncOptions().weight(values({3}, 28)).bias(values({3}, 29)).training(true).momentum(0.3))};
+  };
+  c["batch_norm_running_mean"] = [] { return std::pair{Tensor(), running_mean}; };
+  c["batch_norm_running_var"] = [] { return std::pair{Tensor(), running_var}; };
+  c["batch_norm_eval"] = [] {
+    Tensor x = leaf({4, 3, 2}, 25);
+    return std::pair{x, F::batch_norm(x, values({3}, 26), values({3}, 27).abs() + 0.5)};
+  };
+  c["gelu_tanh"] = [] {
+    Tensor x = leaf({2, 5}, 30);
+    return std::pair{x, F::gelu(x, F::GELUFuncOptions().approximate("tanh"))};
+  };
+  c["leaky_relu"] = [] {
+    Tensor x = leaf({2, 5}, 30);
+    return std::pair{x, F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.2))};
+  };
+  c["log_softmax"] = [] {
+    Tensor x = leaf({2, 5}, 30);
+    return std::pair{x, F::log_softmax(x, 0)};
+  };
+  c["softmax"] = [] {
+    Tensor x = leaf({2, 5}, 30);
+    return std::pair{x, F::softmax(x, F::SoftmaxFuncOptions(1))};
+  };
+  c["embedding_padding"] = [] {
+    Tensor w = leaf({5, 3}, 31);
+    return std::pair{w, F::embedding(ints({1, 2, 2, 4}, {2, 2}), w, F::EmbeddingFuncOptions().padding_idx(2))};
+  };
+  c["linear"] = [] {
+    Tensor x = leaf({3, 4}, 32);
+    return std::pair{x, F::linear(x, values({2, 4}, 33), values({2}, 34))};
+  };
+  return c;
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-10 * (1 + std::fabs(want[i]))) << what << " element " << i;
+}
+
+}  // namespace
+
+TEST(Functional, MatchesPyTorchValuesAndGradients) {
+  std::map<std::string, Case> all = cases();
+  int checked = 0;
+  for (const Fixture& f : kFixtures) {
+    SCOPED_TRACE(f.name);
+    auto it = all.find(f.name);
+    ASSERT_NE(it, all.end()) << "no case for fixture " << f.name;
+    auto [x, out] = it->second();
+    expect_close(out.to(Dtype::f64).to_vector<double>(), f.out, "output");
+    if (!f.grad.empty()) {
+      Tensor weight = values(out.shape(), 99);
+      (out * weight).sum().backward();
+      ASSERT_TRUE(x.grad().defined());
+      expect_close(x.grad().to_vector<double>(), f.grad, "gradient");
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(all.size())) << "a case has no fixture";
+}
+
+TEST(Functional, OneHot) {
+  Tensor hot = F::one_hot(from_vector(std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(hot.dtype(), Dtype::i64);
+  EXPECT_EQ(hot.shape(), (Shape{3, 3}));
+  EXPECT_EQ(hot.to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 0, 0, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(F::one_hot(from_vector(std::vector<int64_t>{1}), 4).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 1, 0, 0}));
+  expect_error([] { F::one_hot(from_vector(std::vector<int64_t>{5}), 3); }, NNP_INVALID_ARGUMENT, {"num_classes"});
+  expect_error([] { F::one_hot(from_vector(std::vector<int64_t>{-1})); }, NNP_INVALID_ARGUMENT, {"non-negative"});
+  expect_error([] { F::one_hot(from_vector(std::vector<float>{1})); }, NNP_DTYPE_MISMATCH, {"i64"});
+}
+
+TEST(Functional, DropoutKeepsTheExpectedShareAndScales) {
+  manual_seed(7);
+  Tensor x = ones({10000}, Dtype::f64);
+  EXPECT_EQ(F::dropout(x, F::DropoutFuncOptions().training(false)).get(), x.get());
+  Tensor y = F::dropout(x, F::DropoutFuncOptions().p(0.25));
+  const double kept = y.ne(y.scalar_like(0)).to(Dtype::f64).mean().item<double>();
+  EXPECT_NEAR(kept, 0.75, 0.02);
+  EXPECT_NEAR(y.amax().item<double>(), 1 / 0.75, 1e-12);
+  expect_error([&] { F::dropout(x, F::DropoutFuncOptions().p(1.5)); }, NNP_INVALID_ARGUMENT, {"1.5"});
+}
+
+TEST(Functional, RefusesBadArgumentsNamingThem) {
+  Tensor x = values({1, 2, 3, 4}, 1);
+  expect_error(
+      [&] {
+        F::pad(x, F::PadFuncOptions({4, 0}).mode(kReflect));
+      },
+      NNP_INVALID_ARGUMENT, {"reflect", "smaller than the input dimension 4"});
+  expect_error([&] { F::pad(x, F::PadFuncOptions({1}).mode(kReflect)); }, NNP_INVALID_ARGUMENT, {"divisible by 2"});
+  expect_error([&] { F::pad(x, F::PadFuncOptions({1, 1}).mode("mirror")); }, NNP_INVALID_ARGUMENT, {"'mirror'"});
+  expect_error([&] { F::conv2d(x, values({3, 3, 1, 1}, 2)); }, NNP_SHAPE_MISMATCH, {"2 channels", "expects 3"});
+  expect_error(
+      [&] {
+        F::conv2d(x, values({3, 2, 1, 1}, 2), F::Conv2dFuncOptions().groups(2));
+      },
+      NNP_INVALID_ARGUMENT, {"groups 2"});
+  expect_error([&] { F::max_pool2d(x, F::MaxPool2dFuncOptions(2).ceil_mode(true)); }, NNP_UNIMPLEMENTED, {"ceil_mode"});
+  expect_error([&] { F::mse_loss(x, x, "avg"); }, NNP_INVALID_ARGUMENT, {"'none', 'mean' or 'sum'"});
+  expect_error(
+      [&] {
+        F::cross_entropy(values({2, 3}, 1), from_vector(std::vector<int64_t>{0, 3}));
+      },
+      NNP_INVALID_ARGUMENT, {"outside [0, 3)"});
+  expect_error(
+      [&] {
+        F::cross_entropy(values({2, 3}, 1), from_vector(std::vector<int64_t>{0, 1}),
+                         F::CrossEntropyFuncOptions().weight(values({2}, 1)));
+      },
+      NNP_SHAPE_MISMATCH, {"one value per class (3)"});
+  expect_error([&] { F::layer_norm(x, F::LayerNormFuncOptions({3})); }, NNP_SHAPE_MISMATCH, {"normalized_shape"});
+}
+
+TEST(Functional, NormalizeOfAZeroRowIsZeroWithAFiniteGradient) {
+  Tensor x = zeros({2, 3}, Dtype::f64).requires_grad_();
+  Tensor y = F::normalize(x);
+  EXPECT_EQ(y.to_vector<double>(), std::vector<double>(6, 0.0));
+  y.sum().backward();
+  for (double g : x.grad().to_vector<double>()) EXPECT_TRUE(std::isfinite(g));
+}
