@@ -1,4 +1,6 @@
 // nnplug.activations against hand-computed values and derivatives.
+#include "../activations/activations.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,6 +44,19 @@ TEST(Activations, MishValuesAndGradient) {
     EXPECT_NEAR(grads[i], t + xs[i] * (1 - t * t) * sigmoid(xs[i]), 1e-12);
   }
   EXPECT_NEAR(values[3], 0.8650983882673103, 1e-15);
+}
+
+TEST(Activations, TypedHoldersBuildThePluginsLayers) {
+  act::Swish swish(act::SwishOptions().beta(2.5));
+  EXPECT_EQ(swish->options.beta(), 2.5);
+  EXPECT_EQ(swish->repr(), "Swish(beta=2.5)");
+  Tensor x = nnp::from_vector(std::vector<double>{-1.0, 0.5, 2.0});
+  std::vector<double> typed = swish(x).to_vector<double>();
+  std::vector<double> by_name =
+      nnp::nn::create_layer("act.Swish", std::move(nnp::nn::Attrs().set("beta", 2.5)))(x).to_vector<double>();
+  EXPECT_EQ(typed, by_name);
+  nnp::nn::Sequential seq{act::Mish(), nnp::nn::Linear(3, 1)};
+  EXPECT_EQ(seq[0].type_name(), "Mish");
 }
 
 }  // namespace

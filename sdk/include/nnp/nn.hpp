@@ -243,6 +243,10 @@ class ModuleHandle : public ModuleApi<ModuleHandle>, public detail::Handle<nnp_m
   template <typename M, typename = decltype(std::declval<M&>().handle())>
   ModuleHandle(const std::shared_ptr<M>& module)  // NOLINT: implicit by design
       : ModuleHandle(borrow(module ? module->handle() : nullptr)) {}
+  // From a typed layer's holder (nnp/module_holder.hpp; shares it).
+  template <typename H, typename = decltype(std::declval<const H&>().ptr()->handle()), typename = void>
+  ModuleHandle(const H& holder)  // NOLINT: implicit by design
+      : ModuleHandle(borrow(holder.ptr() ? holder.ptr()->handle() : nullptr)) {}
   nnp_module* handle() const { return get(); }
   bool operator==(const ModuleHandle& other) const { return get() == other.get(); }
 
@@ -307,6 +311,12 @@ class Module : public ModuleApi<Module> {
   ModuleHandle register_module(const std::string& name, ModuleHandle child) {
     check(api().register_module(handle_, name.c_str(), child.handle()));
     return child;
+  }
+  // A typed layer's holder (fc = register_module("fc", nnp::nn::Linear(4, 3))).
+  template <typename H, typename = decltype(std::declval<const H&>().ptr()->handle())>
+  H register_module(const std::string& name, H holder) {
+    check(api().register_module(handle_, name.c_str(), holder.ptr() ? holder.ptr()->handle() : nullptr));
+    return holder;
   }
   template <typename M>
   auto add_module(const std::string& name, M child) {
@@ -474,7 +484,6 @@ template <typename M>
 void register_layer(nnp_plugin_host* host, const char* name, const char* doc, const std::vector<AttrDecl>& attrs = {}) {
   check(api().register_layer_type(host, &layer_type<M>(name, doc, attrs).get()));
 }
-
 
 // ---- containers ----
 

@@ -4,6 +4,7 @@
 //   nnp/nn.hpp          nn::Module, containers, hooks, state dicts, layers
 //   nnp/nn_init.hpp     nn::init
 //   nnp/functional.hpp  nn::functional (F): activations, convolution, pooling, losses, ...
+//   nnp/modules.hpp     typed layers: nn::Linear, nn::Conv2d(nn::Conv2dOptions(...)), ...
 //   nnp/optim.hpp       optimizers and schedulers
 //   nnp/layer_type.hpp  declaring layer types (built-in and plugin layers)
 // Each compiles on its own; include just the ones a file needs, or this.
@@ -16,6 +17,7 @@
 #include <nnp/function.hpp>
 #include <nnp/functional.hpp>
 #include <nnp/layer_type.hpp>
+#include <nnp/modules.hpp>
 #include <nnp/nn.hpp>
 #include <nnp/nn_init.hpp>
 #include <nnp/optim.hpp>

@@ -1,0 +1,86 @@
+// nnp/modules/linear.hpp - typed Linear, Identity, Flatten, Dropout and
+// Embedding (libtorch's holders over the registry's nn.* layers).
+#pragma once
+
+#include <nnp/module_holder.hpp>
+#include <nnp/options.hpp>
+#include <optional>
+
+namespace nnp::nn {
+
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
+  NNP_ARG(int64_t, in_features);
+  NNP_ARG(int64_t, out_features);
+  NNP_ARG(bool, bias) = true;
+};
+struct LinearImpl : Layer {
+  LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
+  explicit LinearImpl(const LinearOptions& o)
+      : Layer("nn.Linear",
+              Attrs().set("in_features", o.in_features()).set("out_features", o.out_features()).set("bias", o.bias())),
+        options(o),
+        weight(tensor_named("weight")),
+        bias(tensor_named("bias")) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  LinearOptions options;
+  Tensor weight, bias;  // bias undefined with bias(false)
+};
+NNP_MODULE(Linear);
+
+struct IdentityImpl : Layer {
+  IdentityImpl() : Layer("nn.Identity", Attrs()) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+};
+NNP_MODULE(Identity);
+
+struct FlattenOptions {
+  NNP_ARG(int64_t, start_dim) = 1;
+  NNP_ARG(int64_t, end_dim) = -1;
+};
+struct FlattenImpl : Layer {
+  explicit FlattenImpl(const FlattenOptions& o = {})
+      : Layer("nn.Flatten", Attrs().set("start_dim", o.start_dim()).set("end_dim", o.end_dim())), options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  FlattenOptions options;
+};
+NNP_MODULE(Flatten);
+
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT: implicit, as libtorch's
+  NNP_ARG(double, p);
+};
+struct DropoutImpl : Layer {
+  explicit DropoutImpl(const DropoutOptions& o = {}) : Layer("nn.Dropout", Attrs().set("p", o.p())), options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  DropoutOptions options;
+};
+NNP_MODULE(Dropout);
+
+struct EmbeddingOptions {
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  NNP_ARG(int64_t, num_embeddings);
+  NNP_ARG(int64_t, embedding_dim);
+  NNP_ARG(std::optional<int64_t>, padding_idx);
+};
+struct EmbeddingImpl : Layer {
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingImpl(const EmbeddingOptions& o)
+      : Layer("nn.Embedding", attrs_of(o)), options(o), weight(tensor_named("weight")) {}
+  Tensor forward(const Tensor& indices) { return call({indices}); }
+  EmbeddingOptions options;
+  Tensor weight;
+
+ private:
+  static Attrs attrs_of(const EmbeddingOptions& o) {
+    Attrs a;
+    a.set("num_embeddings", o.num_embeddings()).set("embedding_dim", o.embedding_dim());
+    if (o.padding_idx()) a.set("padding_idx", *o.padding_idx());
+    return a;
+  }
+};
+NNP_MODULE(Embedding);
+
+}  // namespace nnp::nn

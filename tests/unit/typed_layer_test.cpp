@@ -1,0 +1,221 @@
+// Typed layers (nnp/modules.hpp) as a libtorch user writes them: a holder
+// for every built-in layer type, made by the same registry as specs and
+// plugins, with typed options and fields.
+#include <functional>
+#include <map>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+namespace nn = nnp::nn;
+namespace F = nnp::nn::functional;
+using nnp::test::expect_error;
+
+namespace {
+
+// One typed holder per built-in type, with the spec attributes that build the
+// same layer.
+struct Twin {
+  std::function<nn::ModuleHandle()> typed;
+  std::function<nn::Attrs()> attrs;
+};
+
+std::map<std::string, Twin> twins() {
+  auto none = [] { return nn::Attrs(); };
+  std::map<std::string, Twin> t;
+  t["nn.Linear"] = {
+      [] { return nn::Linear(nn::LinearOptions(4, 3).bias(false)); },
+      [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3).set("bias", false)); }};
+  t["nn.Identity"] = {[] { return nn::Identity(); }, none};
+  t["nn.Flatten"] = {[] { return nn::Flatten(nn::FlattenOptions().start_dim(0)); },
+                     [] { return std::move(nn::Attrs().set("start_dim", 0)); }};
+  t["nn.Dropout"] = {[] { return nn::Dropout(0.25); }, [] { return std::move(nn::Attrs().set("p", 0.25)); }};
+  t["nn.Embedding"] = {
+      [] { return nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(0)); },
+      [] { return std::move(nn::Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("padding_idx", 0)); }};
+  t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
+  t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
+  t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};
+  t["nn.Tanh"] = {[] { return nn::Tanh(); }, none};
+  t["nn.LeakyReLU"] = {[] { return nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)); },
+                       [] { return std::move(nn::Attrs().set("negative_slope", 0.2)); }};
+  t["nn.GELU"] = {[] { return nn::GELU(nn::GELUOptions().approximate("tanh")); },
+                  [] { return std::move(nn::Attrs().set("approximate", "tanh")); }};
+  t["nn.Softmax"] = {[] { return nn::Softmax(1); }, [] { return std::move(nn::Attrs().set("dim", 1)); }};
+  t["nn.LogSoftmax"] = {[] { return nn::LogSoftmax(-1); }, [] { return std::move(nn::Attrs().set("dim", -1)); }};
+  t["nn.MSELoss"] = {[] { return nn::MSELoss(kSum); }, [] { return std::move(nn::Attrs().set("reduction", "sum")); }};
+  t["nn.L1Loss"] = {[] { return nn::L1Loss(); }, none};
+  t["nn.BCELoss"] = {[] { return nn::BCELoss("none"); },
+                     [] { return std::move(nn::Attrs().set("reduction", "none")); }};
+  t["nn.BCEWithLogitsLoss"] = {[] { return nn::BCEWithLogitsLoss(); }, none};
+  t["nn.CrossEntropyLoss"] = {
+      [] { return nn::CrossEntropyLoss(nn::CrossEntropyLossOptions().label_smoothing(0.1).reduction(kSum)); },
+      [] { return std::move(nn::Attrs().set("label_smoothing", 0.1).set("reduction", "sum")); }};
+  t["nn.NLLLoss"] = {[] { return nn::NLLLoss(nn::NLLLossOptions().ignore_index(3)); },
+                     [] { return std::move(nn::Attrs().set("ignore_index", 3)); }};
+  t["nn.BatchNorm1d"] = {[] { return nn::BatchNorm1d(nn::BatchNormOptions(5).momentum(std::nullopt)); },
+                         [] { return std::move(nn::Attrs().set("num_features", 5)); }};
+  t["nn.BatchNorm2d"] = {
+      [] { return nn::BatchNorm2d(nn::BatchNormOptions(3).affine(false).eps(1e-3)); },
+      [] { return std::move(nn::Attrs().set("num_features", 3).set("affine", false).set("eps", 1e-3)); }};
+  t["nn.LayerNorm"] = {
+      [] {
+        return nn::LayerNorm(nn::LayerNormOptions({2, 3}).elementwise_affine(false));
+      },
+      [] {
+        return std::move(
+            nn::Attrs().set("normalized_shape", std::vector<int64_t>{2, 3}).set("elementwise_affine", false));
+      }};
+  t["nn.Conv2d"] = {[] {
+                      return nn::Conv2d(nn::Conv2dOptions(2, 4, {3, 2}).stride(2).padding(1).groups(2));
+                    },
+                    [] {
+                      return std::move(nn::Attrs()
+                                           .set("in_channels", 2)
+                                           .set("out_channels", 4)
+                                           .set("kernel_size", std::vector<int64_t>{3, 2})
+                                           .set("stride", std::vector<int64_t>{2})
+                                           .set("padding", std::vector<int64_t>{1})
+                                           .set("groups", 2));
+                    }};
+  t["nn.Conv1d"] = {[] { return nn::Conv1d(nn::Conv1dOptions(2, 4, 3).dilation(2).bias(false)); },
+                    [] {
+                      return std::move(nn::Attrs()
+                                           .set("in_channels", 2)
+                                           .set("out_channels", 4)
+                                           .set("kernel_size", std::vector<int64_t>{3})
+                                           .set("dilation", std::vector<int64_t>{2})
+                                           .set("bias", false));
+                    }};
+  t["nn.MaxPool2d"] = {[] { return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)); },
+                       [] {
+                         return std::move(nn::Attrs()
+                                              .set("kernel_size", std::vector<int64_t>{3})
+                                              .set("stride", std::vector<int64_t>{2})
+                                              .set("padding", std::vector<int64_t>{1}));
+                       }};
+  t["nn.AvgPool2d"] = {[] {
+                         return nn::AvgPool2d(nn::AvgPool2dOptions({2, 3}));
+                       },
+                       [] {
+                         return std::move(nn::Attrs().set("kernel_size", std::vector<int64_t>{2, 3}));
+                       }};
+  t["nn.AdaptiveAvgPool2d"] = {[] {
+                                 return nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({2, 1}));
+                               },
+                               [] {
+                                 return std::move(nn::Attrs().set("output_size", std::vector<int64_t>{2, 1}));
+                               }};
+  return t;
+}
+
+}  // namespace
+
+TEST(TypedLayers, EveryBuiltInTypeHasAHolderThatBuildsTheSameLayer) {
+  std::map<std::string, Twin> all = twins();
+  int builtins = 0;
+  for (int32_t i = 0; i < api().layer_type_count(); ++i) {
+    nnp_layer_type info{};
+    info.struct_size = sizeof(info);
+    check(api().layer_type_info(i, &info));
+    const char* plugin = nullptr;
+    check(api().layer_type_plugin(i, &plugin));
+    if (std::string(plugin) != "core") continue;
+    ++builtins;
+    SCOPED_TRACE(info.name);
+    auto it = all.find(info.name);
+    ASSERT_NE(it, all.end()) << "no typed holder for the built-in layer " << info.name;
+    nn::ModuleHandle typed = it->second.typed();
+    nn::ModuleHandle spec = nn::create_layer(info.name, it->second.attrs());
+    EXPECT_EQ(typed.repr(), spec.repr());
+    std::vector<std::string> typed_keys, spec_keys;
+    for (const auto& entry : typed.state_dict()) typed_keys.push_back(entry.first);
+    for (const auto& entry : spec.state_dict()) spec_keys.push_back(entry.first);
+    EXPECT_EQ(typed_keys, spec_keys);
+  }
+  EXPECT_EQ(builtins, static_cast<int>(all.size())) << "a holder names a type the registry does not have";
+}
+
+TEST(TypedLayers, LinearAsLibtorchWritesIt) {
+  manual_seed(1);
+  nn::Linear lin(4, 3);
+  EXPECT_EQ(lin->weight.shape(), (Shape{3, 4}));
+  EXPECT_EQ(lin->bias.shape(), (Shape{3}));
+  EXPECT_EQ(lin->options.out_features(), 3);
+  EXPECT_TRUE(lin->options.bias());
+  Tensor x = randn({2, 4});
+  Tensor y = lin(x);
+  EXPECT_EQ(y.to_vector<float>(), F::linear(x, lin->weight, lin->bias).to_vector<float>());
+  EXPECT_EQ(lin->forward(x).to_vector<float>(), y.to_vector<float>());
+  // The fields are the module's own tensors: they follow it across dtypes.
+  lin->to(kFloat64);
+  EXPECT_EQ(lin->weight.dtype(), Dtype::f64);
+  EXPECT_EQ(lin->named_parameters()[0].second.get(), lin->weight.get());
+  nn::Linear no_bias(nn::LinearOptions(4, 3).bias(false));
+  EXPECT_FALSE(no_bias->bias.defined());
+  EXPECT_EQ(no_bias->repr(), "Linear(in_features=4, out_features=3, bias=False)");
+  // Copies share one layer, as libtorch's holders do.
+  nn::Linear same = lin;
+  EXPECT_EQ(same.get(), lin.get());
+}
+
+TEST(TypedLayers, Conv2dWithChainedOptions) {
+  nn::Conv2d conv(nn::Conv2dOptions(1, 16, 5).stride(2).padding(1));
+  EXPECT_EQ(conv->weight.shape(), (Shape{16, 1, 5, 5}));
+  EXPECT_EQ(conv->options.stride()[1], 2);
+  EXPECT_EQ(conv->repr(), "Conv2d(1, 16, kernel_size=(5, 5), stride=(2, 2), padding=(1, 1))");
+  EXPECT_EQ(conv(randn({2, 1, 28, 28})).shape(), (Shape{2, 16, 13, 13}));
+}
+
+namespace {
+struct Net : nn::Module {
+  nn::Linear fc1{nullptr}, fc2{nullptr};
+  nn::BatchNorm1d norm{nullptr};
+  Net() : Module("Net") {
+    fc1 = register_module("fc1", nn::Linear(4, 8));
+    norm = register_module("norm", nn::BatchNorm1d(8));
+    fc2 = register_module("fc2", nn::Linear(8, 2));
+  }
+  Tensor forward(const Tensor& x) override { return fc2(norm(fc1(x)).relu()); }
+};
+}  // namespace
+
+TEST(TypedLayers, RegisteredAsSubmodulesAndInsideSequential) {
+  auto net = nn::make<Net>();
+  std::vector<std::string> names;
+  for (const auto& [name, t] : net->named_parameters()) names.push_back(name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"fc1.weight", "fc1.bias", "norm.weight", "norm.bias", "fc2.weight", "fc2.bias"}));
+  Tensor before = net->norm->running_mean.clone();
+  (*net)(randn({5, 4}));
+  // The typed field is the buffer the layer updates.
+  EXPECT_NE(before.to_vector<float>(), net->norm->running_mean.to_vector<float>());
+  EXPECT_EQ(net->norm->num_batches_tracked.item<int64_t>(), 1);
+
+  nn::Sequential seq{nn::Linear(4, 8), nn::ReLU(), nn::Dropout(0.5), nn::Linear(8, 2)};
+  std::vector<std::string> keys;
+  for (const auto& entry : seq.state_dict()) keys.push_back(entry.first);
+  EXPECT_EQ(keys, (std::vector<std::string>{"0.weight", "0.bias", "3.weight", "3.bias"}));
+  seq.eval();
+  EXPECT_EQ(seq(randn({3, 4})).shape(), (Shape{3, 2}));
+}
+
+TEST(TypedLayers, LossesTakeInputAndTarget) {
+  Tensor x = randn({4, 5}, Dtype::f64), t = from_vector(std::vector<int64_t>{0, 4, 2, 1});
+  nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().label_smoothing(0.1));
+  EXPECT_DOUBLE_EQ(loss(x, t).item<double>(),
+                   F::cross_entropy(x, t, F::CrossEntropyFuncOptions().label_smoothing(0.1)).item<double>());
+  nn::MSELoss mse(kSum);
+  EXPECT_DOUBLE_EQ(mse(x, x * 2.0).item<double>(), (x * x).sum().item<double>());
+}
+
+TEST(TypedLayers, AnEmptyHolderSaysSo) {
+  nn::Linear fc{nullptr};
+  EXPECT_TRUE(fc.is_empty());
+  expect_error([&] { fc(randn({1, 2})); }, NNP_INVALID_ARGUMENT, {"empty module holder"});
+  fc = nn::Linear(2, 1);
+  EXPECT_EQ(fc(randn({1, 2})).shape(), (Shape{1, 1}));
+  // Options a layer refuses are refused when the holder is made.
+  expect_error([] { nn::Dropout(1.5); }, NNP_INVALID_ARGUMENT, {"between 0 and 1"});
+  expect_error([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).groups(2)); }, NNP_INVALID_ARGUMENT, {"divisible by groups"});
+}
