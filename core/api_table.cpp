@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_1, "nnp_api grew: add NNP_API_SIZE_1_2 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_2, "nnp_api grew: add NNP_API_SIZE_1_3 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -182,6 +182,7 @@ nnp_api make_table() {
   t.to_dlpack_versioned = api::to_dlpack_versioned;
   t.from_dlpack = api::from_dlpack;
   t.from_dlpack_versioned = api::from_dlpack_versioned;
+  t.load_csv = api::load_csv;
   return t;
 }
 

@@ -157,6 +157,8 @@ nnp_status register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_stat
 nnp_status save_safetensors(const nnp_list* tensors, const char* path, const char* const* keys,
                             const char* const* values, int32_t count);
 nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out);
+nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
+                    nnp_tensor** labels, nnp_csv_info* info);
 nnp_status safetensors_metadata(const char* path, const char* key, char* buf, size_t size, size_t* needed);
 nnp_status module_save(nnp_module* m, const char* path);
 nnp_status module_load(nnp_module* m, const char* path, int32_t strict, nnp_list** missing, nnp_list** unexpected);

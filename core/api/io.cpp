@@ -1,7 +1,9 @@
 // Adapters: safetensors files, module checkpoints and model specs.
 #include "../device.hpp"
+#include "../io/csv.hpp"
 #include "../io/model_spec.hpp"
 #include "../io/safetensors.hpp"
+#include "../ops.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -33,6 +35,41 @@ nnp_status safetensors_metadata(const char* path, const char* key, char* buf, si
     auto it = metadata.find(key);
     if (it == metadata.end()) fail(NNP_NOT_FOUND, path, ": __metadata__ has no key '", key, "'");
     detail::write_string(it->second, buf, size, needed);
+  });
+}
+nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
+                    nnp_tensor** labels, nnp_csv_info* info) {
+  return guard([&] {
+    nnp_tensor*& x_out = out_arg(features, "load_csv");
+    nnp_tensor*& y_out = out_arg(labels, "load_csv");
+    if (info) info_arg(info, "load_csv");
+    bool header = false;
+    if (options) {
+      if (options->struct_size < sizeof(size_t))
+        fail(NNP_INVALID_ARGUMENT, "load_csv: set options->struct_size to sizeof(nnp_csv_options) before the call");
+      if (options->struct_size >= NNP_CSV_OPTIONS_SIZE_1_2) {
+        if (options->header != NNP_CSV_HEADER_AUTO && options->header != NNP_CSV_HEADER_YES)
+          fail(NNP_INVALID_ARGUMENT,
+               "load_csv: options->header must be NNP_CSV_HEADER_AUTO or NNP_CSV_HEADER_YES, got ", options->header);
+        header = options->header == NNP_CSV_HEADER_YES;
+      }
+    }
+    check_device("load_csv", device);
+    io::CsvTable table = io::read_csv(path_arg(path, "load_csv"), header);
+    const int64_t shape[2] = {table.rows, table.features};
+    TensorRef x = from_host(table.x.data(), Dims::from_user("load_csv", shape, 2), NNP_F32, device);
+    TensorRef y = from_host(table.y.data(), Dims::from_user("load_csv", &table.rows, 1), NNP_I64, device);
+    if (info) {
+      nnp_csv_info full{};
+      full.rows = table.rows;
+      full.features = table.features;
+      full.classes = table.classes;
+      full.largest_label_line = table.largest_label_line;
+      full.header_skipped = table.header ? 1 : 0;
+      write_info(info, full);
+    }
+    x_out = x.take();
+    y_out = y.take();
   });
 }
 nnp_status module_save(nnp_module* m, const char* path) {

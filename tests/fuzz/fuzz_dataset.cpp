@@ -1,5 +1,6 @@
-// libFuzzer target: `nnplug train`'s CSV reader (tools/nnplug/dataset.cpp) on
-// arbitrary bytes, plain or gzip. A data set is refused with a message naming
+// libFuzzer target: libnnp's CSV reader (core/io/csv.cpp, through
+// nnp::data::read_csv as `nnplug train` uses it) on arbitrary bytes, plain or
+// gzip. A data set is refused with a message naming
 // the file, or read whole with every value finite, every label a class
 // index, and rows x features values.
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <nnp/nnp.hpp>
 #include <string>
 
-#include "dataset.hpp"
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/nnp_fuzz_dataset_" + std::to_string(::getpid()) + ".csv";
   std::FILE* file = std::fopen(path.c_str(), "wb");
@@ -19,14 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::fclose(file);
   for (bool header : {false, true}) {
     try {
-      nnplug::Dataset d = nnplug::load_csv(path, header);
-      if (d.rows <= 0 || d.features <= 0 || d.x.size() != static_cast<size_t>(d.rows * d.features) ||
-          d.y.size() != static_cast<size_t>(d.rows))
+      nnp::data::CsvData d = nnp::data::read_csv(path, nnp::data::CsvOptions().header(header));
+      const int64_t rows = d.info.rows, features = d.info.features;
+      if (rows <= 0 || features <= 0 || d.features.shape() != nnp::Shape{rows, features} ||
+          d.labels.shape() != nnp::Shape{rows})
         __builtin_trap();
-      for (float v : d.x)
+      for (float v : d.features.to_vector<float>())
         if (!std::isfinite(v)) __builtin_trap();
-      for (int64_t label : d.y)
-        if (label < 0 || label >= d.classes) __builtin_trap();
+      for (int64_t label : d.labels.to_vector<int64_t>())
+        if (label < 0 || label >= d.info.classes) __builtin_trap();
     } catch (const nnp::Error& e) {
       if (std::string(e.what()).find(path) == std::string::npos) __builtin_trap();  // the message names the file
     }

@@ -84,7 +84,7 @@ expect 5 1 "column 6 is empty" -- ./train trailing_comma.csv
 { echo "a,b,c,d,label"; good_rows; } >header.csv
 expect 5 0 "test accuracy" -- ./train header.csv
 { echo "f1,2,3,4,0"; good_rows; } >half_header.csv
-expect 5 1 "or give --header" -- ./train half_header.csv
+expect 5 1 "--header in nnplug" -- ./train half_header.csv
 expect 5 0 "test accuracy" -- ./train half_header.csv --header
 good_rows | sed -n 1,4p >four_rows.csv
 expect 5 1 "has 4 rows; at least 5 are needed" -- ./train four_rows.csv

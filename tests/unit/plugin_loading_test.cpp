@@ -16,14 +16,18 @@ std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR)
 struct Refusal {
   const char* plugin;
   nnp_status status;
-  const char* reason;
+  std::string reason;
 };
+
+// The corpus's plugins claim ABI (major + 1).minor and major.(minor + 1).
+const std::string kMinor = std::to_string(NNP_ABI_MINOR), kNextMinor = std::to_string(NNP_ABI_MINOR + 1);
 
 const Refusal kRefusals[] = {
     {"not_a_library", NNP_IO_ERROR, "not a loadable shared library"},
     {"no_entry", NNP_NOT_FOUND, "exports no nnp_plugin_entry"},
-    {"wrong_major", NNP_ABI_MISMATCH, "built for ABI 2.1 but this nnplug implements ABI 1.1 (major versions differ)"},
-    {"newer_minor", NNP_ABI_MISMATCH, "built for ABI 1.2, newer than this nnplug's ABI 1.1"},
+    {"wrong_major", NNP_ABI_MISMATCH,
+     "built for ABI 2." + kMinor + " but this nnplug implements ABI 1." + kMinor + " (major versions differ)"},
+    {"newer_minor", NNP_ABI_MISMATCH, "built for ABI 1." + kNextMinor + ", newer than this nnplug's ABI 1." + kMinor},
     {"null_entry", NNP_INVALID_ARGUMENT, "nnp_plugin_entry returned NULL"},
     {"init_fails", NNP_DEVICE_ERROR, "init failed with status 6: test plugin: the device refused to start"},
     {"init_throws", NNP_INTERNAL, "init threw an exception (test plugin: init threw on purpose)"},

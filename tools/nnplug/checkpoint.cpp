@@ -58,10 +58,12 @@ std::string split_fingerprint(const Dataset& data, const std::vector<int64_t>& t
   auto mix = [&](const void* bytes, size_t size) {
     for (size_t i = 0; i < size; ++i) hash = (hash ^ static_cast<const unsigned char*>(bytes)[i]) * 1099511628211ull;
   };
+  const float* x = data.x.data_ptr<float>();
+  const int64_t* y = data.y.data_ptr<int64_t>();
   for (int64_t row : test_rows) {
     mix(&row, sizeof row);
-    mix(&data.x[static_cast<size_t>(row * data.features)], sizeof(float) * static_cast<size_t>(data.features));
-    mix(&data.y[static_cast<size_t>(row)], sizeof(int64_t));
+    mix(x + row * data.features, sizeof(float) * static_cast<size_t>(data.features));
+    mix(y + row, sizeof(int64_t));
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));

@@ -32,15 +32,16 @@ int run_eval(const Args& args) {
   nnp::nn::ModuleHandle model = model_path.empty() ? nnp::nn::model_from_spec(c.model_spec) : build_model(model_path);
   model.load_state_dict(c.model);
   model.to(device);
-  check_labels_fit(data, data_path, output_classes(model, data, shape, c.scale, device));
+  auto samples = samples_of(data, shape, c.scale, device);
+  check_labels_fit(data, data_path, output_classes(model, *samples));
   std::vector<int64_t> all(static_cast<size_t>(data.rows));
   std::iota(all.begin(), all.end(), 0);
-  const double on_all = evaluate(model, data, all, shape, c.scale, device).accuracy * 100;
+  const double on_all = evaluate(model, samples, all).accuracy * 100;
   if (data.rows == c.data_rows && data.rows >= 5) {
     Split split = hold_out_fifth(data.rows, c.seed);
     if (split_fingerprint(data, split.test) == c.split) {
       std::printf("test accuracy %.2f%% on %zu held-out rows; %.2f%% on all %lld rows\n",
-                  evaluate(model, data, split.test, shape, c.scale, device).accuracy * 100, split.test.size(), on_all,
+                  evaluate(model, samples, split.test).accuracy * 100, split.test.size(), on_all,
                   static_cast<long long>(data.rows));
       return 0;
     }

@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iostream>
 #include <nnp/nnp.hpp>
-#include <random>
 
 #include "checkpoint.hpp"
 #include "curve_svg.hpp"
@@ -59,7 +58,7 @@ int run_train(const Args& args) {
   po::options_description options("options");
   std::string model_path, data_path, device_name = "auto", optimizer = "Adam", resume, out = "nnplug-run", input_shape;
   int64_t epochs = 15, batch_size = 32;
-  double lr = 1e-3;
+  double lr = 3e-3;
   uint64_t seed = 0;
   bool header = false, force = false;
   options.add_options()("model,m", po::value(&model_path), "model spec (JSON); default: a small CNN for the digits")(
@@ -71,7 +70,7 @@ int run_train(const Args& args) {
       "device,d", po::value(&device_name)->default_value("auto"), "device: auto, cpu, cuda:0, ...")(
       "epochs,e", po::value(&epochs)->default_value(15), "train until this epoch (also when resuming)")(
       "batch-size,b", po::value(&batch_size)->default_value(32), "samples per step")(
-      "lr", po::value(&lr)->default_value(1e-3), "learning rate")(
+      "lr", po::value(&lr)->default_value(3e-3), "learning rate")(
       "optimizer", po::value(&optimizer)->default_value("Adam"), "SGD, Adam, AdamW, Adagrad, Adadelta or RMSprop")(
       "seed", po::value(&seed)->default_value(0), "seed of the split, the shuffling and the initialisation")(
       "resume", po::value(&resume), "checkpoint to continue from (its model, split and curves)")(
@@ -119,14 +118,14 @@ int run_train(const Args& args) {
 
   // Inputs are scaled into [-1, 1] by the training rows' largest magnitude.
   float scale = 1;
-  {
-    float largest = 0;
-    for (int64_t row : split.train)
-      for (int64_t f = 0; f < data.features; ++f)
-        largest = std::max(largest, std::abs(data.x[static_cast<size_t>(row * data.features + f)]));
+  if (!resume.empty()) {
+    scale = resumed.scale;
+  } else {
+    const float largest = data.x.index_select(0, nnp::from_vector(split.train)).abs().amax().item<float>();
     if (largest > 0) scale = 1 / largest;
   }
-  check_labels_fit(data, data_path, output_classes(model, data, shape, scale, device));
+  const std::shared_ptr<nnp::data::TensorDataset> samples = samples_of(data, shape, scale, device);
+  check_labels_fit(data, data_path, output_classes(model, *samples));
   int64_t first_epoch = 1;
   std::vector<EpochRecord> history;
   if (!resume.empty()) {
@@ -134,13 +133,12 @@ int run_train(const Args& args) {
     opt.load_state_dict(resumed.optimizer);
     if (!vm["lr"].defaulted()) opt.set("lr", lr);  // the state restores the run's rate; an --lr given replaces it
     nnp::api().set_rng_state(resumed.rng_seed, resumed.rng_offset);
-    scale = resumed.scale;
     first_epoch = resumed.epoch + 1;
     history = resumed.history;
     std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
   }
   if (first_epoch > epochs) {  // nothing to do, and no file claimed that was not written
-    Evaluation test = evaluate(model, data, split.test, shape, scale, device);
+    Evaluation test = evaluate(model, samples, split.test);
     std::printf(
         "the checkpoint has trained %lld epochs already; --epochs %lld asks for no more, so nothing was "
         "trained or written\ntest accuracy %.2f%% on %zu held-out rows\n",
@@ -178,19 +176,19 @@ int run_train(const Args& args) {
       static_cast<double>(split.train.size()) * static_cast<double>(epochs - first_epoch + 1);
   double samples_done = 0;
   const auto run_start = std::chrono::steady_clock::now();
+  const auto train_rows = std::make_shared<nnp::data::Subset>(samples, split.train);
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
-    std::vector<int64_t> order = split.train;
-    std::mt19937_64 shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
-    std::shuffle(order.begin(), order.end(), shuffle);
+    // Each epoch's order comes from its own stream: a resumed run repeats it.
+    nnp::Generator shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
+    nnp::data::DataLoader loader(train_rows,
+                                 nnp::data::DataLoaderOptions(batch_size).shuffle(true).generator(&shuffle));
     model.train();
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, step = 0;
-    const int64_t steps =
-        static_cast<int64_t>((order.size() + static_cast<size_t>(batch_size) - 1) / static_cast<size_t>(batch_size));
+    const int64_t steps = loader.size();
     auto epoch_start = std::chrono::steady_clock::now();
-    for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(batch_size)) {
-      size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
-      auto [x, y] = batch(data, order, begin, end, shape, scale, device);
+    for (nnp::data::Example& batch : loader) {
+      const nnp::Tensor &x = batch.data, &y = batch.target;
       nnp::Tensor logits = model(x);
       nnp::Tensor loss = criterion.call({logits, y});
       const double loss_value = loss.item<float>();
@@ -205,7 +203,7 @@ int run_train(const Args& args) {
       opt.zero_grad();
       loss.backward();
       opt.step();
-      const int64_t n = static_cast<int64_t>(end - begin);
+      const int64_t n = x.size(0);
       loss_sum += loss_value * static_cast<double>(n);
       {
         nnp::NoGradGuard no_grad;
@@ -217,7 +215,7 @@ int run_train(const Args& args) {
         const double rate = samples_done / std::max(seconds_since(run_start), 1e-9);
         std::printf("\r%s",
                     progress_line(terminal_columns(), static_cast<long long>(epoch), static_cast<long long>(epochs),
-                                  static_cast<double>(end) / static_cast<double>(order.size()),
+                                  static_cast<double>(seen) / static_cast<double>(split.train.size()),
                                   loss_sum / static_cast<double>(seen),
                                   static_cast<double>(correct) / static_cast<double>(seen), rate,
                                   (samples_left_at_start - samples_done) / std::max(rate, 1e-9))
@@ -226,7 +224,7 @@ int run_train(const Args& args) {
       }
     }
     const double seconds = seconds_since(epoch_start);
-    Evaluation test = evaluate(model, data, split.test, shape, scale, device);
+    Evaluation test = evaluate(model, samples, split.test);
     if (!std::isfinite(test.loss)) {  // the epoch's last step broke the model: keep the checkpoint before it
       if (terminal) std::printf("\n");
       throw nnp::Error(NNP_INVALID_ARGUMENT, "the test loss became " +

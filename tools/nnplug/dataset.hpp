@@ -1,23 +1,22 @@
-// Tabular data for training: CSV rows of features followed by an integer
-// label, plain or gzip-compressed. Fields are separated by commas (spaces and
-// tabs around them are ignored; no other separator is read); a first row of
-// text only is a header, or --header says the first row is one. NaN,
-// infinities, features outside the float range and labels that are not
-// integers from 0 to 2^31-1 are refused with the line and column.
+// Tabular data for training: a CSV file read by nnp::data::read_csv (rows of
+// features followed by an integer label, plain or gzip; see load_csv in
+// nnp.h for what it refuses), and the CLI's rules on top of it: labels the
+// model can score, and a fifth held out for testing.
 #pragma once
 
 #include <cstdint>
+#include <nnp/nnp.hpp>
 #include <string>
 #include <vector>
 
 namespace nnplug {
 
 struct Dataset {
+  nnp::Tensor x;  // f32 [rows, features], on the CPU
+  nnp::Tensor y;  // i64 [rows], on the CPU
   int64_t rows = 0;
   int64_t features = 0;
-  std::vector<float> x;    // rows x features
-  std::vector<int64_t> y;  // rows
-  int64_t classes = 0;     // max label + 1
+  int64_t classes = 0;  // max label + 1
   int64_t largest_label_line = 0;
   bool header = false;  // the first row was a header and was skipped
 };

@@ -68,52 +68,39 @@ nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool def
   return shape;
 }
 
-std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector<int64_t>& indices, size_t begin,
-                                          size_t end, const nnp::Shape& shape, float scale, const nnp::Device& device) {
-  const size_t n = end - begin;
-  std::vector<float> x(n * static_cast<size_t>(data.features));
-  std::vector<int64_t> y(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t row = indices[begin + i];
-    for (int64_t f = 0; f < data.features; ++f)
-      x[i * static_cast<size_t>(data.features) + static_cast<size_t>(f)] =
-          data.x[static_cast<size_t>(row * data.features + f)] * scale;
-    y[i] = data.y[static_cast<size_t>(row)];
-  }
-  nnp::Shape full_shape{static_cast<int64_t>(n)};
+std::shared_ptr<nnp::data::TensorDataset> samples_of(const Dataset& data, const nnp::Shape& shape, float scale,
+                                                     const nnp::Device& device) {
+  nnp::Shape full_shape{data.rows};
   full_shape.insert(full_shape.end(), shape.begin(), shape.end());
-  return {nnp::from_vector(x, full_shape, device), nnp::from_vector(y, device)};
+  nnp::Tensor x = data.x.reshape(full_shape) * static_cast<double>(scale);
+  return std::make_shared<nnp::data::TensorDataset>(x.to(device), data.y.to(device));
 }
 
-Evaluation evaluate(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
-                    const nnp::Shape& shape, float scale, const nnp::Device& device) {
+Evaluation evaluate(nnp::nn::ModuleHandle& model, const std::shared_ptr<nnp::data::TensorDataset>& samples,
+                    const std::vector<int64_t>& indices) {
   if (indices.empty()) return {};
   nnp::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  nnp::nn::ModuleHandle criterion =
-      nnp::nn::create_layer("nn.CrossEntropyLoss", nnp::nn::Attrs().set("reduction", std::string("sum")));
+  nnp::nn::CrossEntropyLoss criterion(nnp::nn::CrossEntropyLossOptions().reduction(nnp::kSum));
   int64_t correct = 0;
   double loss = 0;
-  for (size_t begin = 0; begin < indices.size(); begin += 256) {
-    size_t end = std::min(indices.size(), begin + 256);
-    auto [x, y] = batch(data, indices, begin, end, shape, scale, device);
-    nnp::Tensor logits = model(x);
-    loss += criterion.call({logits, y}).item<float>();
-    correct += logits.argmax(1).eq(y).to(nnp::Dtype::i64).sum().item<int64_t>();
+  nnp::data::DataLoader loader(std::make_shared<nnp::data::Subset>(samples, indices), 256);
+  for (nnp::data::Example& batch : loader) {
+    nnp::Tensor logits = model(batch.data);
+    loss += criterion(logits, batch.target).item<float>();
+    correct += logits.argmax(1).eq(batch.target).to(nnp::kInt64).sum().item<int64_t>();
   }
   model.train(was_training);
   const double n = static_cast<double>(indices.size());
   return {loss / n, static_cast<double>(correct) / n};
 }
 
-int64_t output_classes(nnp::nn::ModuleHandle& model, const Dataset& data, const nnp::Shape& shape, float scale,
-                       const nnp::Device& device) {
+int64_t output_classes(nnp::nn::ModuleHandle& model, const nnp::data::TensorDataset& samples) {
   nnp::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();  // no dropout draw: the RNG stream stays as it was
-  auto [x, y] = batch(data, {0}, 0, 1, shape, scale, device);
-  nnp::Tensor logits = model(x);
+  nnp::Tensor logits = model(samples.get_batch({0}).data);
   model.train(was_training);
   if (logits.ndim() != 2)
     throw nnp::Error(NNP_SHAPE_MISMATCH, "the model gives outputs of " + std::to_string(logits.ndim()) +

@@ -2,6 +2,7 @@
 // building the model, turning rows into batches, measuring accuracy.
 #pragma once
 
+#include <memory>
 #include <nnp/nnp.hpp>
 #include <string>
 #include <vector>
@@ -22,23 +23,22 @@ nnp::nn::ModuleHandle build_model(const std::string& model_path);
 // model on 64 features, or the flat feature count.
 nnp::Shape sample_shape(const std::string& option, const Dataset& data, bool default_model);
 
-// Rows `indices` of the data as [n, sample_shape...] (features times scale)
-// and their labels, on device.
-std::pair<nnp::Tensor, nnp::Tensor> batch(const Dataset& data, const std::vector<int64_t>& indices, size_t begin,
-                                          size_t end, const nnp::Shape& shape, float scale, const nnp::Device& device);
+// The rows as the model's examples: features as [rows, sample_shape...]
+// times scale, and labels, on device.
+std::shared_ptr<nnp::data::TensorDataset> samples_of(const Dataset& data, const nnp::Shape& shape, float scale,
+                                                     const nnp::Device& device);
 
 // The mean cross-entropy and the fraction of rows whose arg-max output equals
 // the label (eval mode, no grad).
 struct Evaluation {
   double loss = 0, accuracy = 0;
 };
-Evaluation evaluate(nnp::nn::ModuleHandle& model, const Dataset& data, const std::vector<int64_t>& indices,
-                    const nnp::Shape& shape, float scale, const nnp::Device& device);
+Evaluation evaluate(nnp::nn::ModuleHandle& model, const std::shared_ptr<nnp::data::TensorDataset>& samples,
+                    const std::vector<int64_t>& indices);
 
 // How many classes the model scores (its output's second dimension), from
 // one sample in eval mode; refuses outputs that are not [batch, classes].
-int64_t output_classes(nnp::nn::ModuleHandle& model, const Dataset& data, const nnp::Shape& shape, float scale,
-                       const nnp::Device& device);
+int64_t output_classes(nnp::nn::ModuleHandle& model, const nnp::data::TensorDataset& samples);
 
 // The spec's JSON: the file's text, or the default model's.
 std::string model_spec_text(const std::string& model_path);

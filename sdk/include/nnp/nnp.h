@@ -32,9 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)": check api->abi_minor, or struct_size, before using them. */
+ * "(1.1)" or "(1.2)": check api->abi_minor, or struct_size, before using
+ * them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 1
+#define NNP_ABI_MINOR 2
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -307,6 +308,29 @@ typedef struct nnp_layer_type {
   nnp_status (*create)(const nnp_attrs* attrs, void* user_data, nnp_module** out);
   void* user_data;
 } nnp_layer_type;
+
+/* ---- tabular data (1.2) ------------------------------------------------- */
+
+/* How load_csv treats the first row: as a header when every field is text
+ * (AUTO), or always (YES). */
+typedef int32_t nnp_csv_header;
+#define NNP_CSV_HEADER_AUTO 0
+#define NNP_CSV_HEADER_YES 1
+
+typedef struct nnp_csv_options {
+  size_t struct_size;
+  nnp_csv_header header;
+} nnp_csv_options;
+
+/* What load_csv read. */
+typedef struct nnp_csv_info {
+  size_t struct_size;
+  int64_t rows;
+  int64_t features;
+  int64_t classes;            /* largest label + 1 */
+  int64_t largest_label_line; /* the line (from 1) of the first row with that label */
+  int32_t header_skipped;     /* 1: the first row was a header */
+} nnp_csv_info;
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -614,12 +638,26 @@ struct nnp_api {
    * caller's. */
   nnp_status (*from_dlpack)(struct DLManagedTensor* src, nnp_tensor** out);
   nnp_status (*from_dlpack_versioned)(struct DLManagedTensorVersioned* src, nnp_tensor** out);
+
+  /* -- tabular data (1.2) -- */
+  /* A CSV file of rows "feature, ..., feature, label" (plain or gzip; spaces
+   * and tabs around fields ignored) as f32 features [rows, features] and i64
+   * class labels [rows] on `device`. Read in one pass; NaN, infinities,
+   * features outside the f32 range, labels that are not integers in
+   * [0, 2^31), ragged rows and lines over 16 MB are refused with
+   * NNP_CORRUPT_DATA naming the file, line and column; a path that is not a
+   * regular file with NNP_IO_ERROR. options and info may be NULL. */
+  nnp_status (*load_csv)(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
+                         nnp_tensor** labels, nnp_csv_info* info);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
  * version. A reader checks a field against these before using it. */
 #define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
+#define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, load_csv)
+#define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
+#define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
 #define NNP_BACKEND_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend_info, unavailable_reason)
 #define NNP_BACKEND_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_backend_info, flags)

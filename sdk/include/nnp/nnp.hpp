@@ -5,6 +5,7 @@
 //   nnp/nn_init.hpp     nn::init
 //   nnp/functional.hpp  nn::functional (F): activations, convolution, pooling, losses, ...
 //   nnp/modules.hpp     typed layers: nn::Linear, nn::Conv2d(nn::Conv2dOptions(...)), ...
+//   nnp/data.hpp        data::Dataset, TensorDataset, DataLoader, read_csv; Generator, randperm
 //   nnp/optim.hpp       optimizers and schedulers
 //   nnp/layer_type.hpp  declaring layer types (built-in and plugin layers)
 // Each compiles on its own; include just the ones a file needs, or this.
@@ -14,6 +15,7 @@
 // and call nnp::set_api() with the table their init receives.
 #pragma once
 
+#include <nnp/data.hpp>
 #include <nnp/function.hpp>
 #include <nnp/functional.hpp>
 #include <nnp/layer_type.hpp>

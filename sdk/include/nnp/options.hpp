@@ -15,14 +15,15 @@
 
 // Declares an option `name` of type T: a chained setter name(value), a
 // getter name() and the member name##_ holding it (defaulted where declared:
-// `NNP_ARG(double, eps) = 1e-5;`).
+// `NNP_ARG(double, eps) = 1e-5;`). `T const&`, not `const T&`: a pointer type
+// stays a const reference to the pointer.
 #define NNP_ARG(T, name)                    \
  public:                                    \
-  auto& name(const T& new_##name) {         \
+  auto& name(T const& new_##name) {         \
     this->name##_ = new_##name;             \
     return *this;                           \
   }                                         \
-  const T& name() const { return name##_; } \
+  T const& name() const { return name##_; } \
   T& name() { return name##_; }             \
                                             \
  private:                                   \

@@ -247,6 +247,7 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   // -- data out --
   template <typename T>
   std::vector<T> to_vector() const {
+    if (!defined()) throw Error(NNP_INVALID_ARGUMENT, "to_vector: the tensor is undefined");
     if (dtype() != DtypeOf<T>::value)
       throw Error(NNP_DTYPE_MISMATCH, std::string("to_vector: the tensor is ") + dtype_name(dtype()) +
                                           " but the element type asked for is " + dtype_name(DtypeOf<T>::value));
@@ -262,6 +263,7 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   }
   template <typename T>
   T item() const {
+    if (!defined()) throw Error(NNP_INVALID_ARGUMENT, "item: the tensor is undefined");
     if (numel() != 1)
       throw Error(NNP_INVALID_ARGUMENT,
                   "item: the tensor has " + std::to_string(numel()) + " elements; item() needs exactly one");
@@ -498,6 +500,14 @@ inline Tensor cat(const std::vector<Tensor>& tensors, int32_t dim = 0) {
   handles.reserve(tensors.size());
   for (const Tensor& t : tensors) handles.push_back(t.get());
   return Tensor::call(api().cat, handles.data(), static_cast<int32_t>(handles.size()), dim);
+}
+// Tensors of one shape joined along a new dimension `dim`.
+inline Tensor stack(const std::vector<Tensor>& tensors, int32_t dim = 0) {
+  if (tensors.empty()) throw Error(NNP_INVALID_ARGUMENT, "stack: expects a non-empty list of tensors");
+  std::vector<Tensor> widened;
+  widened.reserve(tensors.size());
+  for (const Tensor& t : tensors) widened.push_back(t.unsqueeze(dim < 0 ? dim + t.ndim() + 1 : dim));
+  return cat(widened, dim < 0 ? dim + tensors[0].ndim() + 1 : dim);
 }
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return Tensor::call(api().where, cond.get(), a.get(), b.get());
