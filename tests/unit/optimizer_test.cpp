@@ -239,3 +239,39 @@ TEST(Optimizers, StateFollowsTheModuleAcrossDevicesAndDtypes) {
   ASSERT_EQ(stayed.size(), moved.size());
   for (size_t i = 0; i < stayed.size(); ++i) EXPECT_NEAR(moved[i], stayed[i], 1e-5) << i;
 }
+
+// The typed optimizers are the named ones with their options: the same
+// steps, PyTorch's defaults.
+TEST(Optimizers, TypedOptimizersMatchTheNamedOnes) {
+  auto run = [](auto make) {
+    Tensor p = from_vector(std::vector<double>{1.0, -2.0, 3.0}).requires_grad_();
+    auto opt = make(std::vector<Tensor>{p});
+    for (int i = 0; i < 3; ++i) {
+      opt.zero_grad();
+      (p * p * p).sum().backward();
+      opt.step();
+    }
+    return p.detach().to_vector<double>();
+  };
+  using nnp::nn::Attrs;
+  using namespace nnp::optim;
+  EXPECT_EQ(run([](auto ps) {
+              return Adam(ps, AdamOptions(0.1).betas({0.8, 0.9}).amsgrad(true));
+            }),
+            run([](auto ps) {
+              return Optimizer(
+                  "Adam", ps,
+                  std::move(Attrs().set("lr", 0.1).set("beta1", 0.8).set("beta2", 0.9).set("amsgrad", true)));
+            }));
+  EXPECT_EQ(run([](auto ps) { return SGD(ps, SGDOptions(0.01).momentum(0.9).nesterov(true)); }), run([](auto ps) {
+              return Optimizer("SGD", ps,
+                               std::move(Attrs().set("lr", 0.01).set("momentum", 0.9).set("nesterov", true)));
+            }));
+  EXPECT_EQ(run([](auto ps) { return RMSprop(ps, RMSpropOptions().centered(true).momentum(0.5)); }), run([](auto ps) {
+              return Optimizer("RMSprop", ps, std::move(Attrs().set("centered", true).set("momentum", 0.5)));
+            }));
+  Tensor p = zeros({2}).requires_grad_();
+  EXPECT_DOUBLE_EQ(AdamW({p}).get("weight_decay"), 1e-2);
+  EXPECT_DOUBLE_EQ(Adagrad({p}).get("lr"), 1e-2);
+  EXPECT_DOUBLE_EQ(Adadelta({p}, AdadeltaOptions().rho(0.5)).get("rho"), 0.5);
+}

@@ -1,9 +1,11 @@
 // optim.hpp - torch.optim in C++ over the C table (included by nnp.hpp):
-// the optimizers, clip_grad_norm_ and the StepLR / CosineAnnealingLR schedulers.
+// the optimizers (by name, or by type: Adam, SGD, ...), clip_grad_norm_ and
+// the StepLR / CosineAnnealingLR schedulers.
 #pragma once
 
 #include <cmath>
 #include <nnp/nn.hpp>
+#include <nnp/optimizers.hpp>
 #include <nnp/tensor.hpp>
 #include <string>
 #include <vector>
@@ -58,6 +60,25 @@ class Optimizer : public detail::Handle<nnp_optimizer, detail::OptimizerTraits> 
     for (const Tensor& p : params) check(api().list_append_tensor(list.get(), "", p.get()));
     return list;
   }
+};
+
+// The optimizers by type (options in nnp/optimizers.hpp).
+#define NNP_TYPED_OPTIMIZER(Name, OptionsType)                                                   \
+  class Name : public Optimizer {                                                                \
+   public:                                                                                       \
+    explicit Name(const std::vector<Tensor>& params, const OptionsType& options = OptionsType()) \
+        : Optimizer(#Name, params, options.attrs()) {}                                           \
+  }
+NNP_TYPED_OPTIMIZER(Adam, AdamOptions);
+NNP_TYPED_OPTIMIZER(AdamW, AdamWOptions);
+NNP_TYPED_OPTIMIZER(Adagrad, AdagradOptions);
+NNP_TYPED_OPTIMIZER(Adadelta, AdadeltaOptions);
+NNP_TYPED_OPTIMIZER(RMSprop, RMSpropOptions);
+#undef NNP_TYPED_OPTIMIZER
+// SGD has no default learning rate, as PyTorch's.
+class SGD : public Optimizer {
+ public:
+  SGD(const std::vector<Tensor>& params, const SGDOptions& options) : Optimizer("SGD", params, options.attrs()) {}
 };
 
 // Scales gradients in place so their total norm is at most max_norm;
