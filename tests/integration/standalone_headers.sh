@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every SDK header compiles on its own, in the language it promises: C++17
-# for the .hpp files (nnp/detail included), C99 for nnp.h and plugin.h, and
+# for the .hpp files (those in nnp/detail, nnp/functional, ... included), C99 for nnp.h and plugin.h, and
 # the other .h files as C++17 (they are shared by host and device code).
 # A header that leans on another being included first fails here by name.
 set -euo pipefail
@@ -16,7 +16,7 @@ try() {
   fi
 }
 cd "$include/nnp"
-for header in *.hpp detail/*.hpp; do try "$header" c++ "$cxx" -std=c++17; done
+for header in *.hpp */*.hpp; do try "$header" c++ "$cxx" -std=c++17; done
 for header in nnp.h plugin.h; do try "$header" c "$cc" -std=c99 -pedantic-errors; done
 for header in *.h; do try "$header" c++ "$cxx" -std=c++17; done
 exit $status

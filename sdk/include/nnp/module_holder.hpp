@@ -94,9 +94,11 @@ class ModuleHolder {
 }  // namespace nnp::nn
 
 // Declares the holder `Name` of `Name##Impl`, as libtorch's TORCH_MODULE.
-#define NNP_MODULE(Name)                                     \
-  class Name : public ::nnp::nn::ModuleHolder<Name##Impl> {  \
-   public:                                                   \
-    using ::nnp::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
-    Name() = default;                                        \
+#define NNP_MODULE(Name)                                                                                \
+  class Name : public ::nnp::nn::ModuleHolder<Name##Impl> {                                             \
+   public:                                                                                              \
+    using ::nnp::nn::ModuleHolder<Name##Impl>::ModuleHolder;                                            \
+    /* `Name n;` where the Impl has a default constructor (ReLU r;). */                                 \
+    template <typename I = Name##Impl, typename = std::enable_if_t<std::is_default_constructible_v<I>>> \
+    Name() : ::nnp::nn::ModuleHolder<Name##Impl>(std::make_shared<I>()) {}                              \
   }
