@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "test_support.hpp"
+#include "pytorch_fixtures.hpp"
 
 using namespace nnp;
 namespace F = nnp::nn::functional;
@@ -14,26 +14,15 @@ using nnp::test::expect_error;
 
 namespace {
 
-struct Fixture {
-  const char* name;
-  std::vector<double> out, grad;
-};
-const Fixture kFixtures[] = {
+const nnp::test::PyTorchFixture kFixtures[] = {
 #include "functional_fixtures.inc"
 };
 
-Tensor values(const Shape& shape, int seed) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 37 + seed * 11) % 19) / 4.0 - 2.3);
-  return from_vector(v, shape);
-}
-Tensor leaf(const Shape& shape, int seed) { return values(shape, seed).requires_grad_(); }
+Tensor values(const Shape& shape, int seed) { return nnp::test::rational_values(shape, seed); }
+Tensor leaf(const Shape& shape, int seed) { return nnp::test::rational_leaf(shape, seed); }
 Tensor ints(const std::vector<int64_t>& v, const Shape& shape) { return from_vector(v, shape); }
 
-// Each case: its first input (a leaf) and the output.
-using Case = std::function<std::pair<Tensor, Tensor>()>;
+using Case = nnp::test::PyTorchCase;
 
 std::map<std::string, Case> cases() {
   std::map<std::string, Case> c;
@@ -196,33 +185,9 @@ std::map<std::string, Case> cases() {
   return c;
 }
 
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-10 * (1 + std::fabs(want[i]))) << what << " element " << i;
-}
-
 }  // namespace
 
-TEST(Functional, MatchesPyTorchValuesAndGradients) {
-  std::map<std::string, Case> all = cases();
-  int checked = 0;
-  for (const Fixture& f : kFixtures) {
-    SCOPED_TRACE(f.name);
-    auto it = all.find(f.name);
-    ASSERT_NE(it, all.end()) << "no case for fixture " << f.name;
-    auto [x, out] = it->second();
-    expect_close(out.to(Dtype::f64).to_vector<double>(), f.out, "output");
-    if (!f.grad.empty()) {
-      Tensor weight = values(out.shape(), 99);
-      (out * weight).sum().backward();
-      ASSERT_TRUE(x.grad().defined());
-      expect_close(x.grad().to_vector<double>(), f.grad, "gradient");
-    }
-    ++checked;
-  }
-  EXPECT_EQ(checked, static_cast<int>(all.size())) << "a case has no fixture";
-}
+TEST(Functional, MatchesPyTorchValuesAndGradients) { nnp::test::check_against_pytorch(kFixtures, cases(), 1e-10); }
 
 TEST(Functional, OneHot) {
   Tensor hot = F::one_hot(from_vector(std::vector<int64_t>{0, 2, 1}));

@@ -15,6 +15,7 @@
 #include <nnp/detail/strings.hpp>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -114,6 +115,9 @@ class Device {
 
 class Tensor;
 using Shape = std::vector<int64_t>;
+namespace indexing {
+class TensorIndex;
+}
 
 namespace detail {
 struct TensorTraits {
@@ -391,6 +395,23 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
     return call(api().scatter_add, get(), dim, index.get(), src.get());
   }
 
+  // -- indexing as libtorch's (nnp/indexing.hpp) --
+  Tensor select(int32_t dim, int64_t index) const;
+  Tensor narrow(int32_t dim, int64_t start, int64_t length) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  // t.index({Slice(0, 2), 1, None, Ellipsis, mask}) as t[0:2, 1, None, ..., mask].
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, double value);
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  std::tuple<Tensor, Tensor> sort(int32_t dim = -1, bool descending = false) const;
+  Tensor argsort(int32_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int32_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor cumsum(int32_t dim) const;
+
   // A 0-d tensor holding value, with this tensor's dtype and device.
   Tensor scalar_like(double value) const {
     return call(api().full, static_cast<const int64_t*>(nullptr), 0, value, static_cast<nnp_dtype>(dtype()),
@@ -540,5 +561,6 @@ inline std::vector<Device> devices() {
 
 }  // namespace nnp
 
+#include "indexing.hpp"         // select, narrow, t[i], index({Slice(0, 2), 1}), sort, topk, cumsum, ...
 #include "tensor_creation.hpp"  // nnp::tensor({{1, 2}, {3, 4}}), *_like, linspace, eye
 #include "tensor_print.hpp"     // str() and operator<<, PyTorch's repr
