@@ -183,6 +183,7 @@ nnp_api make_table() {
   t.from_dlpack = api::from_dlpack;
   t.from_dlpack_versioned = api::from_dlpack_versioned;
   t.load_csv = api::load_csv;
+  t.assign = api::assign;
   return t;
 }
 

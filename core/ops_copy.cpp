@@ -55,6 +55,7 @@ void copy_into(Tensor& dst, const Tensor& src) {
     fail(NNP_SHAPE_MISMATCH, "copy_into: source shape ", format_dims(src.shape),
          " cannot be broadcast to destination shape ", format_dims(dst.shape));
   if (dst.numel == 0) return;
+  dst.storage->version.fetch_add(1, std::memory_order_relaxed);  // an in-place write
   if (!directly_copyable(dst, src)) {
     TensorRef staged = stage_on(src, dst.device);
     kernel_copy(dst, *staged);

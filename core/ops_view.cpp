@@ -91,7 +91,9 @@ TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
   Dims strides;
   if (view_strides(t, new_shape, strides)) return make_view(t, new_shape, strides, t.offset);
   TensorRef packed = contiguous(t);
-  return make_view(*packed, new_shape, contiguous_strides(new_shape), packed->offset);
+  TensorRef out = make_view(*packed, new_shape, contiguous_strides(new_shape), packed->offset);
+  out->is_view = false;  // of a fresh copy: nothing else sees this data
+  return out;
 }
 
 TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {

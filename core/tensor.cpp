@@ -75,10 +75,13 @@ TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, 
   t->numel = shape.numel();
   t->dtype = base.dtype;
   t->device = base.device;
+  t->is_view = true;
   return TensorRef::adopt(t);
 }
 
 void replace_data(Tensor& dst, const Tensor& src) {
+  // A tensor saved for backward sees other data now: its check compares
+  // storage ids, so no version bump is needed here.
   retain(src.storage);
   Storage* old = dst.storage;
   dst.storage = src.storage;

@@ -19,6 +19,15 @@ struct AutogradMeta;
 
 struct Storage {
   std::atomic<int32_t> refs{1};
+  // Which block this is (never reused), and how many in-place writes it has
+  // had: what a tensor saved for backward is checked against (PyTorch's
+  // version counter, shared by every view of the block).
+  uint64_t id = next_id();
+  std::atomic<uint64_t> version{0};
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> counter{1};
+    return counter.fetch_add(1, std::memory_order_relaxed);
+  }
   const BackendRecord* backend = nullptr;
   int32_t device = 0;
   void* data = nullptr;
@@ -43,6 +52,9 @@ struct nnp_tensor {
   int64_t numel = 0;
   nnp_dtype dtype = NNP_F32;
   nnp_device device{};
+  // Made by a view op: shares another tensor's data (in-place writes to it
+  // with autograd recording are refused; see autograd::assign).
+  bool is_view = false;
   // Set only for tensors that take part in autograd.
   std::shared_ptr<nnp::core::autograd::AutogradMeta> autograd;
 

@@ -157,6 +157,7 @@ nnp_status register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_stat
 nnp_status save_safetensors(const nnp_list* tensors, const char* path, const char* const* keys,
                             const char* const* values, int32_t count);
 nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out);
+nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);
 nnp_status safetensors_metadata(const char* path, const char* key, char* buf, size_t size, size_t* needed);

@@ -60,6 +60,9 @@ nnp_status copy_to_host(const nnp_tensor* t, void* dst, size_t bytes) {
 nnp_status copy_into(nnp_tensor* dst, const nnp_tensor* src) {
   return guard([&] { autograd::copy_into(in_arg(dst, "copy_into", "dst"), tensor_arg(src, "copy_into", "src")); });
 }
+nnp_status assign(nnp_tensor* dst, const nnp_tensor* value) {
+  return guard([&] { autograd::assign(in_arg(dst, "assign", "dst"), tensor_arg(value, "assign", "value")); });
+}
 nnp_status to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out) {
   return handle_out(out, "to", [&] { return autograd::to(tensor_arg(t, "to"), device, dtype); });
 }

@@ -6,6 +6,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "grad_math.hpp"
 #include "record.hpp"
 
 // The context a custom function's callbacks see: its saved tensors. It is
@@ -15,6 +16,8 @@ struct nnp_function_ctx : nnp::core::autograd::Node {
   void* user_data = nullptr;
   std::string fn_name;
   std::vector<nnp::core::TensorRef> saved;
+  // The same once forward returned, with the versions backward checks.
+  std::vector<nnp::core::autograd::math::SavedTensor> kept;
   std::vector<nnp::core::Dims> input_shapes;
   std::vector<nnp_dtype> input_dtypes;
   std::string origin;  // the plugin layer whose forward applied the function, or ""
@@ -23,11 +26,15 @@ struct nnp_function_ctx : nnp::core::autograd::Node {
     if (fn.release) fn.release(user_data);
   }
   const char* name() const override { return fn_name.c_str(); }
-  void release_saved() override { saved.clear(); }
+  void release_saved() override {
+    saved.clear();
+    kept.clear();
+  }
   nnp::core::autograd::Grads apply(nnp::core::autograd::Grads& grads) override;
 };
 
 nnp::core::autograd::Grads nnp_function_ctx::apply(nnp::core::autograd::Grads& grads) {
+  nnp::core::autograd::RunningBackward running(fn_name.c_str());
   using namespace nnp::core;
   std::vector<const nnp_tensor*> grad_outputs;
   for (const TensorRef& g : grads) grad_outputs.push_back(g.get());
@@ -137,6 +144,7 @@ std::vector<TensorRef> apply_function(const nnp_function& def, void* user_data, 
   for (TensorRef& kept : ctx->saved)
     for (const TensorRef& out : outputs)
       if (kept && kept.get() == out.get()) kept = make_view(*out, out->shape, out->strides, out->offset);
+  for (const TensorRef& t : ctx->saved) ctx->kept.emplace_back(t);
   return outputs;
 }
 
@@ -156,6 +164,7 @@ TensorRef saved(const nnp_function_ctx* ctx, int32_t i) {
            "retain_graph to go backward twice");
     fail(NNP_INVALID_ARGUMENT, ctx->fn_name, ": saved tensor ", i, " does not exist (", saved_count(ctx), " saved)");
   }
+  if (ctx->kept.size() == ctx->saved.size()) return ctx->kept[static_cast<size_t>(i)];  // checked
   return ctx->saved[static_cast<size_t>(i)];
 }
 

@@ -36,5 +36,11 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // In-place copy: refused on tensors that take part in autograd under grad mode.
 void copy_into(Tensor& dst, const Tensor& src);
+// An in-place op's write, as PyTorch's: value (broadcast to dst's shape,
+// converted to its dtype and device) into dst's data, whose version goes
+// up; when autograd records, dst's history continues from value's (old dst
+// values get no gradient). Refused for a leaf that requires grad, and for a
+// view taking part in autograd.
+void assign(Tensor& dst, const Tensor& value);
 
 }  // namespace nnp::core::autograd

@@ -30,7 +30,7 @@ const char* binary_backward_name(nnp_binary_op op) {
 TensorRef unary(nnp_unary_op op, const Tensor& x) {
   TensorRef out = core::unary(op, x);
   if (!should_record({&x})) return out;
-  TensorRef input = share(x), result = saved_output(*out);
+  SavedTensor input = share(x), result = saved_output(*out);
   // The closures keep only what their formula needs.
   FunctionNode::Backward backward;
   switch (op) {
@@ -94,7 +94,7 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
   TensorRef out = core::binary(op, a, b);
   if (op >= NNP_BINARY_EQ || !should_record({&a, &b})) return out;  // comparisons have no gradient
   const Dims sa = a.shape, sb = b.shape;
-  TensorRef ta = share(a), tb = share(b), result = saved_output(*out);
+  SavedTensor ta = share(a), tb = share(b), result = saved_output(*out);
   FunctionNode::Backward backward;
   switch (op) {
     case NNP_BINARY_ADD: backward = [sa, sb](Grads& g) { return Grads{sum_to(g[0], sa), sum_to(g[0], sb)}; }; break;
@@ -147,7 +147,7 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   TensorRef out = core::where(cond, a, b);
   if (!should_record({&a, &b})) return out;
-  TensorRef c = share(cond);
+  SavedTensor c = share(cond);
   const Dims sa = a.shape, sb = b.shape;
   record("WhereBackward", {nullptr, &a, &b}, {out.get()}, [c, sa, sb](Grads& g) {
     TensorRef zero = scalar(g[0], 0);

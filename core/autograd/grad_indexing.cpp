@@ -39,7 +39,7 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (!should_record({&x})) return out;
   const Dims shape = x.shape;
   const int32_t d = wrap_dim("index_select", dim, x.shape.ndim);
-  TensorRef idx = share(index);
+  SavedTensor idx = share(index);
   record("IndexSelectBackward", {&x, nullptr}, {out.get()}, [shape, d, idx](Grads& g) {
     // Scatter each selected slice back: the index laid along dim, broadcast
     // over the other dimensions of the gradient.
@@ -58,7 +58,7 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
   TensorRef out = core::gather(x, dim, index);
   if (!should_record({&x})) return out;
   const Dims shape = x.shape;
-  TensorRef idx = share(index);
+  SavedTensor idx = share(index);
   record("GatherBackward", {&x, nullptr}, {out.get()}, [shape, dim, idx](Grads& g) {
     return Grads{core::scatter_add(*zeros(shape, g[0]), dim, *idx, *g[0]), TensorRef()};
   });
@@ -68,7 +68,7 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   TensorRef out = core::scatter_add(x, dim, index, src);
   if (!should_record({&x, &src})) return out;
-  TensorRef idx = share(index);
+  SavedTensor idx = share(index);
   const Dims src_shape = src.shape;
   record("ScatterAddBackward", {&x, nullptr, &src}, {out.get()}, [dim, idx, src_shape](Grads& g) {
     // src's gradient is read where src was added; outside the index's extent

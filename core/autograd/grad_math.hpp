@@ -18,10 +18,44 @@ inline TensorRef zeros(const Dims& shape, const TensorRef& like) {
   return core::full(shape, 0.0, like->dtype, like->device);
 }
 inline TensorRef where(const TensorRef& c, const TensorRef& a, const TensorRef& b) { return core::where(*c, *a, *b); }
-inline TensorRef share(const Tensor& t) { return TensorRef::share(&t); }
+// A tensor a backward keeps, with which data block it saw and that block's
+// version (PyTorch's saved variables): when backward uses the values, an
+// in-place write since, or data replaced under it, is an error naming the
+// backward instead of a wrong gradient. Its shape, dtype and autograd state
+// (*, ->) stay readable: a backward that only needs those (AddBackward's
+// shapes) never fails.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(TensorRef t)
+      : t_(std::move(t)),
+        storage_id_(t_ ? t_->storage->id : 0),
+        version_(t_ ? t_->storage->version.load(std::memory_order_relaxed) : 0) {}
+  // The values: checked.
+  operator const TensorRef&() const {  // NOLINT: implicit, so formulas read as before
+    if (t_ && (t_->storage->id != storage_id_ || t_->storage->version.load(std::memory_order_relaxed) != version_))
+      modified();
+    return t_;
+  }
+  const TensorRef& values() const { return *this; }
+  // The metadata: unchecked.
+  const Tensor& operator*() const { return *t_; }
+  const Tensor* operator->() const { return t_.get(); }
+  explicit operator bool() const { return static_cast<bool>(t_); }
+
+ private:
+  [[noreturn]] void modified() const;
+  TensorRef t_;
+  uint64_t storage_id_ = 0;
+  uint64_t version_ = 0;
+};
+
+inline SavedTensor share(const Tensor& t) { return SavedTensor(TensorRef::share(&t)); }
 // How a backward keeps an op's own output: an alias of its data without its
 // autograd state, since the output holds the node and the node must not hold
 // the output back (a reference cycle that would never be freed).
-inline TensorRef saved_output(const Tensor& out) { return make_view(out, out.shape, out.strides, out.offset); }
+inline SavedTensor saved_output(const Tensor& out) {
+  return SavedTensor(make_view(out, out.shape, out.strides, out.offset));
+}
 
 }  // namespace nnp::core::autograd::math

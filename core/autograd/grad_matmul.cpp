@@ -40,7 +40,7 @@ TensorRef matmul(const Tensor& a, const Tensor& b) {
     return squeeze(*out, -1, false);
   }
   TensorRef out = core::matmul(a, b);
-  TensorRef ta = share(a), tb = share(b);
+  SavedTensor ta = share(a), tb = share(b);
   record("MmBackward", {&a, &b}, {out.get()}, [ta, tb](Grads& g) {
     TensorRef ga = requires_grad(*ta) ? sum_to(product_like(*ta, g[0], transposed(tb)), ta->shape) : TensorRef();
     TensorRef gb = requires_grad(*tb) ? sum_to(product_like(*tb, transposed(ta), g[0]), tb->shape) : TensorRef();

@@ -36,7 +36,7 @@ TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t
   const Dims input = x.shape;
   const Dims keep = kept_shape(x.shape, dims, ndims);
   const double count = static_cast<double>(x.numel) / static_cast<double>(keep.numel() ? keep.numel() : 1);
-  TensorRef tx = share(x), result = saved_output(*out);
+  SavedTensor tx = share(x), result = saved_output(*out);
   FunctionNode::Backward backward;
   const char* name = "SumBackward";
   switch (op) {
@@ -79,7 +79,7 @@ TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
   TensorRef out = core::softmax(x, dim, log);
   if (!should_record({&x})) return out;
   const int32_t d = x.shape.ndim ? wrap_dim("softmax", dim, x.shape.ndim) : 0;
-  TensorRef result = saved_output(*out);
+  SavedTensor result = saved_output(*out);
   if (log) {  // g - exp(out) * sum(g)
     record("LogSoftmaxBackward", {&x}, {out.get()}, [result, d](Grads& g) {
       TensorRef total = core::reduce(NNP_REDUCE_SUM, *g[0], &d, result->shape.ndim ? 1 : 0, true, 0);

@@ -115,4 +115,36 @@ void copy_into(Tensor& dst, const Tensor& src) {
   core::copy_into(dst, src);
 }
 
+void assign(Tensor& dst, const Tensor& value) {
+  const bool recording = grad_enabled() && (requires_grad(dst) || requires_grad(value));
+  if (grad_enabled() && requires_grad(dst) && !dst.autograd->grad_fn)
+    fail(NNP_INVALID_ARGUMENT, "a leaf Variable that requires grad is being used in an in-place operation (shape ",
+         format_dims(dst.shape), "); write under no_grad (as optimizers and initialisers do), or to a clone()");
+  if (recording && dst.is_view)
+    fail(NNP_UNIMPLEMENTED, "an in-place operation on a view (shape ", format_dims(dst.shape),
+         ") while autograd records is not supported yet (PyTorch's CopySlices); use the out-of-place op, or clone() "
+         "the view first");
+  TensorRef v = TensorRef::share(&value);
+  if (v->dtype != dst.dtype || v->device.backend != dst.device.backend || v->device.index != dst.device.index)
+    v = to(*v, dst.device, dst.dtype);
+  if (!(v->shape == dst.shape)) v = expand(*v, dst.shape.d, dst.shape.ndim);
+  core::copy_into(dst, *v);
+  if (!recording) return;
+  if (!requires_grad(*v)) {  // constant values: the old ones get a zero gradient, dst keeps requiring grad
+    record("FillBackward", {&dst}, {&dst}, [](Grads& g) { return Grads{zeros_like(g[0])}; });
+    return;
+  }
+  const AutogradMeta& from = *v->autograd;
+  const bool observed = from.grad_fn && (from.retains_grad || [&] {
+                          for (const auto& entry : from.grad_fn->tensor_hooks)
+                            if (entry.second.first == from.output_nr) return true;
+                          return false;
+                        }());
+  if (from.grad_fn && !observed) {  // dst continues value's history (AddBackward after add_)
+    set_history(dst, from.grad_fn, from.output_nr);
+    return;
+  }
+  record("CopyBackwards", {v.get()}, {&dst}, [](Grads& g) { return Grads{g[0]}; });
+}
+
 }  // namespace nnp::core::autograd

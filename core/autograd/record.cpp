@@ -3,8 +3,11 @@
 #include <atomic>
 #include <mutex>
 
+#include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "../shape.hpp"
+#include "grad_math.hpp"
 
 namespace nnp::core::autograd {
 
@@ -18,12 +21,33 @@ uint64_t next_hook_id() {
   return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+// The backward running on this thread, for the saved-tensor check's message.
+thread_local const char* running_backward = nullptr;
+}  // namespace
+
+RunningBackward::RunningBackward(const char* name) : outer_(running_backward) { running_backward = name; }
+RunningBackward::~RunningBackward() { running_backward = outer_; }
+
 Grads FunctionNode::apply(Grads& grads) {
   if (!backward_)
     fail(NNP_INVALID_ARGUMENT, "backward: trying to go through ", name_,
          " a second time, but its saved tensors were freed after the first backward; pass retain_graph "
          "to the first call if you need to go backward twice");
+  RunningBackward running(name_);
   return backward_(grads);
+}
+
+void math::SavedTensor::modified() const {
+  const bool replaced = t_->storage->id != storage_id_;
+  fail(NNP_INVALID_ARGUMENT,
+       "one of the variables needed for gradient computation has been modified by an inplace operation: [",
+       dtype_name(t_->dtype), " ", format_dims(t_->shape), "], needed by ",
+       running_backward ? running_backward : "backward",
+       replaced ? ", had its data replaced (by an optimizer step or a move)"
+                : ", is at version " + std::to_string(t_->storage->version.load()) + "; expected version " +
+                      std::to_string(version_) + " instead",
+       ". Hint: clone() the tensor before writing to it in place, or write to it after backward");
 }
 
 AutogradMeta& meta_of(Tensor& t) {

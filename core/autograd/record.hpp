@@ -41,4 +41,17 @@ TensorRef sum_to(const TensorRef& grad, const Dims& shape);
 
 AutogradMeta& meta_of(Tensor& t);  // creates it on first use
 
+// Names the backward a node runs while it runs, for the messages of the
+// saved-tensor check (math::SavedTensor).
+class RunningBackward {
+ public:
+  explicit RunningBackward(const char* name);
+  ~RunningBackward();
+  RunningBackward(const RunningBackward&) = delete;
+  RunningBackward& operator=(const RunningBackward&) = delete;
+
+ private:
+  const char* outer_;
+};
+
 }  // namespace nnp::core::autograd

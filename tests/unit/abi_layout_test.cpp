@@ -95,7 +95,8 @@ PIN(nnp_api, from_dlpack, 1256);
 PIN(nnp_api, from_dlpack_versioned, 1264);
 // ---- ABI 1.2 ----
 PIN(nnp_api, load_csv, 1272);
-static_assert(sizeof(nnp_api) == 1280, "nnp_api 1.2 is 1280 bytes");
+PIN(nnp_api, assign, 1280);
+static_assert(sizeof(nnp_api) == 1288, "nnp_api 1.2 is 1288 bytes");
 PIN(nnp_csv_options, header, 8);
 static_assert(sizeof(nnp_csv_options) == 16, "nnp_csv_options 1.2 is 16 bytes");
 PIN(nnp_csv_info, rows, 8);
@@ -109,7 +110,7 @@ PIN(nnp_plugin_info, description, 48);
 static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
-static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1280, "nnp_api sizes");
+static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288, "nnp_api sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");
 static_assert(NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 == 40 && NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 == 48, "descriptor sizes");
 static_assert(NNP_BACKEND_SIZE_1_0 == 120 && NNP_KERNELS_SIZE_1_0 == 104 && NNP_KERNEL_CTX_SIZE_1_0 == 32,

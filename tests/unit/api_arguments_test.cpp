@@ -95,6 +95,8 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"binary", "b", [&] { return api.binary(NNP_BINARY_ADD, x.get(), nullptr, &out); }},
       {"index_select", "index", [&] { return api.index_select(x.get(), 0, nullptr, &out); }},
       {"copy_into", "dst", [&] { return api.copy_into(nullptr, x.get()); }},
+      {"assign", "dst", [&] { return api.assign(nullptr, x.get()); }},
+      {"assign", "value", [&] { return api.assign(x.get(), nullptr); }},
       {"module_train", "m", [&] { return api.module_train(nullptr, 1); }},
       {"list_append_tensor", "list", [&] { return api.list_append_tensor(nullptr, "w", x.get()); }},
       {"attrs_get_int", "attrs",

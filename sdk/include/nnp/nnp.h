@@ -649,13 +649,25 @@ struct nnp_api {
    * regular file with NNP_IO_ERROR. options and info may be NULL. */
   nnp_status (*load_csv)(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                          nnp_tensor** labels, nnp_csv_info* info);
+
+  /* -- in-place writes with autograd (1.2) -- */
+  /* What PyTorch's in-place ops do (add_, copy_, fill_, ...): writes value,
+   * broadcast to dst's shape and converted to its dtype and device, into
+   * dst's data; dst's version counter goes up, so a backward that saved dst
+   * and runs later fails naming itself instead of using the new values.
+   * When autograd records, dst's history continues from value's (an
+   * in-place add is assign(dst, dst + other)); the values dst had get no
+   * gradient. Refused: a leaf that requires grad while grad mode is on
+   * (NNP_INVALID_ARGUMENT), a view while autograd records (NNP_UNIMPLEMENTED;
+   * clone first). copy_into stays the plain copy it was. */
+  nnp_status (*assign)(nnp_tensor* dst, const nnp_tensor* value);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
  * version. A reader checks a field against these before using it. */
 #define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
-#define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, load_csv)
+#define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

@@ -13,6 +13,7 @@
 #include <nnp/detail/api.hpp>
 #include <nnp/detail/handle.hpp>
 #include <nnp/detail/strings.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -329,8 +330,39 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   Tensor unsqueeze(int32_t dim) const { return call(api().unsqueeze, get(), dim); }
   Tensor contiguous() const { return call(api().contiguous, get()); }
   Tensor clone() const { return call(api().clone, get()); }
-  // Copies src into this tensor's elements (broadcast, converted).
-  void copy_(const Tensor& src) { check(api().copy_into(get(), src.get())); }
+  // -- in-place ops, as PyTorch's (nnp/inplace.hpp): the data is written,
+  // its version goes up, and autograd continues from the new values --
+  Tensor& copy_(const Tensor& src);  // broadcast, converted
+  Tensor& add_(const Tensor& other);
+  Tensor& add_(double other);
+  Tensor& sub_(const Tensor& other);
+  Tensor& sub_(double other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double other);
+  Tensor& pow_(double exponent);
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& relu_();
+  Tensor& clamp_(std::optional<double> min, std::optional<double> max = std::nullopt);
+  Tensor& clamp_min_(double min) { return clamp_(min); }
+  Tensor& clamp_max_(double max) { return clamp_(std::nullopt, max); }
+  Tensor& zero_();
+  Tensor& fill_(double value);
+  Tensor& fill_(const Tensor& value);  // 0-d
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& masked_fill_(const Tensor& mask, double value);
+  // Values below min become min, above max max (either may be absent).
+  Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
+  Tensor clamp_min(double min) const { return clamp(min); }
+  Tensor clamp_max(double max) const { return clamp(std::nullopt, max); }
 
   // -- elementwise --
   Tensor unary(nnp_unary_op op) const { return call(api().unary, op, get()); }
@@ -562,5 +594,6 @@ inline std::vector<Device> devices() {
 }  // namespace nnp
 
 #include "indexing.hpp"         // select, narrow, t[i], index({Slice(0, 2), 1}), sort, topk, cumsum, ...
+#include "inplace.hpp"          // add_, mul_, copy_, fill_, zero_, clamp_, uniform_, ...
 #include "tensor_creation.hpp"  // nnp::tensor({{1, 2}, {3, 4}}), *_like, linspace, eye
 #include "tensor_print.hpp"     // str() and operator<<, PyTorch's repr
