@@ -99,8 +99,10 @@ TEST(Data, SubsetAndRandomSplit) {
       [&] {
         random_split(ds, {4, 4}, g);
       },
-      NNP_INVALID_ARGUMENT, {"sum of input lengths (8) does not equal the length of the input dataset (10)"});
+      NNP_INVALID_ARGUMENT, {"sum of input lengths (8.0) does not equal the length of the input dataset (10)"});
   expect_error([&] { random_split(ds, {2.5, 7.5}, g); }, NNP_INVALID_ARGUMENT, {"whole sizes"});
+  expect_error([&] { random_split(ds, {1e30, -1e30}, g); }, NNP_INVALID_ARGUMENT, {"non-negative"});
+  expect_error([&] { random_split(ds, {1e30, 10}, g); }, NNP_INVALID_ARGUMENT, {"does not equal"});
 }
 
 TEST(Data, RandpermIsAPermutationFixedByItsGenerator) {

@@ -220,6 +220,11 @@ TEST(Functional, RefusesBadArgumentsNamingThem) {
       },
       NNP_INVALID_ARGUMENT, {"reflect", "smaller than the input dimension 4"});
   expect_error([&] { F::pad(x, F::PadFuncOptions({1}).mode(kReflect)); }, NNP_INVALID_ARGUMENT, {"divisible by 2"});
+  expect_error(
+      [&] {
+        F::pad(x, F::PadFuncOptions({int64_t{1} << 40, 0}).mode(kReplicate));
+      },
+      NNP_INVALID_ARGUMENT, {"longer than 2^31"});
   expect_error([&] { F::pad(x, F::PadFuncOptions({1, 1}).mode("mirror")); }, NNP_INVALID_ARGUMENT, {"'mirror'"});
   expect_error([&] { F::conv2d(x, values({3, 3, 1, 1}, 2)); }, NNP_SHAPE_MISMATCH, {"2 channels", "expects 3"});
   expect_error(

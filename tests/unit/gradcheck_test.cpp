@@ -154,6 +154,38 @@ std::vector<Case> cases() {
   add("scatter_add with a larger src", {leaf({2, 3}), leaf({3, 3})}, [](const std::vector<Tensor>& in) {
     return in[0].scatter_add(0, index({1, 0, 1, 0}, {2, 2}), in[1]);
   });
+  // the C++ frontend: functions, indexing, clamp (each input's every partial derivative)
+  namespace F = nnp::nn::functional;
+  add("F::cross_entropy weights, smoothing", {leaf({4, 5})}, [](const std::vector<Tensor>& in) {
+    Tensor w = from_vector(std::vector<double>{0.5, 1, 2, 1, 0.25});
+    return F::cross_entropy(in[0], index({1, 4, 0, 2}, {4}),
+                            F::CrossEntropyFuncOptions().weight(w).label_smoothing(0.1));
+  });
+  add("F::binary_cross_entropy_with_logits pos_weight", {leaf({2, 3})}, [](const std::vector<Tensor>& in) {
+    Tensor target = from_vector(std::vector<double>{0, 1, 0.5, 1, 0, 0.25}, {2, 3});
+    return F::binary_cross_entropy_with_logits(
+        in[0], target,
+        F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(from_vector(std::vector<double>{2, 1, 0.5})));
+  });
+  add("F::pad reflect", {leaf({1, 2, 3, 4})}, [](const std::vector<Tensor>& in) {
+    return F::pad(in[0], F::PadFuncOptions({2, 1, 1, 2}).mode(kReflect));
+  });
+  add("F::normalize", {leaf({3, 4})}, [](const std::vector<Tensor>& in) { return F::normalize(in[0]); });
+  add("F::layer_norm", {leaf({2, 6}), leaf({6}), leaf({6})}, [](const std::vector<Tensor>& in) {
+    return F::layer_norm(in[0], F::LayerNormFuncOptions({6}).weight(in[1]).bias(in[2]));
+  });
+  add("F::conv2d groups, dilation", {leaf({1, 4, 5, 5}), leaf({2, 2, 2, 2})}, [](const std::vector<Tensor>& in) {
+    return F::conv2d(in[0], in[1], F::Conv2dFuncOptions().padding(1).dilation(2).groups(2));
+  });
+  add("cumsum", {leaf({3, 5})}, [](const std::vector<Tensor>& in) { return in[0].cumsum(1); });
+  add("index: slice, positions", {leaf({4, 5})}, [](const std::vector<Tensor>& in) {
+    return in[0].index({indexing::Slice(1, indexing::None), index({4, 0, 4}, {3})});
+  });
+  add("masked_select", {leaf({3, 4})}, [](const std::vector<Tensor>& in) {
+    return in[0].masked_select(from_vector(std::vector<uint8_t>{1, 0, 0, 1}, {4}).to(Dtype::boolean));
+  });
+  add("sort values", {leaf({3, 4})}, [](const std::vector<Tensor>& in) { return std::get<0>(in[0].sort(1, true)); });
+  add("clamp", {away_from_zero({3, 4})}, [](const std::vector<Tensor>& in) { return in[0].clamp(-1.5, 1.5); });
   add("composite: softmax(x @ w + b)", {leaf({2, 3}), leaf({3, 4}), leaf({4})},
       [](const std::vector<Tensor>& in) { return (in[0].matmul(in[1]) + in[2]).tanh().softmax(1).log(); });
   return all;
@@ -167,7 +199,7 @@ TEST(GradCheck, EveryDifferentiableOpMatchesFiniteDifferences) {
     compared += check(c);
     ++count;
   }
-  EXPECT_GE(count, 55);
+  EXPECT_GE(count, 66);
   EXPECT_GT(compared, 500);
   std::printf("gradcheck: %d cases, %d partial derivatives compared\n", count, compared);
 }

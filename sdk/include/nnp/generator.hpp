@@ -10,6 +10,7 @@
 #include <nnp/philox.h>
 
 #include <cstdint>
+#include <exception>
 #include <nnp/tensor.hpp>
 #include <utility>
 #include <vector>
@@ -50,7 +51,12 @@ namespace detail {
 // Fisher-Yates over 0..n-1, swapping position i with draw(i + 1) in [0, i].
 template <typename Draw>
 std::vector<int64_t> shuffled_range(int64_t n, Draw draw) {
-  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::vector<int64_t> order;
+  try {
+    order.resize(static_cast<size_t>(n));
+  } catch (const std::exception&) {  // bad_alloc, length_error: an nnp::Error like every other failure
+    throw Error(NNP_OUT_OF_MEMORY, "randperm: no memory for a permutation of " + std::to_string(n) + " elements");
+  }
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
   for (int64_t i = n - 1; i > 0; --i) std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(draw(i))]);
   return order;

@@ -15,8 +15,10 @@
 
 // Declares an option `name` of type T: a chained setter name(value), a
 // getter name() and the member name##_ holding it (defaulted where declared:
-// `NNP_ARG(double, eps) = 1e-5;`). `T const&`, not `const T&`: a pointer type
-// stays a const reference to the pointer.
+// `NNP_ARG(double, eps) = 1e-5;`). Like libtorch's TORCH_ARG it leaves the
+// struct `private:` after it: declare constructors first, or write
+// `public:` before members that follow. `T const&`, not `const T&`: a
+// pointer type stays a const reference to the pointer.
 #define NNP_ARG(T, name)                    \
  public:                                    \
   auto& name(T const& new_##name) {         \

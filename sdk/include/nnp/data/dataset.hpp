@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <nnp/detail/format.hpp>
 #include <nnp/generator.hpp>
 #include <nnp/tensor.hpp>
 #include <string>
@@ -142,15 +143,15 @@ inline std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<c
     }
     for (size_t i = 0; assigned < n && !sizes.empty(); i = (i + 1) % sizes.size(), ++assigned) ++sizes[i];
   } else {
-    for (double length : lengths) {
+    if (sum != static_cast<double>(n))
+      throw Error(NNP_INVALID_ARGUMENT, "random_split: sum of input lengths (" + nn::format_float(sum) +
+                                            ") does not equal the length of the input dataset (" + std::to_string(n) +
+                                            ")");
+    for (double length : lengths) {  // each at most n now: the conversion is exact
       if (length != std::floor(length))
         throw Error(NNP_INVALID_ARGUMENT, "random_split: lengths are whole sizes, or fractions that add up to 1");
       sizes.push_back(static_cast<int64_t>(length));
     }
-    if (sum != static_cast<double>(n))
-      throw Error(NNP_INVALID_ARGUMENT,
-                  "random_split: sum of input lengths (" + std::to_string(static_cast<int64_t>(sum)) +
-                      ") does not equal the length of the input dataset (" + std::to_string(n) + ")");
   }
   std::vector<int64_t> order = randperm_vector(n, &generator);
   std::vector<std::shared_ptr<Subset>> out;

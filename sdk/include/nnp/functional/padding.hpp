@@ -73,6 +73,11 @@ inline Tensor pad_dim(const Tensor& x, int32_t dim, int64_t before, int64_t afte
                                           std::to_string(after) + ") must not exceed the input dimension " +
                                           std::to_string(size));
   if (size == 0) throw Error(NNP_INVALID_ARGUMENT, "pad: " + mode + " padding of an empty dimension");
+  // The positions are built on the host: bound them before allocating.
+  constexpr int64_t kMaxPadded = int64_t{1} << 31;
+  if (before > kMaxPadded || after > kMaxPadded || size > kMaxPadded - before - after)
+    throw Error(NNP_INVALID_ARGUMENT, "pad: " + mode + " padding (" + std::to_string(before) + ", " +
+                                          std::to_string(after) + ") makes a dimension longer than 2^31");
   Tensor index = from_vector(pad_source(mode, size, before, after), x.device());
   return x.index_select(dim, index);
 }
