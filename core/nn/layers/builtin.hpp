@@ -19,12 +19,7 @@ void add_builtin(LayerRegistry& registry, const char* name, const char* doc, con
   registry.add(validate_layer_type(nnp::nn::layer_type<M>(name, doc, attrs).get(), "core", "core"));
 }
 
-// "[2,3]", as the core's messages write shapes.
-inline std::string shape_text(const nnp::Shape& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
+using nnp::detail::shape_text;  // "[2,3]", as the core's messages write shapes
 
 void register_linear_layers(LayerRegistry& registry);
 void register_activation_layers(LayerRegistry& registry);

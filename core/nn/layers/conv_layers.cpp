@@ -26,10 +26,6 @@ Pair pair_of(const Attrs& a, const std::string& name, const std::string& layer) 
   throw Error(NNP_INVALID_ARGUMENT, layer + ": " + name + " takes one or two values, got " + std::to_string(v.size()));
 }
 
-void check_positive(const std::string& layer, const char* name, Pair p, int64_t minimum) {
-  F::detail::check_at_least(layer, name, p, minimum);
-}
-
 }  // namespace
 
 struct Conv2d : nnp::nn::Module {
@@ -46,10 +42,10 @@ struct Conv2d : nnp::nn::Module {
         stride(pair_of(a, "stride", name)),
         padding(pair_of(a, "padding", name)),
         dilation(pair_of(a, "dilation", name)) {
-    check_positive(name, "kernel_size", kernel, 1);
-    check_positive(name, "stride", stride, 1);
-    check_positive(name, "padding", padding, 0);
-    check_positive(name, "dilation", dilation, 1);
+    F::detail::check_at_least(name, "kernel_size", kernel, 1);
+    F::detail::check_at_least(name, "stride", stride, 1);
+    F::detail::check_at_least(name, "padding", padding, 0);
+    F::detail::check_at_least(name, "dilation", dilation, 1);
     if (groups < 1 || in_channels % groups || out_channels % groups)
       throw Error(NNP_INVALID_ARGUMENT,
                   std::string(name) + ": in_channels and out_channels must be divisible by groups");
@@ -138,8 +134,8 @@ struct Pool2d : nnp::nn::Module {
         kernel(pair_of(a, "kernel_size", name)),
         stride(a.has("stride") ? pair_of(a, "stride", name) : kernel),
         padding(pair_of(a, "padding", name)) {
-    check_positive(name, "kernel_size", kernel, 1);
-    check_positive(name, "stride", stride, 1);
+    F::detail::check_at_least(name, "kernel_size", kernel, 1);
+    F::detail::check_at_least(name, "stride", stride, 1);
     if (padding.h * 2 > kernel.h || padding.w * 2 > kernel.w)
       throw Error(NNP_INVALID_ARGUMENT,
                   std::string(name) + ": pad should be at most half of the effective kernel size");
@@ -178,7 +174,7 @@ struct AdaptiveAvgPool2d : nnp::nn::Module {
   Pair output;
   explicit AdaptiveAvgPool2d(const Attrs& a)
       : Module("AdaptiveAvgPool2d"), output(pair_of(a, "output_size", "AdaptiveAvgPool2d")) {
-    check_positive("AdaptiveAvgPool2d", "output_size", output, 1);
+    F::detail::check_at_least("AdaptiveAvgPool2d", "output_size", output, 1);
   }
   Tensor forward(const Tensor& x) override { return F::adaptive_avg_pool2d(x, {output.h, output.w}); }
   std::string extra_repr() const override {

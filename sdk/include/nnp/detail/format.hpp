@@ -1,10 +1,13 @@
 // nnp/detail/format.hpp - numbers and booleans written as Python writes
-// them, for reprs and messages that match PyTorch's.
+// them, for reprs and messages that match PyTorch's, and shapes as
+// nnplug's messages write them.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace nnp::nn {
 
@@ -24,3 +27,14 @@ inline std::string format_float(double v) {
 inline const char* format_bool(bool v) { return v ? "True" : "False"; }
 
 }  // namespace nnp::nn
+
+namespace nnp::detail {
+
+// "[2,3]", as nnplug's messages write shapes.
+inline std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+}  // namespace nnp::detail

@@ -12,12 +12,7 @@
 namespace nnp::nn::functional {
 
 namespace detail {
-// "[2,3]", as nnplug's messages write shapes.
-inline std::string shape_text(const Shape& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
+using nnp::detail::shape_text;
 }  // namespace detail
 
 struct BatchNormFuncOptions {
