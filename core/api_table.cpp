@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_2, "nnp_api grew: add NNP_API_SIZE_1_3 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_3, "nnp_api grew: add NNP_API_SIZE_1_4 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -184,6 +184,19 @@ nnp_api make_table() {
   t.from_dlpack_versioned = api::from_dlpack_versioned;
   t.load_csv = api::load_csv;
   t.assign = api::assign;
+  // ---- ABI 1.3 ----
+  t.list_kind = api::list_kind;
+  t.list_append_int = api::list_append_int;
+  t.list_append_float = api::list_append_float;
+  t.list_append_bool = api::list_append_bool;
+  t.list_append_string = api::list_append_string;
+  t.list_int = api::list_int;
+  t.list_float = api::list_float;
+  t.list_bool = api::list_bool;
+  t.list_string = api::list_string;
+  t.module_call_values = api::module_call_values;
+  t.module_register_values_hook = api::module_register_values_hook;
+  t.register_global_module_values_hook = api::register_global_module_values_hook;
   return t;
 }
 

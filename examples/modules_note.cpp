@@ -1,6 +1,6 @@
 // PyTorch's Modules note (the behaviour nnplug reproduces), its examples in
-// nnplug's C++: a custom module, composition, traversal, a training loop,
-// modes, buffers and state dicts, hooks.
+// nnplug's C++: a custom module, composition, dynamic forward(x, act),
+// traversal, a training loop, modes, buffers and state dicts, hooks.
 #include <cstdio>
 #include <iostream>
 #include <nnp/nnp.hpp>
@@ -39,6 +39,27 @@ struct BigNet : nn::Module {
   Tensor forward(const Tensor& x) override { return (*net)((*l1)(x)); }
 };
 
+// Dynamic computation: a forward that takes the activation's name, with
+// submodules in a ModuleList and a ModuleDict.
+struct DynamicNet : nn::Module {
+  nn::ModuleList linears;
+  nn::ModuleDict activations;
+  std::shared_ptr<MyLinear> final;
+  explicit DynamicNet(int num_layers) : Module("DynamicNet") {
+    for (int i = 0; i < num_layers; ++i) linears.push_back(nn::make<MyLinear>(4, 4));
+    register_module("linears", linears);
+    activations.insert("relu", nn::ReLU());
+    activations.insert("lrelu", nn::LeakyReLU());
+    register_module("activations", activations);
+    final = register_module("final", nn::make<MyLinear>(4, 1));
+  }
+  Tensor forward(Tensor x, const std::string& act) {
+    for (int i = 0; i < linears.size(); ++i) x = linears[i](x);
+    x = activations[act](x);
+    return (*final)(x);
+  }
+};
+
 // A buffer: state in the state dict that is not learned.
 struct RunningMean : nn::Module {
   double momentum;
@@ -72,6 +93,12 @@ int main() {
   for (auto& [name, module] : big_net->named_modules())
     std::cout << "module '" << name << "': " << module.repr() << "\n";
   for (auto& [name, p] : big_net->named_parameters()) std::cout << "parameter " << name << " " << shape_of(p) << "\n";
+
+  auto dynamic_net = nn::make<DynamicNet>(3);
+  Tensor sample_input = nnp::randn({4});
+  Tensor output = (*dynamic_net)(sample_input, "relu");  // forward(x, act), through the hooks
+  std::cout << "DynamicNet(sample_input, 'relu'): " << output << "\n";
+  for (auto& [name, p] : dynamic_net->named_parameters()) std::cout << "dynamic parameter " << name << "\n";
 
   // Training: teach the network to output zero.
   nnp::optim::SGD optimizer(net->parameters(), nnp::optim::SGDOptions(1e-4).weight_decay(1e-2).momentum(0.9));

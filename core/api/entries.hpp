@@ -104,7 +104,7 @@ nnp_status function_save(nnp_function_ctx* ctx, const nnp_tensor* const* tensors
 int32_t function_saved_count(const nnp_function_ctx* ctx);
 nnp_status function_saved(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out);
 
-// list.cpp: named lists (state dicts, parameter lists)
+// list.cpp: named lists (state dicts, parameter lists) and value lists
 nnp_status list_create(nnp_list** out);
 void list_release(nnp_list* l);
 int32_t list_size(const nnp_list* l);
@@ -114,6 +114,15 @@ nnp_module* list_module(const nnp_list* l, int32_t i);
 int32_t list_find(const nnp_list* l, const char* name);
 nnp_status list_append_tensor(nnp_list* l, const char* name, const nnp_tensor* t);
 nnp_status list_remove(nnp_list* l, int32_t i);
+nnp_value_kind list_kind(const nnp_list* l, int32_t i);
+nnp_status list_append_int(nnp_list* l, const char* name, int64_t value);
+nnp_status list_append_float(nnp_list* l, const char* name, double value);
+nnp_status list_append_bool(nnp_list* l, const char* name, int32_t value);
+nnp_status list_append_string(nnp_list* l, const char* name, const char* value);
+nnp_status list_int(const nnp_list* l, int32_t i, int64_t* out);
+nnp_status list_float(const nnp_list* l, int32_t i, double* out);
+nnp_status list_bool(const nnp_list* l, int32_t i, int32_t* out);
+const char* list_string(const nnp_list* l, int32_t i);
 
 // module.cpp: modules, traversal, modes, calls, hooks, state dicts
 nnp_status module_create(const char* type_name, const nnp_module_vtable* vtable, void* self, nnp_module** out);
@@ -146,6 +155,12 @@ nnp_status module_register_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_mo
                                 void (*release_fn)(void*), int32_t prepend, nnp_hook_handle** out);
 nnp_status register_global_module_hook(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
                                        void (*release_fn)(void*), nnp_hook_handle** out);
+nnp_status module_call_values(nnp_module* m, const nnp_list* args, nnp_list** out);
+nnp_status module_register_values_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_module_values_hook_fn fn,
+                                       void* user_data, void (*release_fn)(void*), int32_t prepend,
+                                       nnp_hook_handle** out);
+nnp_status register_global_module_values_hook(nnp_module_hook_kind kind, nnp_module_values_hook_fn fn, void* user_data,
+                                              void (*release_fn)(void*), nnp_hook_handle** out);
 nnp_status module_repr(const nnp_module* m, char* buf, size_t size, size_t* needed);
 nnp_status state_dict(nnp_module* m, const char* prefix, int32_t keep_vars, nnp_list** out);
 nnp_status load_state_dict(nnp_module* m, const nnp_list* state, int32_t strict, int32_t assign, nnp_list** missing,

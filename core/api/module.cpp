@@ -114,8 +114,9 @@ nnp_status module_register_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_mo
   std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
   return guard([&] {
     nnp_hook_handle*& handle = out_arg(out, "module_register_hook");
-    handle = nn::register_hook(module_arg(m, "module_register_hook"), kind, in_arg(fn, "module_register_hook", "fn"),
-                               data, prepend != 0);
+    nn::ModuleHookFn hook;
+    hook.tensors = in_arg(fn, "module_register_hook", "fn");
+    handle = nn::register_hook(module_arg(m, "module_register_hook"), kind, hook, data, prepend != 0);
   });
 }
 nnp_status register_global_module_hook(nnp_module_hook_kind kind, nnp_module_hook_fn fn, void* user_data,
@@ -123,7 +124,37 @@ nnp_status register_global_module_hook(nnp_module_hook_kind kind, nnp_module_hoo
   std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
   return guard([&] {
     nnp_hook_handle*& handle = out_arg(out, "register_global_module_hook");
-    handle = nn::register_global_hook(kind, in_arg(fn, "register_global_module_hook", "fn"), data);
+    nn::ModuleHookFn hook;
+    hook.tensors = in_arg(fn, "register_global_module_hook", "fn");
+    handle = nn::register_global_hook(kind, hook, data);
+  });
+}
+nnp_status module_call_values(nnp_module* m, const nnp_list* args, nnp_list** out) {
+  return guard([&] {
+    nnp_list*& results = out_arg(out, "module_call_values");
+    nnp_list given = list_arg(args, "module_call_values", "args");
+    results = new nnp_list(nn::call_values(module_arg(m, "module_call_values"), std::move(given)));
+  });
+}
+nnp_status module_register_values_hook(nnp_module* m, nnp_module_hook_kind kind, nnp_module_values_hook_fn fn,
+                                       void* user_data, void (*release_fn)(void*), int32_t prepend,
+                                       nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    nnp_hook_handle*& handle = out_arg(out, "module_register_values_hook");
+    nn::ModuleHookFn hook;
+    hook.values = in_arg(fn, "module_register_values_hook", "fn");
+    handle = nn::register_hook(module_arg(m, "module_register_values_hook"), kind, hook, data, prepend != 0);
+  });
+}
+nnp_status register_global_module_values_hook(nnp_module_hook_kind kind, nnp_module_values_hook_fn fn, void* user_data,
+                                              void (*release_fn)(void*), nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    nnp_hook_handle*& handle = out_arg(out, "register_global_module_values_hook");
+    nn::ModuleHookFn hook;
+    hook.values = in_arg(fn, "register_global_module_values_hook", "fn");
+    handle = nn::register_global_hook(kind, hook, data);
   });
 }
 nnp_status module_repr(const nnp_module* m, char* buf, size_t size, size_t* needed) {

@@ -13,7 +13,7 @@
 #include "../ops.hpp"
 
 nnp_module::nnp_module() {
-  for (auto& list : hooks) list = std::make_shared<nnp::core::nn::HookList<nnp_module_hook_fn>>();
+  for (auto& list : hooks) list = std::make_shared<nnp::core::nn::HookList<nnp::core::nn::ModuleHookFn>>();
   for (auto& list : state_hooks) list = std::make_shared<nnp::core::nn::HookList<nnp_state_hook_fn>>();
 }
 

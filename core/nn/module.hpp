@@ -29,6 +29,14 @@ struct HookEntry {
 template <typename Fn>
 using HookList = std::vector<HookEntry<Fn>>;
 
+// A module hook: one that sees tensors (every kind), or one that sees every
+// argument and result (forward kinds, ABI 1.3). Both forms share one list, so
+// they run in registration order.
+struct ModuleHookFn {
+  nnp_module_hook_fn tensors = nullptr;
+  nnp_module_values_hook_fn values = nullptr;
+};
+
 }  // namespace nnp::core::nn
 
 namespace nnp::core::nn {
@@ -92,7 +100,7 @@ struct nnp_module {
   Named<nnp::core::ModuleRef> children;
   // Held by shared_ptr so hook handles can remove entries after the module
   // is gone without touching freed memory.
-  std::shared_ptr<nnp::core::nn::HookList<nnp_module_hook_fn>> hooks[4];
+  std::shared_ptr<nnp::core::nn::HookList<nnp::core::nn::ModuleHookFn>> hooks[4];
   std::shared_ptr<nnp::core::nn::HookList<nnp_state_hook_fn>> state_hooks[4];
 
   nnp_module();

@@ -1,5 +1,7 @@
-// nnp_list: an ordered list of named tensors or modules (state dicts, the
-// results of named_parameters and friends). It owns a reference to each entry.
+// nnp_list: an ordered list of named entries - tensors or modules (state
+// dicts, the results of named_parameters and friends), or values (the
+// arguments and results of a module's forward). It owns a reference to each
+// tensor and module.
 #pragma once
 
 #include <nnp/nnp.h>
@@ -15,6 +17,17 @@ struct nnp_list {
     std::string name;
     nnp::core::TensorRef tensor;
     nnp::core::ModuleRef module;
+    // A value that is neither (kind INT, FLOAT, BOOL or STRING).
+    nnp_value_kind scalar_kind = NNP_VALUE_NONE;
+    int64_t integer = 0;  // INT, and BOOL as 0 or 1
+    double real = 0;
+    std::string text;
+
+    nnp_value_kind kind() const {
+      if (tensor) return NNP_VALUE_TENSOR;
+      if (module) return NNP_VALUE_MODULE;
+      return scalar_kind;
+    }
   };
   std::vector<Entry> entries;
 
@@ -24,10 +37,21 @@ struct nnp_list {
     return -1;
   }
   void add(std::string name, nnp::core::TensorRef tensor) {
-    entries.push_back({std::move(name), std::move(tensor), {}});
+    Entry& e = entries.emplace_back();
+    e.name = std::move(name);
+    e.tensor = std::move(tensor);
   }
   void add(std::string name, nnp::core::ModuleRef module) {
-    entries.push_back({std::move(name), {}, std::move(module)});
+    Entry& e = entries.emplace_back();
+    e.name = std::move(name);
+    e.module = std::move(module);
+  }
+  // A scalar value: INT or BOOL in integer, FLOAT in real, STRING in text.
+  Entry& add_scalar(std::string name, nnp_value_kind kind) {
+    Entry& e = entries.emplace_back();
+    e.name = std::move(name);
+    e.scalar_kind = kind;
+    return e;
   }
   // Removes entry i; out of range is refused, naming the operation.
   void remove(int32_t i, const char* op) {

@@ -23,7 +23,8 @@ grep -q "^restored: test accuracy" nnplug.txt || { echo "FAIL: day_one printed n
 
 "$tmp/examples/modules_note" | tee note.txt
 for expected in "module 'net.l1': MyLinear()" "parameter net.l0.weight [4, 3]" "loaded equal: 4 of 4" \
-  "forward pre-hook sees an input of 3 values" "training mode after eval(): false"; do
+  "forward pre-hook sees an input of 3 values" "training mode after eval(): false" \
+  "DynamicNet(sample_input, 'relu'): tensor([" "dynamic parameter linears.2.bias" "dynamic parameter final.weight"; do
   grep -qF "$expected" note.txt || { echo "FAIL: modules_note printed no '$expected'"; exit 1; }
 done
 

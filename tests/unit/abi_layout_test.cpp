@@ -48,7 +48,7 @@ PIN(nnp_layer_type, create, 40);
 static_assert(sizeof(nnp_layer_type) == 56, "nnp_layer_type 1.0 is 56 bytes");
 PIN(nnp_module_vtable, forward, 8);
 PIN(nnp_module_vtable, set_extra_state, 40);
-static_assert(sizeof(nnp_module_vtable) == 48, "nnp_module_vtable 1.0 is 48 bytes");
+static_assert(NNP_MODULE_VTABLE_SIZE_1_0 == 48, "nnp_module_vtable 1.0 is 48 bytes");
 PIN(nnp_function, forward, 16);
 PIN(nnp_function, release, 32);
 
@@ -96,13 +96,24 @@ PIN(nnp_api, from_dlpack_versioned, 1264);
 // ---- ABI 1.2 ----
 PIN(nnp_api, load_csv, 1272);
 PIN(nnp_api, assign, 1280);
-static_assert(sizeof(nnp_api) == 1288, "nnp_api 1.2 is 1288 bytes");
+static_assert(NNP_API_SIZE_1_2 == 1288, "nnp_api 1.2 is 1288 bytes");
 PIN(nnp_csv_options, header, 8);
 static_assert(sizeof(nnp_csv_options) == 16, "nnp_csv_options 1.2 is 16 bytes");
 PIN(nnp_csv_info, rows, 8);
 PIN(nnp_csv_info, largest_label_line, 32);
 PIN(nnp_csv_info, header_skipped, 40);
 static_assert(sizeof(nnp_csv_info) == 48, "nnp_csv_info 1.2 is 48 bytes");
+// ---- ABI 1.3 ----
+PIN(nnp_api, list_kind, 1288);
+PIN(nnp_api, list_string, 1352);
+PIN(nnp_api, module_call_values, 1360);
+PIN(nnp_api, register_global_module_values_hook, 1376);
+static_assert(sizeof(nnp_api) == 1384, "nnp_api 1.3 is 1384 bytes");
+PIN(nnp_module_vtable, forward_values, 48);
+static_assert(sizeof(nnp_module_vtable) == 56, "nnp_module_vtable 1.3 is 56 bytes");
+static_assert(NNP_VALUE_NONE == 0 && NNP_VALUE_TENSOR == 1 && NNP_VALUE_MODULE == 2 && NNP_VALUE_INT == 3 &&
+                  NNP_VALUE_FLOAT == 4 && NNP_VALUE_BOOL == 5 && NNP_VALUE_STRING == 6,
+              "value kinds");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");
@@ -110,7 +121,10 @@ PIN(nnp_plugin_info, description, 48);
 static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
-static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288, "nnp_api sizes");
+static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288 &&
+                  NNP_API_SIZE_1_3 == 1384,
+              "nnp_api sizes");
+static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56, "nnp_module_vtable sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");
 static_assert(NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 == 40 && NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 == 48, "descriptor sizes");
 static_assert(NNP_BACKEND_SIZE_1_0 == 120 && NNP_KERNELS_SIZE_1_0 == 104 && NNP_KERNEL_CTX_SIZE_1_0 == 32,

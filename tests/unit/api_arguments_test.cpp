@@ -76,6 +76,10 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"optimizer_create", "out", [&] { return api.optimizer_create("SGD", params, nullptr, nullptr); }},
       {"model_from_spec", "out", [&] { return api.model_from_spec("{\"type\": \"nn.ReLU\"}", nullptr); }},
       {"to_dlpack", "out", [&] { return api.to_dlpack(t, nullptr); }},
+      {"module_call_values", "out", [&] { return api.module_call_values(m, params, nullptr); }},
+      {"list_int", "out", [&] { return api.list_int(params, 0, nullptr); }},
+      {"list_float", "out", [&] { return api.list_float(params, 0, nullptr); }},
+      {"list_bool", "out", [&] { return api.list_bool(params, 0, nullptr); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;
@@ -90,6 +94,8 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
   nnp_tensor* out = nullptr;
   nnp_optimizer* opt = nullptr;
   double value = 0;
+  nnp::detail::List list;
+  nnp_list* results = nullptr;
   std::vector<NullCase> cases = {
       {"clone", "t", [&] { return api.clone(nullptr, &out); }},
       {"binary", "b", [&] { return api.binary(NNP_BINARY_ADD, x.get(), nullptr, &out); }},
@@ -99,6 +105,14 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"assign", "value", [&] { return api.assign(x.get(), nullptr); }},
       {"module_train", "m", [&] { return api.module_train(nullptr, 1); }},
       {"list_append_tensor", "list", [&] { return api.list_append_tensor(nullptr, "w", x.get()); }},
+      {"list_append_string", "value", [&] { return api.list_append_string(list.get(), "", nullptr); }},
+      {"list_append_int", "name", [&] { return api.list_append_int(list.get(), nullptr, 1); }},
+      {"module_call_values", "args", [&] { return api.module_call_values(linear.handle(), nullptr, &results); }},
+      {"module_register_values_hook", "fn",
+       [&] {
+         nnp_hook_handle* h = nullptr;
+         return api.module_register_values_hook(linear.handle(), NNP_HOOK_FORWARD, nullptr, nullptr, nullptr, 0, &h);
+       }},
       {"attrs_get_int", "attrs",
        [&] {
          int64_t v = 0;
@@ -121,6 +135,7 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
     EXPECT_NE(message.find(std::string("'") + c.argument + "'"), std::string::npos) << c.name << ": " << message;
   }
   EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(results, nullptr);
 }
 
 // Optional outputs stay optional (nnp.h says "may be NULL" for each).

@@ -1,6 +1,7 @@
 /* Modules through the raw C table, from C99: a linear layer defined with a
  * C vtable, a Sequential of two, traversal, a forward hook, backward, the
- * state dict, a safetensors round trip, and strict loading errors. */
+ * state dict, a safetensors round trip, and strict loading errors; a forward
+ * that takes a string (forward_values, 1.3) and a hook that sees it. */
 #include <nnp/nnp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,84 @@ static nnp_status add_one(nnp_module* m, const nnp_tensor* const* a, int32_t n_a
   return s;
 }
 
+/* forward(x, how) = x * 2 for "double", x * 0.5 for "half"; also gives how. */
+static nnp_status scale_forward(void* self, nnp_module* m, const nnp_list* args, nnp_list* outputs) {
+  const char* how = api->list_string(args, 1);
+  const nnp_tensor* x = api->list_tensor(args, 0);
+  nnp_tensor *factor = NULL, *y = NULL;
+  nnp_status s;
+  (void)self;
+  (void)m;
+  if (api->list_size(args) != 2 || x == NULL || how == NULL || (strcmp(how, "double") && strcmp(how, "half"))) {
+    api->set_error(NNP_INVALID_ARGUMENT, "Scale: forward(x, \"double\" or \"half\")");
+    return NNP_INVALID_ARGUMENT;
+  }
+  s = api->full(NULL, 0, strcmp(how, "double") == 0 ? 2.0 : 0.5, api->tensor_dtype(x), api->tensor_device(x), &factor);
+  if (s == NNP_OK) s = api->binary(NNP_BINARY_MUL, x, factor, &y);
+  if (s == NNP_OK) s = api->list_append_tensor(outputs, "", y);
+  if (s == NNP_OK) s = api->list_append_string(outputs, "", how);
+  api->tensor_release(factor);
+  api->tensor_release(y);
+  return s;
+}
+
+/* A forward pre-hook that sees the string and turns "double" into "half". */
+static nnp_status halve(nnp_module* m, const nnp_list* args, const nnp_list* outputs, nnp_list** replace, void* calls) {
+  nnp_status s;
+  (void)m;
+  (void)outputs;
+  ++*(int*)calls;
+  if (api->list_string(args, 1) == NULL || strcmp(api->list_string(args, 1), "double") != 0) return NNP_OK;
+  s = api->list_create(replace);
+  if (s == NNP_OK) s = api->list_append_tensor(*replace, "", api->list_tensor(args, 0));
+  if (s == NNP_OK) s = api->list_append_string(*replace, "", "half");
+  return s;
+}
+
+static void check_forward_values(nnp_device cpu) {
+  nnp_module_vtable vtable;
+  nnp_module* m = NULL;
+  nnp_list *args = NULL, *out = NULL;
+  nnp_tensor* x = NULL;
+  nnp_hook_handle* hook = NULL;
+  int64_t shape[1] = {2};
+  float values[2];
+  int calls = 0;
+  memset(&vtable, 0, sizeof vtable);
+  vtable.struct_size = sizeof vtable;
+  vtable.forward_values = scale_forward;
+  CHECK(api->module_create("Scale", &vtable, NULL, &m) == NNP_OK);
+  CHECK(api->full(shape, 1, 3.0, NNP_F32, cpu, &x) == NNP_OK);
+  CHECK(api->list_create(&args) == NNP_OK);
+  CHECK(api->list_append_tensor(args, "", x) == NNP_OK);
+  CHECK(api->list_append_string(args, "", "double") == NNP_OK);
+  CHECK(api->module_call_values(m, args, &out) == NNP_OK);
+  CHECK(api->list_size(out) == 2 && api->list_kind(out, 0) == NNP_VALUE_TENSOR);
+  CHECK(api->copy_to_host(api->list_tensor(out, 0), values, sizeof values) == NNP_OK);
+  CHECK(values[0] == 6.0f && values[1] == 6.0f);
+  CHECK(strcmp(api->list_string(out, 1), "double") == 0);
+  api->list_release(out);
+  out = NULL;
+
+  CHECK(api->module_register_values_hook(m, NNP_HOOK_FORWARD_PRE, halve, &calls, NULL, 0, &hook) == NNP_OK);
+  CHECK(api->module_call_values(m, args, &out) == NNP_OK);
+  CHECK(calls == 1);
+  CHECK(api->copy_to_host(api->list_tensor(out, 0), values, sizeof values) == NNP_OK);
+  CHECK(values[0] == 1.5f && strcmp(api->list_string(out, 1), "half") == 0);
+  api->hook_remove(hook);
+  api->hook_release(hook);
+  api->list_release(out);
+
+  /* The module's own error comes back whole. */
+  CHECK(api->list_remove(args, 1) == NNP_OK);
+  CHECK(api->list_append_int(args, "", 2) == NNP_OK);
+  CHECK(api->module_call_values(m, args, &out) == NNP_INVALID_ARGUMENT);
+  CHECK(out == NULL && strstr(api->last_error(), "Scale: forward(x,") != NULL);
+  api->list_release(args);
+  api->tensor_release(x);
+  api->module_release(m);
+}
+
 int main(void) {
   nnp_module *seq = NULL, *first, *second, *found = NULL, *fresh = NULL;
   nnp_list *params = NULL, *state = NULL, *loaded = NULL, *missing = NULL, *unexpected = NULL;
@@ -163,6 +242,7 @@ int main(void) {
   CHECK(api->module_load(fresh, path, 0, &missing, &unexpected) == NNP_OK);
   CHECK(api->list_size(missing) == 0 && api->list_size(unexpected) == 2);
   remove(path);
+  check_forward_values(cpu);
 
   api->list_release(missing);
   api->list_release(unexpected);

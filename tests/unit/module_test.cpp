@@ -66,12 +66,11 @@ struct DynamicNet : nn::Module {
     register_module("activations", activations);
     final = register_module("final", nn::make<MyLinear>(4, 1));
   }
-  // forward(x, act): the note passes the activation's name; here a second
-  // input selects the leaky one.
-  Tensor forward(const std::vector<Tensor>& inputs) override {
-    Tensor x = inputs[0];
+  // The note's forward(x, act): the activation chosen by name.
+  Tensor forward(const Tensor& input, const std::string& act) {
+    Tensor x = input;
     for (int i = 0; i < linears.size(); ++i) x = linears[i](x);
-    x = activations[inputs.size() > 1 ? "lrelu" : "relu"](x);
+    x = activations[act](x);
     return (*final)(x);
   }
 };
@@ -168,18 +167,22 @@ TEST(Module, DynamicNetWithModuleListAndModuleDict) {
   EXPECT_EQ(first_names(net->named_modules()),
             (std::vector<std::string>{"", "linears", "linears.0", "linears.1", "linears.2", "activations",
                                       "activations.relu", "activations.lrelu", "final"}));
-  EXPECT_EQ(net->call({randn({5, 4})}).shape(), (Shape{5, 1}));
-  EXPECT_EQ(net->call({randn({4}), ones({1})}).shape(), (Shape{1}));  // the leaky path
+  EXPECT_EQ(Tensor((*net)(randn({5, 4}), "relu")).shape(), (Shape{5, 1}));
+  Tensor x = randn({4});
+  Tensor leaky = (*net)(x, "lrelu");
+  EXPECT_EQ(leaky.shape(), (Shape{1}));
+  EXPECT_EQ(leaky.to_vector<float>(), net->forward(x, "lrelu").to_vector<float>());  // the direct call agrees
+  expect_error([&] { (*net)(x, "tanh"); }, NNP_NOT_FOUND, {"ModuleDict has no submodule `tanh`"});
   expect_error([&] { net->linears(randn({4})); }, NNP_UNIMPLEMENTED, {"ModuleList", "container without forward"});
   // Changing precision of all parameters.
   net->to(Dtype::f64);
   for (const Tensor& p : net->parameters()) EXPECT_EQ(p.dtype(), Dtype::f64);
-  Tensor y = (*net)(randn({4}, Dtype::f64));
+  Tensor y = (*net)(randn({4}, Dtype::f64), "relu");
   EXPECT_EQ(y.dtype(), Dtype::f64);
   EXPECT_EQ(y.grad_fn_name(), "AddBackward");
   net->to(Device("reference"));
   EXPECT_EQ(net->linears[0].get_parameter("weight").device().name(), "reference:0");
-  EXPECT_EQ((*net)(randn({4}, Dtype::f64, Device("reference"))).device().name(), "reference:0");
+  EXPECT_EQ(Tensor((*net)(randn({4}, Dtype::f64, Device("reference")), "relu")).device().name(), "reference:0");
 }
 
 TEST(Module, RunningMeanBuffersAndStateDict) {

@@ -11,6 +11,14 @@
 //   auto m = nnp::nn::make<MyLinear>(4, 3);   // the core owns the object
 //   nnp::Tensor y = (*m)(x);                   // runs the hooks, then forward
 //
+// forward may take more than tensors and give several results, as PyTorch's
+// forward(x, act): declare one forward with its own parameters (Tensor,
+// integers, floats, bool, std::string, std::optional of these, nnp::Value)
+// and make the module with nnp::nn::make; `Tensor y = (*net)(x, "relu")`
+// runs the hooks, which see every argument. A forward of one tensor giving
+// several results takes it by value (std::tuple<Tensor, Tensor>
+// forward(Tensor x)): forward(const Tensor&) is Module's virtual.
+//
 // The core owns the module tree; this header turns a subclass into a C
 // vtable whose trampolines call the virtual functions, so no C++ type or
 // exception crosses the ABI.
@@ -22,8 +30,10 @@
 #include <functional>
 #include <memory>
 #include <nnp/detail/format.hpp>
+#include <nnp/detail/typed_forward.hpp>
 #include <nnp/layer_type.hpp>
 #include <nnp/tensor.hpp>
+#include <nnp/value.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -114,6 +124,27 @@ struct IncompatibleKeys {
 // Hook signatures (PyTorch's, with a handle to the module).
 using ForwardPreHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&)>;
 using ForwardHook = std::function<Tensor(ModuleHandle&, const std::vector<Tensor>&, const Tensor&)>;
+// Forward hooks that see every argument and result, not only tensors.
+using ForwardPreHookWithValues =
+    std::function<std::optional<std::vector<Value>>(ModuleHandle&, const std::vector<Value>& args)>;
+using ForwardHookWithValues = std::function<std::optional<std::vector<Value>>(
+    ModuleHandle&, const std::vector<Value>& args, const std::vector<Value>& outputs)>;
+
+// What a call with values gives: every result of forward. One tensor result
+// converts to Tensor (Tensor y = (*net)(x, "relu")).
+class Outputs : public std::vector<Value> {
+ public:
+  Outputs() = default;
+  explicit Outputs(std::vector<Value> values) : std::vector<Value>(std::move(values)) {}
+  operator Tensor() const {  // NOLINT: implicit by design
+    if (size() != 1 || !front().isTensor())
+      throw Error(NNP_INVALID_ARGUMENT, "forward gave " + std::to_string(size()) +
+                                            " results where one tensor was expected; read them with [i]");
+    return front().toTensor();
+  }
+  Tensor tensor(size_t i) const { return at(i).toTensor(); }
+};
+
 using BackwardPreHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&)>;
 using BackwardHook = std::function<std::optional<std::vector<Tensor>>(ModuleHandle&, const std::vector<Tensor>&,
                                                                       const std::vector<Tensor>&)>;
@@ -183,10 +214,23 @@ class ModuleApi {
     return Tensor::call(api().module_call, h(), static_cast<const nnp_tensor* const*>(raw.data()),
                         static_cast<int32_t>(raw.size()));
   }
+  // module(x, "relu", 3): any values (a forward with its own parameters).
+  template <typename... A, typename = std::enable_if_t<detail::calls_with_values<A...>>>
+  Outputs operator()(A&&... args) {
+    return call_values({Value(std::forward<A>(args))...});
+  }
+  Outputs call_values(const std::vector<Value>& args) {
+    detail::List given(detail::to_list(args));
+    detail::List results(nullptr);
+    check(api().module_call_values(h(), given.get(), results.out()));
+    return Outputs(detail::values_of(results.get()));
+  }
 
   // -- hooks --
   HookHandle register_forward_pre_hook(ForwardPreHook hook, bool prepend = false);
   HookHandle register_forward_hook(ForwardHook hook, bool prepend = false);
+  HookHandle register_forward_pre_hook(ForwardPreHookWithValues hook, bool prepend = false);
+  HookHandle register_forward_hook(ForwardHookWithValues hook, bool prepend = false);
   HookHandle register_full_backward_pre_hook(BackwardPreHook hook, bool prepend = false);
   HookHandle register_full_backward_hook(BackwardHook hook, bool prepend = false);
 
@@ -265,6 +309,7 @@ class Module : public ModuleApi<Module> {
     vtable.destroy = &Module::destroy_trampoline;
     vtable.get_extra_state = &Module::get_extra_state_trampoline;
     vtable.set_extra_state = &Module::set_extra_state_trampoline;
+    vtable.forward_values = &Module::forward_values_trampoline;
     check(api().module_create(type_name.c_str(), &vtable, this, &handle_));
   }
   Module(const Module&) = delete;
@@ -287,6 +332,21 @@ class Module : public ModuleApi<Module> {
     return forward(inputs[0]);
   }
   virtual Tensor forward(const Tensor&) { throw Error(NNP_UNIMPLEMENTED, type_name() + " does not override forward"); }
+  // A call with values: by default tensors go to forward above, and a
+  // module made with make() whose forward has its own parameters gets them
+  // converted. Override to take the values as they come.
+  virtual std::vector<Value> forward_values(const std::vector<Value>& args) {
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].isTensor())
+        throw Error(NNP_INVALID_ARGUMENT, type_name() + ": forward takes tensors only, and argument " +
+                                              std::to_string(i) + " is " + args[i].kindPhrase() +
+                                              " (declare forward with those parameters and create the module "
+                                              "with nnp::nn::make, or override forward_values)");
+      tensors.push_back(args[i].toTensor());
+    }
+    return {forward(tensors)};
+  }
   // The text inside "Type(...)" when printed.
   virtual std::string extra_repr() const { return ""; }
   // Extra state, saved in the state dict as "<prefix>_extra_state" when
@@ -330,8 +390,27 @@ class Module : public ModuleApi<Module> {
   static nnp_status forward_trampoline(void* self, nnp_module*, const nnp_tensor* const* inputs, int32_t n,
                                        nnp_tensor** output) {
     return detail::guard([&] {
-      Tensor result = static_cast<Module*>(self)->forward(detail::borrow_all(inputs, n));
-      *output = result.release();
+      Module* module = static_cast<Module*>(self);
+      std::vector<Tensor> tensors = detail::borrow_all(inputs, n);
+      if (!module->typed_forward_) {
+        *output = module->forward(tensors).release();
+        return;
+      }
+      std::vector<Value> results = module->typed_forward_(std::vector<Value>(tensors.begin(), tensors.end()));
+      if (results.size() != 1 || !results[0].isTensor())
+        throw Error(NNP_INVALID_ARGUMENT, module->type_name() + ": forward gave " + std::to_string(results.size()) +
+                                              " results where one tensor was expected; call_values({x}) gives "
+                                              "every result");
+      *output = Tensor(results[0].toTensor()).release();
+    });
+  }
+  static nnp_status forward_values_trampoline(void* self, nnp_module*, const nnp_list* args, nnp_list* outputs) {
+    return detail::guard([&] {
+      Module* module = static_cast<Module*>(self);
+      std::vector<Value> given = detail::values_of(args);
+      std::vector<Value> results =
+          module->typed_forward_ ? module->typed_forward_(given) : module->forward_values(given);
+      detail::append_values(outputs, results);
     });
   }
   static nnp_status extra_repr_trampoline(void* self, char* buf, size_t size, size_t* needed) {
@@ -353,6 +432,7 @@ class Module : public ModuleApi<Module> {
   nnp_module* handle_ = nullptr;
   bool owned_by_core_ = false;
   bool core_destroying_ = false;
+  detail::TypedForward typed_forward_;  // set by make() for a forward with its own parameters
 };
 
 // Creates a module the core owns: the object lives while the returned
@@ -361,6 +441,8 @@ template <typename M, typename... Args>
 std::shared_ptr<M> make(Args&&... args) {
   M* object = new M(std::forward<Args>(args)...);
   object->owned_by_core_ = true;
+  if constexpr (detail::has_typed_forward<M>::value)
+    object->typed_forward_ = detail::typed_forward(object, &M::forward, object->type_name());
   nnp_module* handle = object->handle();
   return std::shared_ptr<M>(object, [handle](M*) { api().module_release(handle); });
 }
@@ -650,6 +732,28 @@ HookHandle register_pre_hook(nnp_module* m, nnp_module_hook_kind kind, PreHook h
       });
 }
 
+// Registers a forward hook or pre-hook that sees values.
+template <typename Callable>
+HookHandle register_values_hook(nnp_module* m, nnp_module_hook_kind kind, Callable callable, bool prepend) {
+  nnp_module_values_hook_fn trampoline = [](nnp_module* module, const nnp_list* args, const nnp_list* outputs,
+                                            nnp_list** replace, void* user_data) -> nnp_status {
+    return detail::guard([&] {
+      ModuleHandle handle = ModuleHandle::borrow(module);
+      std::optional<std::vector<Value>> replaced;
+      if constexpr (std::is_same_v<Callable, ForwardHookWithValues>)
+        replaced = (*static_cast<Callable*>(user_data))(handle, detail::values_of(args), detail::values_of(outputs));
+      else
+        replaced = (*static_cast<Callable*>(user_data))(handle, detail::values_of(args));
+      if (replaced) *replace = detail::to_list(*replaced);
+    });
+  };
+  nnp_hook_handle* handle = nullptr;
+  check(api().module_register_values_hook(
+      m, kind, trampoline, new Callable(std::move(callable)), [](void* p) { delete static_cast<Callable*>(p); },
+      prepend, &handle));
+  return HookHandle(handle);
+}
+
 }  // namespace hook_detail
 
 template <typename D>
@@ -661,14 +765,28 @@ template <typename D>
 HookHandle ModuleApi<D>::register_forward_hook(ForwardHook hook, bool prepend) {
   return hook_detail::register_module_hook(
       h(), NNP_HOOK_FORWARD, std::move(hook), prepend,
-      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const* b, int32_t,
+      [](nnp_module* m, const nnp_tensor* const* a, int32_t n_a, const nnp_tensor* const* b, int32_t n_b,
          nnp_tensor** replace, void* user_data) -> nnp_status {
         return detail::guard([&] {
           ModuleHandle module = ModuleHandle::borrow(m);
+          if (n_b != 1)
+            throw Error(NNP_INVALID_ARGUMENT, module.type_name() + " gave " + std::to_string(n_b) +
+                                                  " tensor results; a forward hook that sees several takes "
+                                                  "std::vector<nnp::Value> (ForwardHookWithValues)");
           Tensor output = Tensor::borrow(const_cast<nnp_tensor*>(b[0]));
           replace[0] = (*static_cast<ForwardHook*>(user_data))(module, detail::borrow_all(a, n_a), output).release();
         });
       });
+}
+
+template <typename D>
+HookHandle ModuleApi<D>::register_forward_pre_hook(ForwardPreHookWithValues hook, bool prepend) {
+  return hook_detail::register_values_hook(h(), NNP_HOOK_FORWARD_PRE, std::move(hook), prepend);
+}
+
+template <typename D>
+HookHandle ModuleApi<D>::register_forward_hook(ForwardHookWithValues hook, bool prepend) {
+  return hook_detail::register_values_hook(h(), NNP_HOOK_FORWARD, std::move(hook), prepend);
 }
 
 template <typename D>

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" or "(1.2)": check api->abi_minor, or struct_size, before using
- * them. */
+ * "(1.1)", "(1.2)" or "(1.3)": check api->abi_minor, or struct_size, before
+ * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 2
+#define NNP_ABI_MINOR 3
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -221,9 +221,23 @@ typedef struct nnp_function {
 
 typedef struct nnp_module nnp_module;
 typedef struct nnp_optimizer nnp_optimizer;
-/* An ordered list of named entries (tensors or modules), e.g. a state dict.
+/* An ordered list of named entries (tensors or modules), e.g. a state dict,
+ * or of values (1.3: the arguments and results of a module's forward).
  * Pointers read from it are borrowed and stay valid while the list lives. */
 typedef struct nnp_list nnp_list;
+
+/* What one entry of a list holds (1.3). An empty slot (a NULL tensor) is
+ * NONE, Python's None. */
+typedef int32_t nnp_value_kind;
+enum {
+  NNP_VALUE_NONE = 0,
+  NNP_VALUE_TENSOR = 1,
+  NNP_VALUE_MODULE = 2,
+  NNP_VALUE_INT = 3,   /* int64_t */
+  NNP_VALUE_FLOAT = 4, /* double */
+  NNP_VALUE_BOOL = 5,
+  NNP_VALUE_STRING = 6 /* NUL-terminated UTF-8, copied into the list */
+};
 
 /* What a module written outside the core provides; the core owns the tree
  * and calls back through this. nnp.hpp builds one for C++ subclasses. */
@@ -239,6 +253,13 @@ typedef struct nnp_module_vtable {
   /* Extra state saved under "<prefix>_extra_state". Both may be NULL. */
   nnp_status (*get_extra_state)(void* self, nnp_tensor** out);
   nnp_status (*set_extra_state)(void* self, const nnp_tensor* state);
+  /* (1.3) forward with more than tensors (PyTorch's forward(x, act)): args
+   * holds the positional arguments in order (tensors, numbers, bools,
+   * strings, NONE; entry names are ""); append the results to outputs (one
+   * or several entries of any kind). May be NULL. When set, it serves
+   * module_call_values, and module_call too when forward is NULL (its result
+   * must then be one tensor); forward, when set, still serves module_call. */
+  nnp_status (*forward_values)(void* self, nnp_module* module, const nnp_list* args, nnp_list* outputs);
 } nnp_module_vtable;
 
 typedef int32_t nnp_module_hook_kind;
@@ -253,10 +274,20 @@ enum {
   NNP_HOOK_BACKWARD = 3
 };
 /* One signature for every module hook kind (see above); entries of replace
- * left NULL keep the original. */
+ * left NULL keep the original. When a module is called with values
+ * (module_call_values), these hooks see its tensor arguments and tensor
+ * results only, and a forward hook's replace has n_b entries, one per tensor
+ * result. */
 typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* const* a, int32_t n_a,
                                          const nnp_tensor* const* b, int32_t n_b, nnp_tensor** replace,
                                          void* user_data);
+/* (1.3) A forward hook that sees every argument, as PyTorch's do: for
+ * NNP_HOOK_FORWARD_PRE args are the arguments and outputs is NULL; for
+ * NNP_HOOK_FORWARD, outputs are the results. Set *replace to a new list (the
+ * core releases it) to replace the arguments (pre-hook) or the results, or
+ * leave it NULL to keep them. */
+typedef nnp_status (*nnp_module_values_hook_fn)(nnp_module* module, const nnp_list* args, const nnp_list* outputs,
+                                                nnp_list** replace, void* user_data);
 
 typedef int32_t nnp_state_hook_kind;
 enum {
@@ -661,6 +692,41 @@ struct nnp_api {
    * (NNP_INVALID_ARGUMENT), a view while autograd records (NNP_UNIMPLEMENTED;
    * clone first). copy_into stays the plain copy it was. */
   nnp_status (*assign)(nnp_tensor* dst, const nnp_tensor* value);
+
+  /* ---- ABI 1.3 ---- */
+
+  /* -- values in lists -- */
+  /* The kind of entry i, or -1 when i is out of range. */
+  nnp_value_kind (*list_kind)(const nnp_list* list, int32_t i);
+  nnp_status (*list_append_int)(nnp_list* list, const char* name, int64_t value);
+  nnp_status (*list_append_float)(nnp_list* list, const char* name, double value);
+  nnp_status (*list_append_bool)(nnp_list* list, const char* name, int32_t value);
+  /* value is copied; NULL is refused. */
+  nnp_status (*list_append_string)(nnp_list* list, const char* name, const char* value);
+  /* Read entry i as Python converts: list_int takes INT and BOOL, list_float
+   * INT, FLOAT and BOOL, list_bool only BOOL; any other kind (or an index out
+   * of range) is NNP_INVALID_ARGUMENT naming the kind found. */
+  nnp_status (*list_int)(const nnp_list* list, int32_t i, int64_t* out);
+  nnp_status (*list_float)(const nnp_list* list, int32_t i, double* out);
+  nnp_status (*list_bool)(const nnp_list* list, int32_t i, int32_t* out);
+  /* NULL unless entry i is a STRING; valid while the list lives. */
+  const char* (*list_string)(const nnp_list* list, int32_t i);
+
+  /* -- calling with values -- */
+  /* module(*args): runs the hooks and forward with any positional values
+   * (entry names must be ""); *out receives a new list of the results. A
+   * module without forward_values takes tensors only and gives one. */
+  nnp_status (*module_call_values)(nnp_module* m, const nnp_list* args, nnp_list** out);
+  /* Hooks that see every argument (nnp_module_values_hook_fn); kind is
+   * NNP_HOOK_FORWARD_PRE or NNP_HOOK_FORWARD. They run in one order with the
+   * module's tensor hooks of the same kind (registration order, prepend
+   * first). */
+  nnp_status (*module_register_values_hook)(nnp_module* m, nnp_module_hook_kind kind, nnp_module_values_hook_fn fn,
+                                            void* user_data, void (*release)(void* user_data), int32_t prepend,
+                                            nnp_hook_handle** out);
+  nnp_status (*register_global_module_values_hook)(nnp_module_hook_kind kind, nnp_module_values_hook_fn fn,
+                                                   void* user_data, void (*release)(void* user_data),
+                                                   nnp_hook_handle** out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -668,6 +734,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
+#define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, register_global_module_values_hook)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
@@ -677,6 +744,7 @@ struct nnp_api {
 #define NNP_PLUGIN_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_info, description)
 #define NNP_FUNCTION_SIZE_1_0 NNP_SIZE_THROUGH(nnp_function, release)
 #define NNP_MODULE_VTABLE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_module_vtable, set_extra_state)
+#define NNP_MODULE_VTABLE_SIZE_1_3 NNP_SIZE_THROUGH(nnp_module_vtable, forward_values)
 #define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
 #define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
 
