@@ -197,6 +197,9 @@ nnp_api make_table() {
   t.module_call_values = api::module_call_values;
   t.module_register_values_hook = api::module_register_values_hook;
   t.register_global_module_values_hook = api::register_global_module_values_hook;
+  t.device_manual_seed = api::device_manual_seed;
+  t.device_get_rng_state = api::device_get_rng_state;
+  t.device_set_rng_state = api::device_set_rng_state;
   return t;
 }
 

@@ -1,6 +1,5 @@
-// Tensor creation and the global Philox generator.
+// Tensor creation, random tensors included (from the device's generator).
 #include <cmath>
-#include <mutex>
 #include <vector>
 
 #include "device.hpp"
@@ -9,23 +8,9 @@
 #include "host_convert.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "random_state.hpp"
 
 namespace nnp::core {
-namespace {
-
-struct Generator {
-  std::mutex mutex;
-  uint64_t seed = 0;
-  uint64_t offset = 0;
-};
-
-Generator& generator() {
-  static Generator g;
-  return g;
-}
-
-}  // namespace
-
 TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device) {
   check_dtype("empty", dtype);
   check_device("empty", device);
@@ -100,33 +85,20 @@ TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nn
   }
   TensorRef t = empty(shape, dtype, device);
   if (t->numel == 0) return t;
-  uint64_t seed, offset;
-  {
-    Generator& g = generator();
-    std::lock_guard<std::mutex> lock(g.mutex);
-    seed = g.seed;
-    offset = g.offset;
-    g.offset += static_cast<uint64_t>(t->numel);
-  }
+  const RngState start = take_draws(device, static_cast<uint64_t>(t->numel));
   nnp_view v = kernel_view(*t);
-  run_kernel(*t, "random", t->backend().kernels().random(&kernel_ctx(*t), kind, seed, offset, a, b, &v));
+  run_kernel(*t, "random", t->backend().kernels().random(&kernel_ctx(*t), kind, start.seed, start.offset, a, b, &v));
   return t;
 }
 
-void manual_seed(uint64_t seed) { set_rng_state(seed, 0); }
+void manual_seed(uint64_t seed) { seed_all_devices(seed); }
 
 void get_rng_state(uint64_t* seed, uint64_t* offset) {
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  if (seed) *seed = g.seed;
-  if (offset) *offset = g.offset;
+  const RngState state = device_rng_state(host_rng_device());
+  if (seed) *seed = state.seed;
+  if (offset) *offset = state.offset;
 }
 
-void set_rng_state(uint64_t seed, uint64_t offset) {
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  g.seed = seed;
-  g.offset = offset;
-}
+void set_rng_state(uint64_t seed, uint64_t offset) { set_device_rng_state(host_rng_device(), RngState{seed, offset}); }
 
 }  // namespace nnp::core

@@ -54,6 +54,9 @@ nnp_status random(nnp_random_kind kind, double a, double b, const int64_t* shape
 void manual_seed(uint64_t seed);
 void get_rng_state(uint64_t* seed, uint64_t* offset);
 void set_rng_state(uint64_t seed, uint64_t offset);
+nnp_status device_manual_seed(nnp_device device, uint64_t seed);
+nnp_status device_get_rng_state(nnp_device device, uint64_t* seed, uint64_t* offset);
+nnp_status device_set_rng_state(nnp_device device, uint64_t seed, uint64_t offset);
 nnp_status copy_to_host(const nnp_tensor* t, void* dst, size_t bytes);
 nnp_status copy_into(nnp_tensor* dst, const nnp_tensor* src);
 nnp_status to(const nnp_tensor* t, nnp_device device, nnp_dtype dtype, nnp_tensor** out);

@@ -1,6 +1,8 @@
 // Adapters: tensor handles, creation, random numbers and data movement.
 #include "../autograd/functions.hpp"
+#include "../device.hpp"
 #include "../ops.hpp"
+#include "../random_state.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -48,11 +50,33 @@ void manual_seed(uint64_t seed) { core::manual_seed(seed); }
 // Either output may be NULL (the function has no status to refuse with).
 void get_rng_state(uint64_t* seed, uint64_t* offset) {
   uint64_t s = 0, o = 0;
-  core::get_rng_state(&s, &o);
+  (void)guard([&] { core::get_rng_state(&s, &o); });
   optional_out(seed, s);
   optional_out(offset, o);
 }
-void set_rng_state(uint64_t seed, uint64_t offset) { core::set_rng_state(seed, offset); }
+void set_rng_state(uint64_t seed, uint64_t offset) {
+  (void)guard([&] { core::set_rng_state(seed, offset); });
+}
+nnp_status device_manual_seed(nnp_device device, uint64_t seed) {
+  return guard([&] {
+    check_device("device_manual_seed", device);
+    core::set_device_rng_state(device, core::RngState{seed, 0});
+  });
+}
+nnp_status device_get_rng_state(nnp_device device, uint64_t* seed, uint64_t* offset) {
+  return guard([&] {
+    check_device("device_get_rng_state", device);
+    const core::RngState state = core::device_rng_state(device);
+    optional_out(seed, state.seed);
+    optional_out(offset, state.offset);
+  });
+}
+nnp_status device_set_rng_state(nnp_device device, uint64_t seed, uint64_t offset) {
+  return guard([&] {
+    check_device("device_set_rng_state", device);
+    core::set_device_rng_state(device, core::RngState{seed, offset});
+  });
+}
 
 nnp_status copy_to_host(const nnp_tensor* t, void* dst, size_t bytes) {
   return guard([&] { core::copy_to_host(tensor_arg(t, "copy_to_host"), dst, bytes); });

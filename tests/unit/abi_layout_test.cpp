@@ -108,7 +108,9 @@ PIN(nnp_api, list_kind, 1288);
 PIN(nnp_api, list_string, 1352);
 PIN(nnp_api, module_call_values, 1360);
 PIN(nnp_api, register_global_module_values_hook, 1376);
-static_assert(sizeof(nnp_api) == 1384, "nnp_api 1.3 is 1384 bytes");
+PIN(nnp_api, device_manual_seed, 1384);
+PIN(nnp_api, device_set_rng_state, 1400);
+static_assert(sizeof(nnp_api) == 1408, "nnp_api 1.3 is 1408 bytes");
 PIN(nnp_module_vtable, forward_values, 48);
 static_assert(sizeof(nnp_module_vtable) == 56, "nnp_module_vtable 1.3 is 56 bytes");
 static_assert(NNP_VALUE_NONE == 0 && NNP_VALUE_TENSOR == 1 && NNP_VALUE_MODULE == 2 && NNP_VALUE_INT == 3 &&
@@ -122,7 +124,7 @@ static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
 static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288 &&
-                  NNP_API_SIZE_1_3 == 1384,
+                  NNP_API_SIZE_1_3 == 1408,
               "nnp_api sizes");
 static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56, "nnp_module_vtable sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");

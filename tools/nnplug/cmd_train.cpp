@@ -132,7 +132,8 @@ int run_train(const Args& args) {
     model.load_state_dict(resumed.model);
     opt.load_state_dict(resumed.optimizer);
     if (!vm["lr"].defaulted()) opt.set("lr", lr);  // the state restores the run's rate; an --lr given replaces it
-    nnp::api().set_rng_state(resumed.rng_seed, resumed.rng_offset);
+    // Dropout and other draws in training come from the training device's stream.
+    nnp::default_generator(device).set_state(resumed.rng_seed, resumed.rng_offset);
     first_epoch = resumed.epoch + 1;
     history = resumed.history;
     std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
@@ -244,7 +245,8 @@ int run_train(const Args& args) {
     state.optimizer = opt.state_dict();
     state.epoch = epoch;
     state.history = history;
-    nnp::api().get_rng_state(&state.rng_seed, &state.rng_offset);
+    state.rng_seed = nnp::default_generator(device).initial_seed();
+    state.rng_offset = nnp::default_generator(device).offset();
     save_train_checkpoint(checkpoint, state);
     if (test.accuracy > best) {
       best = test.accuracy;

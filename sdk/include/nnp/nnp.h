@@ -437,12 +437,13 @@ struct nnp_api {
   /* Copies numel * dtype_size bytes of row-major host data. */
   nnp_status (*from_host)(const void* data, const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device,
                           nnp_tensor** out);
-  /* Philox4x32-10 keyed by the global (seed, offset); each call advances the
-   * offset by the number of elements drawn. */
+  /* Philox4x32-10 keyed by the device's (seed, offset) (see
+   * device_manual_seed); each call advances the offset by the number of
+   * elements drawn. */
   nnp_status (*random)(nnp_random_kind kind, double a, double b, const int64_t* shape, int32_t ndim, nnp_dtype dtype,
                        nnp_device device, nnp_tensor** out);
-  void (*manual_seed)(uint64_t seed);                      /* also resets the offset to 0 */
-  void (*get_rng_state)(uint64_t* seed, uint64_t* offset); /* either may be NULL */
+  void (*manual_seed)(uint64_t seed);                      /* every device's; the offsets go to 0 */
+  void (*get_rng_state)(uint64_t* seed, uint64_t* offset); /* the host's (cpu:0); either may be NULL */
   void (*set_rng_state)(uint64_t seed, uint64_t offset);
 
   /* -- data movement -- */
@@ -727,6 +728,18 @@ struct nnp_api {
   nnp_status (*register_global_module_values_hook)(nnp_module_hook_kind kind, nnp_module_values_hook_fn fn,
                                                    void* user_data, void (*release)(void* user_data),
                                                    nnp_hook_handle** out);
+
+  /* -- the default generator of each device -- */
+  /* Every device has its own Philox stream (seed, offset), as PyTorch's
+   * per-device default generators: random ops on a device draw from its
+   * stream only. manual_seed seeds every device (and those first used
+   * later) with offset 0, so the same seed gives the same numbers on every
+   * device; get_rng_state/set_rng_state are the host's (cpu:0) stream, as
+   * torch.get_rng_state. These read and write one device's stream, as
+   * torch.cuda.manual_seed and torch.cuda.get_rng_state do. */
+  nnp_status (*device_manual_seed)(nnp_device device, uint64_t seed);
+  nnp_status (*device_get_rng_state)(nnp_device device, uint64_t* seed, uint64_t* offset); /* either may be NULL */
+  nnp_status (*device_set_rng_state)(nnp_device device, uint64_t seed, uint64_t offset);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -734,7 +747,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
-#define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, register_global_module_values_hook)
+#define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, device_set_rng_state)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

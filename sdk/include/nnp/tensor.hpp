@@ -545,6 +545,7 @@ inline Tensor randint(int64_t low, int64_t high, ShapeRef shape, Dtype dtype = D
   return Tensor::call(api().random, NNP_RANDOM_INT, static_cast<double>(low), static_cast<double>(high), shape.data(),
                       shape.size(), static_cast<nnp_dtype>(dtype), device.raw());
 }
+// Seeds every device's default generator (nnp/generator.hpp).
 inline void manual_seed(uint64_t seed) { api().manual_seed(seed); }
 
 // -- functions of several tensors --

@@ -34,7 +34,7 @@ struct DataLoaderOptions {
   NNP_ARG(bool, drop_last) = false;
   // Threads assembling batches ahead of the loop (0: on the loop's thread).
   NNP_ARG(int64_t, workers) = 0;
-  // Where shuffling draws from; null: the global generator (nnp::manual_seed).
+  // Where shuffling draws from; null: the host's default generator (nnp::manual_seed).
   NNP_ARG(Generator*, generator) = nullptr;
   // Makes a batch of examples; empty: the dataset's get_batch.
   NNP_ARG(Collate, collate);
