@@ -25,7 +25,9 @@ void retain(Tensor* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
 void release(Tensor* t) {
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   release(t->storage);
+  Tensor* base = t->view_base;
   ObjectPool<Tensor>::destroy(t);
+  if (base) release(base);
 }
 
 const BackendRecord& backend_of(nnp_device device) { return PluginRegistry::instance().backend(device.backend); }

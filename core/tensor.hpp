@@ -52,9 +52,16 @@ struct nnp_tensor {
   int64_t numel = 0;
   nnp_dtype dtype = NNP_F32;
   nnp_device device{};
-  // Made by a view op: shares another tensor's data (in-place writes to it
-  // with autograd recording are refused; see autograd::assign).
+  // Shares another tensor's data (a view op's result, detach(), aliases).
   bool is_view = false;
+  // For a view op's result made in grad mode (PyTorch's differentiable
+  // view): the tensor it views (the first non-view one up the chain; one
+  // reference held), and the storage version its history was made at. An
+  // in-place write to the view under autograd rewrites the base's history
+  // (CopySlices); a write anywhere in the storage since makes the view's
+  // history stale, and it is rebuilt from the base's (autograd/views.hpp).
+  nnp_tensor* view_base = nullptr;
+  std::atomic<uint64_t> view_version{0};
   // Set only for tensors that take part in autograd.
   std::shared_ptr<nnp::core::autograd::AutogradMeta> autograd;
 

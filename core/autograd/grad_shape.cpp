@@ -4,6 +4,7 @@
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
+#include "views.hpp"
 
 namespace nnp::core::autograd {
 
@@ -21,30 +22,35 @@ void record_reshape_back(const char* name, const Tensor& input, Tensor& out) {
 
 TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim) {
   TensorRef out = core::view(t, shape, ndim);
+  track_view(*out, t);
   if (should_record({&t})) record_reshape_back("ViewBackward", t, *out);
   return out;
 }
 
 TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
   TensorRef out = core::reshape(t, shape, ndim);
+  track_view(*out, t);
   if (should_record({&t})) record_reshape_back("ReshapeBackward", t, *out);
   return out;
 }
 
 TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims) {
   TensorRef out = core::squeeze(t, dim, all_dims);
+  track_view(*out, t);
   if (should_record({&t})) record_reshape_back("SqueezeBackward", t, *out);
   return out;
 }
 
 TensorRef unsqueeze(const Tensor& t, int64_t dim) {
   TensorRef out = core::unsqueeze(t, dim);
+  track_view(*out, t);
   if (should_record({&t})) record_reshape_back("UnsqueezeBackward", t, *out);
   return out;
 }
 
 TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
   TensorRef out = core::transpose(t, dim0, dim1);
+  track_view(*out, t);
   if (should_record({&t}))
     record("TransposeBackward", {&t}, {out.get()},
            [dim0, dim1](Grads& g) { return Grads{core::transpose(*g[0], dim0, dim1)}; });
@@ -53,6 +59,7 @@ TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
 
 TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
   TensorRef out = core::permute(t, dims, ndim);
+  track_view(*out, t);
   if (!should_record({&t})) return out;
   std::vector<int32_t> inverse(static_cast<size_t>(ndim));
   for (int32_t i = 0; i < ndim; ++i) inverse[static_cast<size_t>(wrap_dim("permute", dims[i], ndim))] = i;
@@ -64,6 +71,7 @@ TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
 
 TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
   TensorRef out = core::slice(t, dim, start, end, step);
+  track_view(*out, t);
   if (!should_record({&t})) return out;
   const Dims shape = t.shape;
   record("SliceBackward", {&t}, {out.get()}, [shape, dim, start, end, step](Grads& g) {
@@ -77,6 +85,7 @@ TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_
 
 TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
   TensorRef out = core::expand(t, shape, ndim);
+  track_view(*out, t);
   if (!should_record({&t})) return out;
   const Dims input = t.shape;
   record("ExpandBackward", {&t}, {out.get()}, [input](Grads& g) { return Grads{sum_to(g[0], input)}; });
@@ -120,14 +129,17 @@ void assign(Tensor& dst, const Tensor& value) {
   if (grad_enabled() && requires_grad(dst) && !dst.autograd->grad_fn)
     fail(NNP_INVALID_ARGUMENT, "a leaf Variable that requires grad is being used in an in-place operation (shape ",
          format_dims(dst.shape), "); write under no_grad (as optimizers and initialisers do), or to a clone()");
-  if (recording && dst.is_view)
-    fail(NNP_UNIMPLEMENTED, "an in-place operation on a view (shape ", format_dims(dst.shape),
-         ") while autograd records is not supported yet (PyTorch's CopySlices); use the out-of-place op, or clone() "
-         "the view first");
+  check_no_internal_overlap(dst);
+  const bool view = recording && dst.is_view;
+  if (view && !is_tracked_view(dst))
+    fail(NNP_UNIMPLEMENTED, "an in-place operation on an alias (shape ", format_dims(dst.shape),
+         ": a detach() result, or a view made under no_grad) while autograd records; use the out-of-place op, or "
+         "clone() it first");
   TensorRef v = TensorRef::share(&value);
   if (v->dtype != dst.dtype || v->device.backend != dst.device.backend || v->device.index != dst.device.index)
     v = to(*v, dst.device, dst.dtype);
   if (!(v->shape == dst.shape)) v = expand(*v, dst.shape.d, dst.shape.ndim);
+  if (view) return assign_to_view(dst, v);
   core::copy_into(dst, *v);
   if (!recording) return;
   if (!requires_grad(*v)) {  // constant values: the old ones get a zero gradient, dst keeps requiring grad

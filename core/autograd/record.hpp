@@ -9,7 +9,16 @@
 
 namespace nnp::core::autograd {
 
-inline bool requires_grad(const Tensor& t) { return t.autograd && t.autograd->requires_grad; }
+// Rebuilds the history of a view whose storage was written since its
+// history was made (autograd/views.hpp).
+void refresh_view(const Tensor& view);
+
+inline bool requires_grad(const Tensor& t) {
+  if (t.view_base &&
+      t.view_version.load(std::memory_order_relaxed) != t.storage->version.load(std::memory_order_relaxed))
+    refresh_view(t);
+  return t.autograd && t.autograd->requires_grad;
+}
 
 // True when grad mode is on and any input requires grad.
 inline bool should_record(std::initializer_list<const Tensor*> inputs) {

@@ -186,6 +186,14 @@ std::vector<Case> cases() {
   });
   add("sort values", {leaf({3, 4})}, [](const std::vector<Tensor>& in) { return std::get<0>(in[0].sort(1, true)); });
   add("clamp", {away_from_zero({3, 4})}, [](const std::vector<Tensor>& in) { return in[0].clamp(-1.5, 1.5); });
+  add("in-place on views (CopySlices)", {leaf({3, 4}), leaf({4})}, [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 1.5;
+    y.select(0, 1).mul_(in[1]);  // a row times v
+    y.t().narrow(0, 2, 2).add_(y.t().narrow(0, 0, 2).detach() * 0.0 + in[0].t().narrow(0, 0, 2));
+    Tensor stale = y.narrow(0, 0, 2);  // written below: follows the base
+    y.narrow(1, 1, 2).sigmoid_();
+    return stale * y.narrow(0, 1, 2);
+  });
   add("composite: softmax(x @ w + b)", {leaf({2, 3}), leaf({3, 4}), leaf({4})},
       [](const std::vector<Tensor>& in) { return (in[0].matmul(in[1]) + in[2]).tanh().softmax(1).log(); });
   return all;

@@ -1,7 +1,8 @@
 // In-place ops (nnp/inplace.hpp over the core's assign): values, PyTorch's
-// autograd rules (history continues through them, leaves and views refused,
-// a saved tensor written since is an error at backward naming the op) and
-// the version check against optimizer steps.
+// autograd rules (history continues through them, leaves and their views
+// refused, writes to views rewrite the base's history as CopySlices, a saved
+// tensor written since is an error at backward naming the op) and the
+// version check against optimizer steps. Expected values are PyTorch 1.13's.
 #include "test_support.hpp"
 
 using namespace nnp;
@@ -103,10 +104,86 @@ TEST(InPlace, PyTorchsRefusals) {
     x.add_(1.0);  // how optimizers and initialisers write
   }
   EXPECT_EQ(values(x.detach()), (std::vector<double>{2, 3}));
-  Tensor y = x * 2.0;
-  expect_error([&] { y.select(0, 0).add_(1.0); }, NNP_UNIMPLEMENTED, {"view", "clone()"});
+  expect_error([&] { x.select(0, 0).add_(1.0); }, NNP_INVALID_ARGUMENT,
+               {"a view of a leaf Variable that requires grad is being used in an in-place operation"});
+  Tensor y = x * 1.0;
+  expect_error([&] { y.narrow(0, 0, 1).expand({3}).add_(1.0); }, NNP_INVALID_ARGUMENT,
+               {"more than one element of the written-to tensor", "refers to a single memory location", "clone()"});
+  expect_error([&] { y.detach().add_(x); }, NNP_UNIMPLEMENTED, {"alias", "detach()"});
   Tensor z = (x * 2.0).clone();
   z.select(0, 0).detach().add_(1.0);  // no autograd involved: allowed
+}
+
+TEST(InPlace, WritesToViewsRewriteTheBasesHistory) {
+  const Tensor w = doubles({1, 2, 3, 4});
+  {  // y[1:3].mul_(3)
+    Tensor x = doubles({1, 2, 3, 4}).requires_grad_();
+    Tensor y = x * 2.0;
+    y.narrow(0, 1, 2).mul_(3.0);
+    EXPECT_EQ(values(y.detach()), (std::vector<double>{2, 12, 18, 8}));
+    EXPECT_EQ(y.grad_fn_name(), "CopySlices");
+    EXPECT_NE(y.str().find("grad_fn=<CopySlices>"), std::string::npos) << y.str();
+    (y * w).sum().backward();
+    EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 12, 18, 8}));
+  }
+  {  // y = x * x; v = y[0:2]; v.add_(x[2:4]); (y ** 2).sum()
+    Tensor x = doubles({1, 2, 3, 4}).requires_grad_();
+    Tensor y = x * x;
+    Tensor v = y.narrow(0, 0, 2);
+    v.add_(x.narrow(0, 2, 2));
+    EXPECT_EQ(v.grad_fn_name(), "AsStridedBackward");
+    (y * y).sum().backward();
+    EXPECT_EQ(values(x.grad()), (std::vector<double>{16, 64, 116, 272}));
+  }
+  {  // a base that needed no grad gets history: b[1:3].copy_(x[0:2] * 5)
+    Tensor x = doubles({1, 2, 3, 4}).requires_grad_();
+    Tensor b = zeros({4}, Dtype::f64);
+    b.narrow(0, 1, 2).copy_(x.narrow(0, 0, 2) * 5.0);
+    EXPECT_TRUE(b.requires_grad());
+    EXPECT_EQ(b.grad_fn_name(), "CopySlices");
+    (b * w).sum().backward();
+    EXPECT_EQ(values(x.grad()), (std::vector<double>{10, 15, 0, 0}));
+  }
+  {  // y.t()[0].mul_(x[0:2]) on a 2 x 2 base
+    Tensor x = doubles({1, 2, 3, 4}).requires_grad_();
+    Tensor y = x.view({2, 2}) * 1.0;
+    y.t().select(0, 0).mul_(x.narrow(0, 0, 2));
+    EXPECT_EQ(values(y.detach().reshape({4})), (std::vector<double>{1, 2, 6, 4}));
+    (y * w.view({2, 2})).sum().backward();
+    EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 11, 6, 4}));
+  }
+}
+
+TEST(InPlace, OpsThatNeedTheOldValuesComputeFromACopy) {
+  // y.mul_(x) with both requiring grad: MulBackward needs y's old values,
+  // which the write replaces (PyTorch keeps the original self).
+  Tensor x = doubles({1, 2}).requires_grad_();
+  Tensor y = x * 2.0;
+  y.mul_(x);
+  y.log_();
+  y.sum().backward();  // y = log(2x^2): dy/dx = 2 / x
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 1}));
+}
+
+TEST(InPlace, AViewWhoseBaseWasWrittenSinceFollowsTheBase) {
+  // v = y[0:2]; y.mul_(3): v shows 6x and its gradient is 6, as PyTorch's
+  // rebuilt AsStridedBackward0 gives.
+  Tensor x = doubles({1, 2, 3, 4}).requires_grad_();
+  Tensor y = x * 2.0;
+  Tensor v = y.narrow(0, 0, 2);
+  y.mul_(3.0);
+  EXPECT_EQ(values(v.detach()), (std::vector<double>{6, 12}));
+  (v * doubles({1, 2})).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{6, 12, 0, 0}));
+  EXPECT_EQ(v.grad_fn_name(), "AsStridedBackward");
+  // A view of a base that needed no grad when the view was made follows it too.
+  Tensor q = doubles({1, 2, 3}).requires_grad_();
+  Tensor b = zeros({3}, Dtype::f64);
+  Tensor first = b.narrow(0, 0, 2);  // made before b had history
+  b.narrow(0, 1, 2).copy_(q.narrow(0, 0, 2) * 2.0);
+  EXPECT_TRUE(first.requires_grad());
+  first.sum().backward();
+  EXPECT_EQ(values(q.grad()), (std::vector<double>{2, 0, 0}));
 }
 
 TEST(InPlace, ASavedTensorWrittenSinceFailsAtBackwardNamingTheOp) {

@@ -6,8 +6,9 @@
 // core's assign (nnp.h): the tensor's data is overwritten and its version
 // goes up, so a backward that saved the old values fails naming itself;
 // while autograd records, the tensor's history continues from the new
-// values. A leaf that requires grad is refused (write under NoGradGuard, as
-// optimizers do), as is a view taking part in autograd (clone it first).
+// values (for a view, its base's history becomes CopySlices, as PyTorch's).
+// A leaf that requires grad, or a view of one, is refused (write under
+// NoGradGuard, as optimizers do).
 #pragma once
 
 #include <nnp/tensor.hpp>
@@ -20,6 +21,12 @@ inline Tensor& assign(Tensor& dst, const Tensor& value) {
   check(api().assign(dst.get(), value.get()));
   return dst;
 }
+// What an op whose backward needs the old values computes from: while
+// autograd records, a copy of them (PyTorch's original self), since the
+// write that follows changes the tensor's own data.
+inline Tensor original(const Tensor& self) {
+  return self.requires_grad() && api().is_grad_enabled() ? self.clone() : self;
+}
 }  // namespace detail
 
 inline Tensor& Tensor::copy_(const Tensor& src) { return detail::assign(*this, src); }
@@ -27,21 +34,21 @@ inline Tensor& Tensor::add_(const Tensor& other) { return detail::assign(*this, 
 inline Tensor& Tensor::add_(double other) { return detail::assign(*this, *this + other); }
 inline Tensor& Tensor::sub_(const Tensor& other) { return detail::assign(*this, sub(other)); }
 inline Tensor& Tensor::sub_(double other) { return detail::assign(*this, *this - other); }
-inline Tensor& Tensor::mul_(const Tensor& other) { return detail::assign(*this, mul(other)); }
+inline Tensor& Tensor::mul_(const Tensor& other) { return detail::assign(*this, detail::original(*this).mul(other)); }
 inline Tensor& Tensor::mul_(double other) { return detail::assign(*this, *this * other); }
-inline Tensor& Tensor::div_(const Tensor& other) { return detail::assign(*this, div(other)); }
+inline Tensor& Tensor::div_(const Tensor& other) { return detail::assign(*this, detail::original(*this).div(other)); }
 inline Tensor& Tensor::div_(double other) { return detail::assign(*this, *this / other); }
-inline Tensor& Tensor::pow_(double exponent) { return detail::assign(*this, pow(exponent)); }
+inline Tensor& Tensor::pow_(double exponent) { return detail::assign(*this, detail::original(*this).pow(exponent)); }
 inline Tensor& Tensor::neg_() { return detail::assign(*this, neg()); }
-inline Tensor& Tensor::abs_() { return detail::assign(*this, abs()); }
+inline Tensor& Tensor::abs_() { return detail::assign(*this, detail::original(*this).abs()); }
 inline Tensor& Tensor::exp_() { return detail::assign(*this, exp()); }
-inline Tensor& Tensor::log_() { return detail::assign(*this, log()); }
+inline Tensor& Tensor::log_() { return detail::assign(*this, detail::original(*this).log()); }
 inline Tensor& Tensor::sqrt_() { return detail::assign(*this, sqrt()); }
 inline Tensor& Tensor::sigmoid_() { return detail::assign(*this, sigmoid()); }
 inline Tensor& Tensor::tanh_() { return detail::assign(*this, tanh()); }
-inline Tensor& Tensor::relu_() { return detail::assign(*this, relu()); }
+inline Tensor& Tensor::relu_() { return detail::assign(*this, detail::original(*this).relu()); }
 inline Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
-  return detail::assign(*this, clamp(min, max));
+  return detail::assign(*this, detail::original(*this).clamp(min, max));
 }
 inline Tensor& Tensor::zero_() { return detail::assign(*this, scalar_like(0)); }
 inline Tensor& Tensor::fill_(double value) { return detail::assign(*this, scalar_like(value)); }

@@ -689,9 +689,14 @@ struct nnp_api {
    * and runs later fails naming itself instead of using the new values.
    * When autograd records, dst's history continues from value's (an
    * in-place add is assign(dst, dst + other)); the values dst had get no
-   * gradient. Refused: a leaf that requires grad while grad mode is on
-   * (NNP_INVALID_ARGUMENT), a view while autograd records (NNP_UNIMPLEMENTED;
-   * clone first). copy_into stays the plain copy it was. */
+   * gradient. dst a view (made by a view op in grad mode, 1.3): its base's
+   * history becomes PyTorch's CopySlices (the old gradient outside the view,
+   * value's inside) and dst's a view of it; other views of the base follow
+   * the base when next used. Refused: a leaf that requires grad, or a view
+   * of one, while grad mode is on, and a tensor whose elements share memory
+   * (an expanded view) (NNP_INVALID_ARGUMENT); an alias (detach(), a view
+   * made under no_grad) while autograd records (NNP_UNIMPLEMENTED; clone
+   * first). copy_into stays the plain copy it was. */
   nnp_status (*assign)(nnp_tensor* dst, const nnp_tensor* value);
 
   /* ---- ABI 1.3 ---- */
