@@ -186,6 +186,18 @@ std::vector<Case> cases() {
   });
   add("sort values", {leaf({3, 4})}, [](const std::vector<Tensor>& in) { return std::get<0>(in[0].sort(1, true)); });
   add("clamp", {away_from_zero({3, 4})}, [](const std::vector<Tensor>& in) { return in[0].clamp(-1.5, 1.5); });
+  // activations (inputs away from their bends, where the derivative jumps)
+  add("elu, celu, selu", {away_from_zero({3, 4})}, [](const std::vector<Tensor>& in) {
+    return F::elu(in[0], F::ELUFuncOptions().alpha(0.7)) + F::celu(in[0] * 2.0, F::CELUFuncOptions().alpha(1.5)) +
+           F::selu(in[0]);
+  });
+  add("softplus, logsigmoid, mish, softsign, tanhshrink", {leaf({3, 4})}, [](const std::vector<Tensor>& in) {
+    return F::softplus(in[0] * 3.0, F::SoftplusFuncOptions().beta(2).threshold(4)) + F::logsigmoid(in[0] * 5.0) +
+           F::mish(in[0]) + F::softsign(in[0]) + F::tanhshrink(in[0]);
+  });
+  add("glu", {leaf({2, 6})}, [](const std::vector<Tensor>& in) { return F::glu(in[0], F::GLUFuncOptions().dim(1)); });
+  add("prelu (input and weight)", {away_from_zero({2, 3, 4}), leaf({3})},
+      [](const std::vector<Tensor>& in) { return F::prelu(in[0], in[1]); });
   add("in-place on views (CopySlices)", {leaf({3, 4}), leaf({4})}, [](const std::vector<Tensor>& in) {
     Tensor y = in[0] * 1.5;
     y.select(0, 1).mul_(in[1]);  // a row times v

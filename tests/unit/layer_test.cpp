@@ -108,6 +108,84 @@ TEST(Layers, Activations) {
               x.log_softmax(0).to_vector<float>());
 }
 
+TEST(Layers, EveryActivationPrintsAsPyTorchsAndChecksItsArguments) {
+  auto repr = [](const char* type, Attrs attrs = Attrs()) { return create_layer(type, attrs).repr(); };
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {repr("nn.ELU"), "ELU(alpha=1.0)"},
+      {repr("nn.ELU", std::move(Attrs().set("alpha", 0.5).set("inplace", true))), "ELU(alpha=0.5, inplace=True)"},
+      {repr("nn.CELU", std::move(Attrs().set("alpha", 2.0))), "CELU(alpha=2.0)"},
+      {repr("nn.SELU"), "SELU()"},
+      {repr("nn.SELU", std::move(Attrs().set("inplace", true))), "SELU(inplace=True)"},
+      {repr("nn.GLU"), "GLU(dim=-1)"},
+      {repr("nn.Hardtanh"), "Hardtanh(min_val=-1.0, max_val=1.0)"},
+      {repr("nn.Hardtanh", std::move(Attrs().set("min_val", -2.0).set("max_val", 3.0))),
+       "Hardtanh(min_val=-2.0, max_val=3.0)"},
+      {repr("nn.ReLU6"), "ReLU6()"},
+      {repr("nn.ReLU6", std::move(Attrs().set("inplace", true))), "ReLU6(inplace=True)"},
+      {repr("nn.Hardswish"), "Hardswish()"},
+      {repr("nn.Hardsigmoid"), "Hardsigmoid()"},
+      {repr("nn.Hardshrink"), "Hardshrink(0.5)"},
+      {repr("nn.Softshrink", std::move(Attrs().set("lambd", 0.25))), "Softshrink(0.25)"},
+      {repr("nn.Tanhshrink"), "Tanhshrink()"},
+      {repr("nn.Softplus"), "Softplus(beta=1, threshold=20)"},
+      {repr("nn.Softplus", std::move(Attrs().set("beta", 2.0).set("threshold", 10.0))),
+       "Softplus(beta=2, threshold=10)"},
+      {repr("nn.Softsign"), "Softsign()"},
+      {repr("nn.LogSigmoid"), "LogSigmoid()"},
+      {repr("nn.Mish"), "Mish()"},
+      {repr("nn.Threshold", std::move(Attrs().set("threshold", 0.1).set("value", 20.0))),
+       "Threshold(threshold=0.1, value=20)"},
+      {repr("nn.RReLU"), "RReLU(lower=0.125, upper=0.3333333333333333)"},
+      {repr("nn.PReLU", std::move(Attrs().set("num_parameters", 3))), "PReLU(num_parameters=3)"},
+      {repr("nn.Softmin", std::move(Attrs().set("dim", 1))), "Softmin(dim=1)"},
+      {repr("nn.Softmin"), "Softmin(dim=None)"},
+      {repr("nn.Softmax2d"), "Softmax2d()"},
+  };
+  for (const auto& [got, want] : expected) EXPECT_EQ(got, want);
+
+  // PReLU's state is PyTorch's: one weight per channel, filled with init.
+  auto prelu = create_layer("nn.PReLU", std::move(Attrs().set("num_parameters", 3)));
+  ASSERT_EQ(prelu.state_dict().size(), 1u);
+  EXPECT_EQ(prelu.state_dict()[0].first, "weight");
+  EXPECT_EQ(prelu.state_dict()[0].second.to_vector<float>(), (std::vector<float>{0.25f, 0.25f, 0.25f}));
+  expect_error([&] { prelu(ones({2, 4})); }, NNP_INVALID_ARGUMENT, {"parameter numbers = 3 and channel size = 4"});
+
+  // Arguments PyTorch refuses.
+  expect_error([] { create_layer("nn.Hardtanh", std::move(Attrs().set("min_val", 2.0))); }, NNP_INVALID_ARGUMENT,
+               {"max_val must be larger than min_val"});
+  expect_error([] { create_layer("nn.Softshrink", std::move(Attrs().set("lambd", -1.0))); }, NNP_INVALID_ARGUMENT,
+               {"lambda must be greater or equal to 0"});
+  expect_error([] { create_layer("nn.Threshold"); }, NNP_INVALID_ARGUMENT, {"threshold"});
+  expect_error(
+      [] {
+        create_layer("nn.GLU")(ones({2, 3}));
+      },
+      NNP_INVALID_ARGUMENT, {"Halving dimension must be even, but dimension 1 is size 3"});
+  expect_error(
+      [] {
+        create_layer("nn.Softmax2d")(ones({2, 3}));
+      },
+      NNP_INVALID_ARGUMENT, {"expected input to be 3D or 4D, got 2D instead"});
+
+  // RReLU draws a slope in [lower, upper] per element while training and
+  // uses the middle in eval.
+  auto rrelu = create_layer("nn.RReLU", std::move(Attrs().set("lower", 0.1).set("upper", 0.3)));
+  Tensor x = full({1000}, -1.0);
+  std::vector<float> trained = rrelu(x).to_vector<float>();
+  float lo = 0, hi = -1;
+  for (float v : trained) lo = std::min(lo, v), hi = std::max(hi, v);
+  EXPECT_GE(lo, -0.3f);
+  EXPECT_LE(hi, -0.1f);
+  EXPECT_LT(lo, hi);
+  rrelu.eval();
+  EXPECT_NEAR(rrelu(x).to_vector<float>()[0], -0.2f, 1e-7);
+
+  // inplace=True writes into the input, as PyTorch's.
+  Tensor y = full({3}, -2.0);
+  create_layer("nn.ELU", std::move(Attrs().set("inplace", true)))(y);
+  EXPECT_NEAR(y.to_vector<float>()[0], std::exp(-2.0f) - 1, 1e-6);
+}
+
 TEST(Layers, RegistryErrorsNameTheLayerAndTheAttribute) {
   expect_error([] { create_layer("nn.Lineer"); }, NNP_NOT_FOUND,
                {"unknown layer type 'nn.Lineer'", "closest: nn.Linear"});

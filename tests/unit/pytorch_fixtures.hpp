@@ -35,10 +35,12 @@ inline Tensor rational_leaf(const Shape& shape, int seed) { return rational_valu
 using PyTorchCase = std::function<std::pair<Tensor, Tensor>()>;
 
 // Every fixture has its case and every case its fixture; outputs, shapes
-// and gradients agree within `tolerance` relative to the value.
+// and gradients agree within a tolerance relative to the value (the
+// default, or the case's own in `tolerances`).
 template <size_t N>
 void check_against_pytorch(const PyTorchFixture (&fixtures)[N], const std::map<std::string, PyTorchCase>& cases,
-                           double tolerance) {
+                           double default_tolerance, const std::map<std::string, double>& tolerances = {}) {
+  double tolerance = default_tolerance;
   auto close = [&](const std::vector<double>& got, const std::vector<double>& want, const char* what) {
     ASSERT_EQ(got.size(), want.size()) << what;
     for (size_t i = 0; i < got.size(); ++i)
@@ -47,6 +49,8 @@ void check_against_pytorch(const PyTorchFixture (&fixtures)[N], const std::map<s
   size_t checked = 0;
   for (const PyTorchFixture& f : fixtures) {
     SCOPED_TRACE(f.name);
+    auto own = tolerances.find(f.name);
+    tolerance = own == tolerances.end() ? default_tolerance : own->second;
     auto it = cases.find(f.name);
     ASSERT_NE(it, cases.end()) << "no case for fixture " << f.name;
     const std::pair<Tensor, Tensor> result = it->second();

@@ -41,6 +41,35 @@ std::map<std::string, Twin> twins() {
                        [] { return std::move(nn::Attrs().set("negative_slope", 0.2)); }};
   t["nn.GELU"] = {[] { return nn::GELU(nn::GELUOptions().approximate("tanh")); },
                   [] { return std::move(nn::Attrs().set("approximate", "tanh")); }};
+  t["nn.Tanhshrink"] = {[] { return nn::Tanhshrink(); }, none};
+  t["nn.Softsign"] = {[] { return nn::Softsign(); }, none};
+  t["nn.LogSigmoid"] = {[] { return nn::LogSigmoid(); }, none};
+  t["nn.Softmax2d"] = {[] { return nn::Softmax2d(); }, none};
+  t["nn.SELU"] = {[] { return nn::SELU(nn::SELUOptions().inplace(true)); },
+                  [] { return std::move(nn::Attrs().set("inplace", true)); }};
+  t["nn.ReLU6"] = {[] { return nn::ReLU6(); }, none};
+  t["nn.Hardswish"] = {[] { return nn::Hardswish(); }, none};
+  t["nn.Hardsigmoid"] = {[] { return nn::Hardsigmoid(); }, none};
+  t["nn.Mish"] = {[] { return nn::Mish(); }, none};
+  t["nn.ELU"] = {[] { return nn::ELU(nn::ELUOptions().alpha(0.5).inplace(true)); },
+                 [] { return std::move(nn::Attrs().set("alpha", 0.5).set("inplace", true)); }};
+  t["nn.CELU"] = {[] { return nn::CELU(nn::CELUOptions().alpha(2.0)); },
+                  [] { return std::move(nn::Attrs().set("alpha", 2.0)); }};
+  t["nn.GLU"] = {[] { return nn::GLU(nn::GLUOptions().dim(1)); }, [] { return std::move(nn::Attrs().set("dim", 1)); }};
+  t["nn.Hardtanh"] = {[] { return nn::Hardtanh(nn::HardtanhOptions().min_val(-2).max_val(3)); },
+                      [] { return std::move(nn::Attrs().set("min_val", -2.0).set("max_val", 3.0)); }};
+  t["nn.Hardshrink"] = {[] { return nn::Hardshrink(nn::HardshrinkOptions().lambda(0.25)); },
+                        [] { return std::move(nn::Attrs().set("lambd", 0.25)); }};
+  t["nn.Softshrink"] = {[] { return nn::Softshrink(); }, none};
+  t["nn.Softplus"] = {[] { return nn::Softplus(nn::SoftplusOptions().beta(2).threshold(10)); },
+                      [] { return std::move(nn::Attrs().set("beta", 2.0).set("threshold", 10.0)); }};
+  t["nn.Threshold"] = {[] { return nn::Threshold(0.1, 20); },
+                       [] { return std::move(nn::Attrs().set("threshold", 0.1).set("value", 20.0)); }};
+  t["nn.RReLU"] = {[] { return nn::RReLU(nn::RReLUOptions().lower(0.1)); },
+                   [] { return std::move(nn::Attrs().set("lower", 0.1)); }};
+  t["nn.PReLU"] = {[] { return nn::PReLU(nn::PReLUOptions().num_parameters(3)); },
+                   [] { return std::move(nn::Attrs().set("num_parameters", 3)); }};
+  t["nn.Softmin"] = {[] { return nn::Softmin(1); }, [] { return std::move(nn::Attrs().set("dim", 1)); }};
   t["nn.Softmax"] = {[] { return nn::Softmax(1); }, [] { return std::move(nn::Attrs().set("dim", 1)); }};
   t["nn.LogSoftmax"] = {[] { return nn::LogSoftmax(-1); }, [] { return std::move(nn::Attrs().set("dim", -1)); }};
   t["nn.MSELoss"] = {[] { return nn::MSELoss(kSum); }, [] { return std::move(nn::Attrs().set("reduction", "sum")); }};
