@@ -80,4 +80,21 @@ x = leaf([3, 4], 40); add("rrelu_eval", x, F.rrelu(x, 0.1, 0.3, training=False))
 x = leaf([3, 4], 40); add("softmin", x, F.softmin(x, 1))
 x = leaf([2, 3, 2, 2], 43); add("softmax2d", x, torch.nn.Softmax2d()(x))
 
+# More losses.
+y = values([3, 4], 44); sgn = torch.sign(values([3, 4], 45) + 0.01)
+x = leaf([3, 4], 40); add("smooth_l1_loss", x, F.smooth_l1_loss(x, y, beta=0.7))
+x = leaf([3, 4], 40); add("smooth_l1_loss_none", x, F.smooth_l1_loss(x, y, reduction="none"))
+x = leaf([3, 4], 40); add("huber_loss", x, F.huber_loss(x, y, delta=0.6, reduction="sum"))
+x = leaf([3, 4], 40); add("soft_margin_loss", x, F.soft_margin_loss(x * 5, sgn))
+p = torch.softmax(values([3, 4], 46), 1); p[0, 1] = 0
+x = leaf([3, 4], 40); add("kl_div_batchmean", x, F.kl_div(x, p, reduction="batchmean"))
+x = leaf([3, 4], 40); add("kl_div_log_target", x, F.kl_div(x, torch.log_softmax(values([3, 4], 46), 1), reduction="sum", log_target=True))
+x = leaf([3, 4], 40); add("hinge_embedding_loss", x, F.hinge_embedding_loss(x, sgn, margin=0.8))
+x = leaf([3, 4], 40); counts = torch.tensor([0., 1, 2, 3, 0, 5, 1, 2, 4, 0, 3, 1]).reshape(3, 4)
+add("poisson_nll_loss", x, F.poisson_nll_loss(x, counts, full=True))
+x = leaf([3, 4], 40); add("poisson_nll_loss_rate", x, F.poisson_nll_loss(x.abs() + 0.1, counts, log_input=False, reduction="none"))
+x = leaf([3, 4], 40); labels = (values([3, 4], 48) > 0).double()
+add("multilabel_soft_margin_loss", x, F.multilabel_soft_margin_loss(x * 3, labels, weight=values([4], 49).abs()))
+x = leaf([6], 50); add("margin_ranking_loss", x, F.margin_ranking_loss(x, values([6], 51), torch.sign(values([6], 52) + 0.01), margin=0.3))
+
 c.emit("functional_fixtures.py")

@@ -211,12 +211,61 @@ std::map<std::string, Case> cases() {
   activation("mish", {3, 4}, 40, [](const Tensor& x) { return F::mish(x * 2.0); });
   activation("threshold", {3, 4}, 40,
              [](const Tensor& x) { return F::threshold(x, F::ThresholdFuncOptions(0.3, -7)); });
-  activation("prelu_channels", {2, 3, 4}, 42, [](const Tensor& x) { return F::prelu(x, tensor({0.1, -0.2, 0.3}, kFloat64)); });
+  activation("prelu_channels", {2, 3, 4}, 42, [](const Tensor& x) {
+    return F::prelu(x, tensor({0.1, -0.2, 0.3}, kFloat64));
+  });
   activation("prelu_one", {2, 3, 4}, 42, [](const Tensor& x) { return F::prelu(x, tensor({0.25}, kFloat64)); });
   activation("rrelu_eval", {3, 4}, 40,
              [](const Tensor& x) { return F::rrelu(x, F::RReLUFuncOptions().lower(0.1).upper(0.3)); });
   activation("softmin", {3, 4}, 40, [](const Tensor& x) { return F::softmin(x, 1); });
   activation("softmax2d", {2, 3, 2, 2}, 43, [](const Tensor& x) { return nn::Softmax2d()(x); });
+  // More losses.
+  auto sgn = [] { return (values({3, 4}, 45) + 0.01).sign(); };
+  auto loss = [&c](const std::string& name, Shape shape, int seed, std::function<Tensor(const Tensor&)> f) {
+    c[name] = [shape, seed, f] {
+      Tensor x = leaf(shape, seed);
+      return std::pair{x, f(x)};
+    };
+  };
+  loss("smooth_l1_loss", {3, 4}, 40, [](const Tensor& x) {
+    return F::smooth_l1_loss(x, values({3, 4}, 44), F::SmoothL1LossFuncOptions().beta(0.7));
+  });
+  loss("smooth_l1_loss_none", {3, 4}, 40, [](const Tensor& x) {
+    return F::smooth_l1_loss(x, values({3, 4}, 44), kNone);
+  });
+  loss("huber_loss", {3, 4}, 40, [](const Tensor& x) {
+    return F::huber_loss(x, values({3, 4}, 44), F::HuberLossFuncOptions(kSum).delta(0.6));
+  });
+  loss("soft_margin_loss", {3, 4}, 40, [sgn](const Tensor& x) { return F::soft_margin_loss(x * 5.0, sgn()); });
+  auto probabilities = [] {
+    Tensor p = values({3, 4}, 46).softmax(1);
+    p.select(0, 0).select(0, 1).fill_(0.0);
+    return p;
+  };
+  loss("kl_div_batchmean", {3, 4}, 40,
+       [probabilities](const Tensor& x) { return F::kl_div(x, probabilities(), "batchmean"); });
+  loss("kl_div_log_target", {3, 4}, 40, [](const Tensor& x) {
+    return F::kl_div(x, values({3, 4}, 46).log_softmax(1), F::KLDivFuncOptions(kSum).log_target(true));
+  });
+  loss("hinge_embedding_loss", {3, 4}, 40, [sgn](const Tensor& x) {
+    return F::hinge_embedding_loss(x, sgn(), F::HingeEmbeddingLossFuncOptions().margin(0.8));
+  });
+  auto counts = [] { return from_vector(std::vector<double>{0, 1, 2, 3, 0, 5, 1, 2, 4, 0, 3, 1}, {3, 4}); };
+  loss("poisson_nll_loss", {3, 4}, 40, [counts](const Tensor& x) {
+    return F::poisson_nll_loss(x, counts(), F::PoissonNLLLossFuncOptions().full(true));
+  });
+  loss("poisson_nll_loss_rate", {3, 4}, 40, [counts](const Tensor& x) {
+    return F::poisson_nll_loss(x.abs() + 0.1, counts(), F::PoissonNLLLossFuncOptions(kNone).log_input(false));
+  });
+  loss("multilabel_soft_margin_loss", {3, 4}, 40, [](const Tensor& x) {
+    Tensor labels = values({3, 4}, 48).gt(values({3, 4}, 48).scalar_like(0)).to(Dtype::f64);
+    return F::multilabel_soft_margin_loss(x * 3.0, labels,
+                                          F::MultiLabelSoftMarginLossFuncOptions().weight(values({4}, 49).abs()));
+  });
+  loss("margin_ranking_loss", {6}, 50, [](const Tensor& x) {
+    return F::margin_ranking_loss(x, values({6}, 51), (values({6}, 52) + 0.01).sign(),
+                                  F::MarginRankingLossFuncOptions().margin(0.3));
+  });
   return c;
 }
 

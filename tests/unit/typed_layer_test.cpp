@@ -74,6 +74,21 @@ std::map<std::string, Twin> twins() {
   t["nn.LogSoftmax"] = {[] { return nn::LogSoftmax(-1); }, [] { return std::move(nn::Attrs().set("dim", -1)); }};
   t["nn.MSELoss"] = {[] { return nn::MSELoss(kSum); }, [] { return std::move(nn::Attrs().set("reduction", "sum")); }};
   t["nn.L1Loss"] = {[] { return nn::L1Loss(); }, none};
+  t["nn.SoftMarginLoss"] = {[] { return nn::SoftMarginLoss(kSum); },
+                            [] { return std::move(nn::Attrs().set("reduction", "sum")); }};
+  t["nn.MultiLabelSoftMarginLoss"] = {[] { return nn::MultiLabelSoftMarginLoss(); }, none};
+  t["nn.SmoothL1Loss"] = {[] { return nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(0.5)); },
+                          [] { return std::move(nn::Attrs().set("beta", 0.5)); }};
+  t["nn.HuberLoss"] = {[] { return nn::HuberLoss(nn::HuberLossOptions(kNone).delta(2.0)); },
+                       [] { return std::move(nn::Attrs().set("reduction", "none").set("delta", 2.0)); }};
+  t["nn.KLDivLoss"] = {[] { return nn::KLDivLoss(nn::KLDivLossOptions("batchmean").log_target(true)); },
+                       [] { return std::move(nn::Attrs().set("reduction", "batchmean").set("log_target", true)); }};
+  t["nn.HingeEmbeddingLoss"] = {[] { return nn::HingeEmbeddingLoss(nn::HingeEmbeddingLossOptions().margin(2.0)); },
+                                [] { return std::move(nn::Attrs().set("margin", 2.0)); }};
+  t["nn.PoissonNLLLoss"] = {[] { return nn::PoissonNLLLoss(nn::PoissonNLLLossOptions().log_input(false)); },
+                            [] { return std::move(nn::Attrs().set("log_input", false)); }};
+  t["nn.MarginRankingLoss"] = {[] { return nn::MarginRankingLoss(nn::MarginRankingLossOptions().margin(0.5)); },
+                               [] { return std::move(nn::Attrs().set("margin", 0.5)); }};
   t["nn.BCELoss"] = {[] { return nn::BCELoss("none"); },
                      [] { return std::move(nn::Attrs().set("reduction", "none")); }};
   t["nn.BCEWithLogitsLoss"] = {[] { return nn::BCEWithLogitsLoss(); }, none};

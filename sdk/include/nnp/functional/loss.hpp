@@ -4,10 +4,13 @@
 // differentiable ops: autograd comes for free.
 #pragma once
 
+#include <cmath>
 #include <nnp/detail/format.hpp>
+#include <nnp/functional/activation.hpp>
 #include <nnp/functional/normalization.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -208,6 +211,138 @@ inline Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& ta
                     ? (1.0 - target) * x + ((options.pos_weight() - 1.0) * target + 1.0) * softplus_neg
                     : (1.0 - target) * x + softplus_neg;
   if (options.weight().defined()) loss = loss * options.weight();
+  return detail::reduce_loss(loss, options.reduction());
+}
+
+struct SmoothL1LossFuncOptions {
+  NNP_LOSS_REDUCTION(SmoothL1LossFuncOptions);
+  NNP_ARG(double, beta) = 1.0;
+};
+// 0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta.
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {}) {
+  detail::check_reduction("smooth_l1_loss", options.reduction());
+  detail::same_shape("SmoothL1Loss", input, target);
+  const double beta = options.beta();
+  if (beta < 0) throw Error(NNP_INVALID_ARGUMENT, "smooth_l1_loss does not support negative values for beta.");
+  Tensor d = (input - target).abs();
+  if (beta == 0) return detail::reduce_loss(d, options.reduction());
+  return detail::reduce_loss(where(d.lt(d.scalar_like(beta)), d * d * (0.5 / beta), d - 0.5 * beta),
+                             options.reduction());
+}
+
+struct HuberLossFuncOptions {
+  NNP_LOSS_REDUCTION(HuberLossFuncOptions);
+  NNP_ARG(double, delta) = 1.0;
+};
+// 0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta).
+inline Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {}) {
+  detail::check_reduction("huber_loss", options.reduction());
+  detail::same_shape("HuberLoss", input, target);
+  const double delta = options.delta();
+  if (!(delta > 0)) throw Error(NNP_INVALID_ARGUMENT, "huber_loss does not support non-positive values for delta.");
+  Tensor d = (input - target).abs();
+  return detail::reduce_loss(where(d.lt(d.scalar_like(delta)), d * d * 0.5, (d - 0.5 * delta) * delta),
+                             options.reduction());
+}
+
+struct SoftMarginLossFuncOptions {
+  NNP_LOSS_REDUCTION(SoftMarginLossFuncOptions);
+};
+// log(1 + exp(-target * input)) for targets 1 or -1.
+inline Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
+                               const SoftMarginLossFuncOptions& options = {}) {
+  detail::check_reduction("soft_margin_loss", options.reduction());
+  detail::same_shape("SoftMarginLoss", input, target);
+  return detail::reduce_loss(softplus(-(target * input)), options.reduction());
+}
+
+struct KLDivFuncOptions {
+  KLDivFuncOptions() = default;
+  KLDivFuncOptions(const char* reduction) : reduction_(reduction) {}             // NOLINT
+  KLDivFuncOptions(std::string reduction) : reduction_(std::move(reduction)) {}  // NOLINT
+  NNP_ARG(std::string, reduction) = kMean;                                       // or "batchmean", "sum", "none"
+  NNP_ARG(bool, log_target) = false;
+};
+// target * (log(target) - input) (0 where target is 0), input being
+// log-probabilities; "batchmean" divides the sum by the batch size.
+inline Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {}) {
+  const std::string& reduction = options.reduction();
+  if (reduction != "batchmean") detail::check_reduction("kl_div", reduction);
+  Tensor pointwise;
+  if (options.log_target()) {
+    pointwise = target.exp() * (target - input);
+  } else {
+    Tensor positive = target.gt(target.scalar_like(0));
+    Tensor safe = where(positive, target, target.scalar_like(1));
+    pointwise = where(positive, target * safe.log(), target.scalar_like(0)) - target * input;
+  }
+  if (reduction != "batchmean") return detail::reduce_loss(pointwise, reduction);
+  return input.ndim() == 0 ? pointwise.sum() : pointwise.sum() / static_cast<double>(input.size(0));
+}
+
+struct HingeEmbeddingLossFuncOptions {
+  NNP_LOSS_REDUCTION(HingeEmbeddingLossFuncOptions);
+  NNP_ARG(double, margin) = 1.0;
+};
+// input where target is 1, max(0, margin - input) where it is -1.
+inline Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                                   const HingeEmbeddingLossFuncOptions& options = {}) {
+  detail::check_reduction("hinge_embedding_loss", options.reduction());
+  const Tensor zero = input.scalar_like(0);
+  Tensor margin_side = (options.margin() - input).clamp(0.0, std::nullopt);
+  Tensor loss = where(target.ne(target.scalar_like(1)), margin_side, zero) +
+                where(target.ne(target.scalar_like(-1)), input, zero);
+  return detail::reduce_loss(loss, options.reduction());
+}
+
+struct PoissonNLLLossFuncOptions {
+  NNP_LOSS_REDUCTION(PoissonNLLLossFuncOptions);
+  NNP_ARG(bool, log_input) = true;
+  NNP_ARG(bool, full) = false;
+  NNP_ARG(double, eps) = 1e-8;
+};
+// Negative log likelihood of target under Poisson(rate): exp(input) -
+// target * input for log rates, input - target * log(input + eps) for
+// rates; full adds Stirling's term where target > 1.
+inline Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
+                               const PoissonNLLLossFuncOptions& options = {}) {
+  detail::check_reduction("poisson_nll_loss", options.reduction());
+  Tensor loss = options.log_input() ? input.exp() - target * input : input - target * (input + options.eps()).log();
+  if (options.full()) {
+    Tensor over_one = target.gt(target.scalar_like(1));
+    Tensor safe = where(over_one, target, target.scalar_like(2));
+    Tensor stirling = safe * safe.log() - safe + (safe * (2 * M_PI)).log() * 0.5;
+    loss = loss + where(over_one, stirling, target.scalar_like(0));
+  }
+  return detail::reduce_loss(loss, options.reduction());
+}
+
+struct MultiLabelSoftMarginLossFuncOptions {
+  NNP_LOSS_REDUCTION(MultiLabelSoftMarginLossFuncOptions);
+  NNP_ARG(Tensor, weight);  // [C], or undefined
+};
+// Per sample, the mean over classes of the binary cross entropy of the
+// logits input [N, C] against targets in {0, 1}.
+inline Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                          const MultiLabelSoftMarginLossFuncOptions& options = {}) {
+  detail::check_reduction("multilabel_soft_margin_loss", options.reduction());
+  detail::same_shape("MultiLabelSoftMarginLoss", input, target);
+  Tensor loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input));
+  if (options.weight().defined()) loss = loss * options.weight();
+  const int32_t classes_dim = input.ndim() - 1;
+  Tensor per_sample = loss.sum(classes_dim) / static_cast<double>(input.size(classes_dim));
+  return detail::reduce_loss(per_sample, options.reduction());
+}
+
+struct MarginRankingLossFuncOptions {
+  NNP_LOSS_REDUCTION(MarginRankingLossFuncOptions);
+  NNP_ARG(double, margin) = 0.0;
+};
+// max(0, -target * (input1 - input2) + margin) for targets 1 or -1.
+inline Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                                  const MarginRankingLossFuncOptions& options = {}) {
+  detail::check_reduction("margin_ranking_loss", options.reduction());
+  Tensor loss = (-(target * (input1 - input2)) + options.margin()).clamp(0.0, std::nullopt);
   return detail::reduce_loss(loss, options.reduction());
 }
 

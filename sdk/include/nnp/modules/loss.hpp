@@ -1,8 +1,12 @@
-// nnp/modules/loss.hpp - typed MSELoss, L1Loss, CrossEntropyLoss, NLLLoss,
-// BCELoss and BCEWithLogitsLoss (libtorch's holders over the registry's
-// nn.* layers); forward(input, target).
+// nnp/modules/loss.hpp - typed losses (libtorch's holders over the
+// registry's nn.* layers): MSELoss, L1Loss, CrossEntropyLoss, NLLLoss,
+// BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, SoftMarginLoss,
+// KLDivLoss, HingeEmbeddingLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss
+// (forward(input, target)) and MarginRankingLoss (forward(input1, input2,
+// target)).
 #pragma once
 
+#include <nnp/functional/loss.hpp>
 #include <nnp/module_holder.hpp>
 #include <nnp/options.hpp>
 #include <string>
@@ -29,7 +33,70 @@ NNP_REDUCTION_LOSS(MSELoss);
 NNP_REDUCTION_LOSS(L1Loss);
 NNP_REDUCTION_LOSS(BCELoss);
 NNP_REDUCTION_LOSS(BCEWithLogitsLoss);
+NNP_REDUCTION_LOSS(SoftMarginLoss);
+NNP_REDUCTION_LOSS(MultiLabelSoftMarginLoss);
 #undef NNP_REDUCTION_LOSS
+
+using SmoothL1LossOptions = functional::SmoothL1LossFuncOptions;
+struct SmoothL1LossImpl : Layer {
+  explicit SmoothL1LossImpl(const SmoothL1LossOptions& o = {})
+      : Layer("nn.SmoothL1Loss", Attrs().set("reduction", o.reduction()).set("beta", o.beta())), options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  SmoothL1LossOptions options;
+};
+NNP_MODULE(SmoothL1Loss);
+
+using HuberLossOptions = functional::HuberLossFuncOptions;
+struct HuberLossImpl : Layer {
+  explicit HuberLossImpl(const HuberLossOptions& o = {})
+      : Layer("nn.HuberLoss", Attrs().set("reduction", o.reduction()).set("delta", o.delta())), options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  HuberLossOptions options;
+};
+NNP_MODULE(HuberLoss);
+
+using KLDivLossOptions = functional::KLDivFuncOptions;
+struct KLDivLossImpl : Layer {
+  explicit KLDivLossImpl(const KLDivLossOptions& o = {})
+      : Layer("nn.KLDivLoss", Attrs().set("reduction", o.reduction()).set("log_target", o.log_target())), options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  KLDivLossOptions options;
+};
+NNP_MODULE(KLDivLoss);
+
+using HingeEmbeddingLossOptions = functional::HingeEmbeddingLossFuncOptions;
+struct HingeEmbeddingLossImpl : Layer {
+  explicit HingeEmbeddingLossImpl(const HingeEmbeddingLossOptions& o = {})
+      : Layer("nn.HingeEmbeddingLoss", Attrs().set("margin", o.margin()).set("reduction", o.reduction())), options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  HingeEmbeddingLossOptions options;
+};
+NNP_MODULE(HingeEmbeddingLoss);
+
+using PoissonNLLLossOptions = functional::PoissonNLLLossFuncOptions;
+struct PoissonNLLLossImpl : Layer {
+  explicit PoissonNLLLossImpl(const PoissonNLLLossOptions& o = {})
+      : Layer("nn.PoissonNLLLoss", Attrs()
+                                       .set("log_input", o.log_input())
+                                       .set("full", o.full())
+                                       .set("eps", o.eps())
+                                       .set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  PoissonNLLLossOptions options;
+};
+NNP_MODULE(PoissonNLLLoss);
+
+using MarginRankingLossOptions = functional::MarginRankingLossFuncOptions;
+struct MarginRankingLossImpl : Layer {
+  explicit MarginRankingLossImpl(const MarginRankingLossOptions& o = {})
+      : Layer("nn.MarginRankingLoss", Attrs().set("margin", o.margin()).set("reduction", o.reduction())), options(o) {}
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target) {
+    return call({input1, input2, target});
+  }
+  MarginRankingLossOptions options;
+};
+NNP_MODULE(MarginRankingLoss);
 
 struct CrossEntropyLossOptions {
   NNP_ARG(int64_t, ignore_index) = -100;
