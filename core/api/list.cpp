@@ -65,10 +65,7 @@ const nnp_list::Entry& scalar_at(const nnp_list* l, int32_t i, std::initializer_
   if (!e) fail(NNP_INVALID_ARGUMENT, op, ": index ", i, " is out of range (", list.entries.size(), " entries)");
   for (nnp_value_kind kind : accepted)
     if (e->kind() == kind) return *e;
-  static const char* const names[] = {"None", "a tensor", "a module", "an int", "a float", "a bool", "a string"};
-  const nnp_value_kind kind = e->kind();
-  fail(NNP_INVALID_ARGUMENT, op, ": entry ", i, " is ",
-       kind >= 0 && kind <= NNP_VALUE_STRING ? names[kind] : "unknown");
+  fail(NNP_INVALID_ARGUMENT, op, ": entry ", i, " is ", value_kind_phrase(e->kind()));
 }
 
 }  // namespace

@@ -28,19 +28,6 @@ GlobalHooks& global_hooks() {
   return *hooks;
 }
 
-const char* kind_name(nnp_value_kind kind) {
-  switch (kind) {
-    case NNP_VALUE_NONE: return "None";
-    case NNP_VALUE_TENSOR: return "a tensor";
-    case NNP_VALUE_MODULE: return "a module";
-    case NNP_VALUE_INT: return "an int";
-    case NNP_VALUE_FLOAT: return "a float";
-    case NNP_VALUE_BOOL: return "a bool";
-    case NNP_VALUE_STRING: return "a string";
-    default: return "a value of unknown kind";
-  }
-}
-
 std::vector<const nnp_tensor*> raw(const std::vector<TensorRef>& tensors) {
   std::vector<const nnp_tensor*> out;
   out.reserve(tensors.size());
@@ -284,7 +271,8 @@ nnp_list run_forward(Module& m, const nnp_list& args, bool tensor_call) {
     for (size_t i = 0; i < args.entries.size(); ++i)
       if (!args.entries[i].tensor)
         fail(NNP_INVALID_ARGUMENT, m.type_name, ": forward takes tensors only, and argument ", i, " is ",
-             kind_name(args.entries[i].kind()), " (a module that takes other values implements forward_values)");
+             value_kind_phrase(args.entries[i].kind()),
+             " (a module that takes other values implements forward_values)");
   }
   nnp_list outputs;
   const uint64_t since = last_error_serial();
@@ -368,7 +356,7 @@ TensorRef call(Module& m, const std::vector<TensorRef>& inputs) {
   nnp_list outputs = run_call(m, std::move(args), true);
   if (outputs.entries.size() != 1 || !outputs.entries[0].tensor) {
     std::string what = outputs.entries.empty() ? "nothing" : str_cat(outputs.entries.size(), " results");
-    if (outputs.entries.size() == 1) what = kind_name(outputs.entries[0].kind());
+    if (outputs.entries.size() == 1) what = value_kind_phrase(outputs.entries[0].kind());
     fail(NNP_INVALID_ARGUMENT, m.type_name, ": forward gave ", what,
          " where one tensor was expected; call it with module_call_values to get every result");
   }

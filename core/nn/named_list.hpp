@@ -12,6 +12,20 @@
 #include "../error.hpp"
 #include "module_ref.hpp"
 
+// The kind of a value in a sentence ("a string", "None"), for messages.
+inline const char* value_kind_phrase(nnp_value_kind kind) {
+  switch (kind) {
+    case NNP_VALUE_NONE: return "None";
+    case NNP_VALUE_TENSOR: return "a tensor";
+    case NNP_VALUE_MODULE: return "a module";
+    case NNP_VALUE_INT: return "an int";
+    case NNP_VALUE_FLOAT: return "a float";
+    case NNP_VALUE_BOOL: return "a bool";
+    case NNP_VALUE_STRING: return "a string";
+    default: return "a value of unknown kind";
+  }
+}
+
 struct nnp_list {
   struct Entry {
     std::string name;
