@@ -33,6 +33,26 @@ std::map<std::string, Twin> twins() {
   t["nn.Embedding"] = {
       [] { return nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(0)); },
       [] { return std::move(nn::Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("padding_idx", 0)); }};
+  t["nn.Unflatten"] = {
+      [] {
+        return nn::Unflatten(nn::UnflattenOptions(1, {2, 3}));
+      },
+      [] {
+        return std::move(nn::Attrs().set("dim", 1).set("unflattened_size", std::vector<int64_t>{2, 3}));
+      }};
+  auto recurrent = [] { return std::move(nn::Attrs().set("input_size", 3).set("hidden_size", 4)); };
+  t["nn.RNN"] = {[] { return nn::RNN(nn::RNNOptions(3, 4).nonlinearity(kReLU).num_layers(2)); },
+                 [=] { return std::move(recurrent().set("nonlinearity", "relu").set("num_layers", 2)); }};
+  t["nn.LSTM"] = {
+      [] { return nn::LSTM(nn::LSTMOptions(3, 4).proj_size(2).bidirectional(true).dropout(0.5)); },
+      [=] { return std::move(recurrent().set("proj_size", 2).set("bidirectional", true).set("dropout", 0.5)); }};
+  t["nn.GRU"] = {[] { return nn::GRU(nn::GRUOptions(3, 4).bias(false).batch_first(true)); },
+                 [=] { return std::move(recurrent().set("bias", false).set("batch_first", true)); }};
+  t["nn.RNNCell"] = {[] { return nn::RNNCell(nn::RNNCellOptions(3, 4).nonlinearity(kReLU)); },
+                     [=] { return std::move(recurrent().set("nonlinearity", "relu")); }};
+  t["nn.LSTMCell"] = {[] { return nn::LSTMCell(nn::LSTMCellOptions(3, 4).bias(false)); },
+                      [=] { return std::move(recurrent().set("bias", false)); }};
+  t["nn.GRUCell"] = {[] { return nn::GRUCell(3, 4); }, recurrent};
   t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
   t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
   t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};

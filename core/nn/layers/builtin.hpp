@@ -26,5 +26,6 @@ void register_activation_layers(LayerRegistry& registry);
 void register_loss_layers(LayerRegistry& registry);
 void register_norm_layers(LayerRegistry& registry);
 void register_conv_layers(LayerRegistry& registry);
+void register_recurrent_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

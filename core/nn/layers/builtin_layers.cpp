@@ -9,6 +9,7 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_loss_layers(registry);
   layers::register_norm_layers(registry);
   layers::register_conv_layers(registry);
+  layers::register_recurrent_layers(registry);
 }
 
 }  // namespace nnp::core::nn

@@ -1,5 +1,6 @@
-// nn.Linear, nn.Identity, nn.Flatten and nn.Dropout, written with the public
+// nn.Linear, nn.Identity, nn.Flatten, nn.Unflatten and nn.Dropout, written with the public
 // C++ API exactly as a plugin's layers are.
+#include <algorithm>
 #include <cmath>
 #include <nnp/nnp.hpp>
 
@@ -68,6 +69,43 @@ struct Flatten : nnp::nn::Module {
   }
 };
 
+// Splits dimension dim into unflattened_size (one entry may be -1).
+struct Unflatten : nnp::nn::Module {
+  int64_t dim;
+  nnp::Shape sizes;
+  explicit Unflatten(const Attrs& a)
+      : Module("Unflatten"), dim(a.integer("dim")), sizes(a.integers("unflattened_size")) {
+    if (sizes.empty()) throw Error(NNP_INVALID_ARGUMENT, "Unflatten: unflattened_size must be non-empty");
+    if (std::count(sizes.begin(), sizes.end(), -1) > 1 ||
+        std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < -1; }))
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "Unflatten: unflattened_size " + shape_text(sizes) + " may hold sizes >= 0 and at most one -1");
+  }
+  Tensor forward(const Tensor& x) override {
+    const int64_t d = dim < 0 ? dim + x.ndim() : dim;
+    if (d < 0 || d >= x.ndim())
+      throw Error(NNP_INVALID_ARGUMENT, "Unflatten: dim " + std::to_string(dim) + " is out of range for an input of " +
+                                            std::to_string(x.ndim()) + " dimensions");
+    int64_t known = 1;
+    for (int64_t s : sizes) known *= s == -1 ? 1 : s;
+    const int64_t size = x.size(static_cast<int32_t>(d));
+    const bool inferred = std::count(sizes.begin(), sizes.end(), -1) == 1;
+    if (inferred ? (known == 0 || size % known != 0) : known != size)
+      throw Error(NNP_SHAPE_MISMATCH, "Unflatten: unflattened_size " + shape_text(sizes) +
+                                          " does not multiply to dimension " + std::to_string(dim) + "'s size " +
+                                          std::to_string(size) + " (input " + shape_text(x.shape()) + ")");
+    nnp::Shape shape = x.shape(), out(shape.begin(), shape.begin() + d);
+    out.insert(out.end(), sizes.begin(), sizes.end());
+    out.insert(out.end(), shape.begin() + d + 1, shape.end());
+    return x.reshape(out);
+  }
+  std::string extra_repr() const override {
+    std::string text = "dim=" + std::to_string(dim) + ", unflattened_size=(";
+    for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+    return text + (sizes.size() == 1 ? ",)" : ")");
+  }
+};
+
 struct Dropout : nnp::nn::Module {
   double p;
   explicit Dropout(const Attrs& a) : Module("Dropout"), p(a.real("p")) {
@@ -90,6 +128,9 @@ void register_linear_layers(LayerRegistry& registry) {
   add_builtin<Flatten>(registry, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
                        {{"start_dim", NNP_ATTR_INT, false, "1", "first dimension to flatten"},
                         {"end_dim", NNP_ATTR_INT, false, "-1", "last dimension to flatten"}});
+  add_builtin<Unflatten>(registry, "nn.Unflatten", "splits one dimension into several",
+                         {{"dim", NNP_ATTR_INT, true, nullptr, "dimension to split"},
+                          {"unflattened_size", NNP_ATTR_INTS, true, nullptr, "the sizes it becomes"}});
   add_builtin<Dropout>(registry, "nn.Dropout", "zeroes elements with probability p while training",
                        {{"p", NNP_ATTR_FLOAT, false, "0.5", "probability of an element to be zeroed"}});
 }

@@ -1,10 +1,11 @@
-// nnp/modules/linear.hpp - typed Linear, Identity, Flatten, Dropout and
-// Embedding (libtorch's holders over the registry's nn.* layers).
+// nnp/modules/linear.hpp - typed Linear, Identity, Flatten, Unflatten,
+// Dropout and Embedding (libtorch's holders over the registry's nn.* layers).
 #pragma once
 
 #include <nnp/module_holder.hpp>
 #include <nnp/options.hpp>
 #include <optional>
+#include <vector>
 
 namespace nnp::nn {
 
@@ -45,6 +46,20 @@ struct FlattenImpl : Layer {
   FlattenOptions options;
 };
 NNP_MODULE(Flatten);
+
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  NNP_ARG(int64_t, dim);
+  NNP_ARG(std::vector<int64_t>, sizes);
+};
+struct UnflattenImpl : Layer {
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  explicit UnflattenImpl(const UnflattenOptions& o)
+      : Layer("nn.Unflatten", Attrs().set("dim", o.dim()).set("unflattened_size", o.sizes())), options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  UnflattenOptions options;
+};
+NNP_MODULE(Unflatten);
 
 struct DropoutOptions {
   DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT: implicit, as libtorch's
