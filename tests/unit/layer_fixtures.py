@@ -30,7 +30,7 @@ def write_safetensors(path, tensors, metadata):
 
 
 def flat(result):
-    if isinstance(result, torch.Tensor):
+    if result is None or isinstance(result, torch.Tensor):
         return [result]
     out = []
     for r in result:
@@ -53,6 +53,7 @@ def case(name, spec, module, args, training=False, pack=as_called):
     torch.manual_seed(len(name))
     module.train(training)
     tensors, arg_meta = {}, []
+    args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]  # fresh leaves per case
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
             if a.dtype.is_floating_point:
@@ -65,10 +66,12 @@ def case(name, spec, module, args, training=False, pack=as_called):
     for k, v in state.items():
         tensors["state." + k] = v.clone()
     outs = flat(module(*pack(args)))
-    loss = sum((o * values(list(o.shape), 99 + j)).sum() for j, o in enumerate(outs) if o.dtype.is_floating_point)
+    loss = sum((o * values(list(o.shape), 99 + j)).sum() for j, o in enumerate(outs)
+               if o is not None and o.dtype.is_floating_point)
     loss.backward()
-    for j, o in enumerate(outs):
-        tensors["out.%d" % j] = o.detach()
+    for j, o in enumerate(outs):  # a result that is None has no entry
+        if o is not None:
+            tensors["out.%d" % j] = o.detach()
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor) and a.grad is not None:
             tensors["grad.in.%d" % i] = a.grad
@@ -128,6 +131,58 @@ def main():
          [values([2, 3], 20)])
     case("gru_cell", {"type": "nn.GRUCell", "input_size": 3, "hidden_size": 4}, nn.GRUCell(3, 4),
          [values([2, 3], 23), values([2, 4], 24) / 4])
+
+    # Attention.
+    q, k, v = values([3, 2, 4], 30), values([5, 2, 4], 31), values([5, 2, 4], 32)
+    case("mha", {"type": "nn.MultiheadAttention", "embed_dim": 4, "num_heads": 2}, nn.MultiheadAttention(4, 2),
+         [q, k, v])
+    kpm = torch.tensor([[False, False, True, False, False], [False, False, False, False, True]])
+    case("mha_batch_first_masks_per_head",
+         {"type": "nn.MultiheadAttention", "embed_dim": 4, "num_heads": 2, "batch_first": True},
+         nn.MultiheadAttention(4, 2, batch_first=True),
+         [values([2, 3, 4], 33), values([2, 5, 4], 34), values([2, 5, 4], 35), kpm, True, values([3, 5], 36) / 4,
+          False])
+    case("mha_kdim_vdim_bias_kv_zero_attn",
+         {"type": "nn.MultiheadAttention", "embed_dim": 4, "num_heads": 2, "kdim": 3, "vdim": 5,
+          "add_bias_kv": True, "add_zero_attn": True},
+         nn.MultiheadAttention(4, 2, kdim=3, vdim=5, add_bias_kv=True, add_zero_attn=True),
+         [q, values([5, 2, 3], 37), values([5, 2, 5], 38), kpm, True,
+          torch.tensor([[False, True, False, False, False]] * 3)])
+    case("mha_unbatched_no_bias_no_weights",
+         {"type": "nn.MultiheadAttention", "embed_dim": 4, "num_heads": 1, "bias": False},
+         nn.MultiheadAttention(4, 1, bias=False),
+         [values([3, 4], 39), values([5, 4], 40), values([5, 4], 41), None, False])
+    case("mha_3d_mask", {"type": "nn.MultiheadAttention", "embed_dim": 4, "num_heads": 2},
+         nn.MultiheadAttention(4, 2), [q, k, v, None, True, values([4, 3, 5], 42) / 4])
+
+    # Transformers (training mode with dropout 0: PyTorch's eval fast paths
+    # are the same arithmetic, but its nested-tensor path zeroes padding).
+    def settings(**kw):
+        base = {"d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0}
+        base.update(kw)
+        return base
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    src, pad = values([5, 2, 8], 50), torch.tensor([[False] * 4 + [True], [False] * 5])
+    case("encoder_layer", dict(type="nn.TransformerEncoderLayer", **settings()),
+         nn.TransformerEncoderLayer(**settings()), [src, causal, pad], training=True)
+    case("encoder_layer_norm_first_gelu_batch_first",
+         dict(type="nn.TransformerEncoderLayer", **settings(norm_first=True, activation="gelu", batch_first=True)),
+         nn.TransformerEncoderLayer(**settings(norm_first=True, activation="gelu", batch_first=True)),
+         [values([2, 5, 8], 51)], training=True)
+    tgt, memory = values([4, 2, 8], 52), values([5, 2, 8], 53)
+    case("decoder_layer", dict(type="nn.TransformerDecoderLayer", **settings()),
+         nn.TransformerDecoderLayer(**settings()),
+         [tgt, memory, nn.Transformer.generate_square_subsequent_mask(4), None, None, pad], training=True)
+    case("decoder_layer_norm_first", dict(type="nn.TransformerDecoderLayer", **settings(norm_first=True)),
+         nn.TransformerDecoderLayer(**settings(norm_first=True)), [tgt, memory], training=True)
+    case("encoder_two_layers_norm", dict(type="nn.TransformerEncoder", num_layers=2, norm=True, **settings()),
+         nn.TransformerEncoder(nn.TransformerEncoderLayer(**settings()), 2, norm=nn.LayerNorm(8)),
+         [src, None, pad], training=True)
+    case("decoder_two_layers", dict(type="nn.TransformerDecoder", num_layers=2, **settings()),
+         nn.TransformerDecoder(nn.TransformerDecoderLayer(**settings()), 2), [tgt, memory], training=True)
+    case("transformer", dict(type="nn.Transformer", num_encoder_layers=2, num_decoder_layers=1, **settings()),
+         nn.Transformer(num_encoder_layers=2, num_decoder_layers=1, **settings()),
+         [src, tgt, None, nn.Transformer.generate_square_subsequent_mask(4)], training=True)
 
 
 if __name__ == "__main__":

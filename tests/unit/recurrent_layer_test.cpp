@@ -184,7 +184,7 @@ TEST(RecurrentLayers, RefuseWhatPyTorchRefuses) {
       [&] {
         lstm->call_values({randn({5, 2, 3}), "state"});
       },
-      NNP_INVALID_ARGUMENT, {"argument 1 must be a tensor or None", "string"});
+      NNP_INVALID_ARGUMENT, {"argument 1 (h_0) must be a tensor or None", "a string"});
   nn::GRU gru(3, 4);
   expect_error([&] { gru(randn({5, 2, 3}), zeros({1, 2, 4}, Dtype::f64)); }, NNP_DTYPE_MISMATCH, {"hx", "f64"});
   nn::GRUCell cell(3, 4);

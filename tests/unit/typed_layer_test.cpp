@@ -53,6 +53,35 @@ std::map<std::string, Twin> twins() {
   t["nn.LSTMCell"] = {[] { return nn::LSTMCell(nn::LSTMCellOptions(3, 4).bias(false)); },
                       [=] { return std::move(recurrent().set("bias", false)); }};
   t["nn.GRUCell"] = {[] { return nn::GRUCell(3, 4); }, recurrent};
+  t["nn.NonDynamicallyQuantizableLinear"] = {
+      [] { return nn::NonDynamicallyQuantizableLinear(4, 3); },
+      [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3)); }};
+  t["nn.MultiheadAttention"] = {
+      [] { return nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2).kdim(3).add_bias_kv(true)); },
+      [] {
+        return std::move(nn::Attrs().set("embed_dim", 4).set("num_heads", 2).set("kdim", 3).set("add_bias_kv", true));
+      }};
+  auto layer_options = [] { return nn::TransformerLayerOptions(8, 2).dim_feedforward(16).norm_first(true); };
+  auto layer_attrs = [] {
+    return std::move(nn::Attrs().set("d_model", 8).set("nhead", 2).set("dim_feedforward", 16).set("norm_first", true));
+  };
+  t["nn.TransformerEncoderLayer"] = {[=] { return nn::TransformerEncoderLayer(layer_options()); }, layer_attrs};
+  t["nn.TransformerDecoderLayer"] = {[=] { return nn::TransformerDecoderLayer(layer_options()); }, layer_attrs};
+  t["nn.TransformerEncoder"] = {
+      [=] { return nn::TransformerEncoder(nn::TransformerEncoderOptions(layer_options(), 2).norm(true)); },
+      [=] { return std::move(layer_attrs().set("num_layers", 2).set("norm", true)); }};
+  t["nn.TransformerDecoder"] = {
+      [=] { return nn::TransformerDecoder(nn::TransformerDecoderOptions(layer_options(), 1)); },
+      [=] { return std::move(layer_attrs().set("num_layers", 1)); }};
+  t["nn.Transformer"] = {[] { return nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16)); },
+                         [] {
+                           return std::move(nn::Attrs()
+                                                .set("d_model", 8)
+                                                .set("nhead", 2)
+                                                .set("num_encoder_layers", 1)
+                                                .set("num_decoder_layers", 1)
+                                                .set("dim_feedforward", 16));
+                         }};
   t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
   t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
   t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};

@@ -1,5 +1,6 @@
 // nnplug summary: the tree of a model spec with each module's output shape
 // and parameter count, found by running it once on zeros.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -63,17 +64,28 @@ int run_summary(const Args& args) {
   }
   hook.remove();
 
-  std::cout << std::left << std::setw(34) << "module (type)" << std::setw(20) << "output shape"
-            << "parameters\n";
-  int64_t total = 0, trainable = 0;
-  for (auto& [name, module] : net.named_modules()) {
+  // Columns as wide as their longest entry, so long dotted names stay apart.
+  struct Row {
+    std::string label, shape;
     int64_t own = 0;
-    for (const nnp::Tensor& p : module.parameters(false)) own += p.numel();
-    std::string label = (name.empty() ? "(model)" : name) + " " + module.type_name();
+  };
+  std::vector<Row> rows;
+  size_t label_width = 34, shape_width = 20;
+  for (auto& [name, module] : net.named_modules()) {
+    Row row{(name.empty() ? "(model)" : name) + " " + module.type_name(), "-", 0};
+    for (const nnp::Tensor& p : module.parameters(false)) row.own += p.numel();
     auto it = shapes.find(module.handle());
-    std::cout << std::setw(34) << label << std::setw(20) << (it == shapes.end() ? "-" : shape_text(it->second)) << own
-              << "\n";
+    if (it != shapes.end()) row.shape = shape_text(it->second);
+    label_width = std::max(label_width, row.label.size() + 2);
+    shape_width = std::max(shape_width, row.shape.size() + 2);
+    rows.push_back(row);
   }
+  const int label_w = static_cast<int>(label_width), shape_w = static_cast<int>(shape_width);
+  std::cout << std::left << std::setw(label_w) << "module (type)" << std::setw(shape_w) << "output shape"
+            << "parameters\n";
+  for (const Row& row : rows)
+    std::cout << std::setw(label_w) << row.label << std::setw(shape_w) << row.shape << row.own << "\n";
+  int64_t total = 0, trainable = 0;
   for (const nnp::Tensor& p : net.parameters()) {
     total += p.numel();
     if (p.requires_grad()) trainable += p.numel();

@@ -27,5 +27,7 @@ void register_loss_layers(LayerRegistry& registry);
 void register_norm_layers(LayerRegistry& registry);
 void register_conv_layers(LayerRegistry& registry);
 void register_recurrent_layers(LayerRegistry& registry);
+void register_attention_layers(LayerRegistry& registry);
+void register_transformer_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

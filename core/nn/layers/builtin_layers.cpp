@@ -10,6 +10,8 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_norm_layers(registry);
   layers::register_conv_layers(registry);
   layers::register_recurrent_layers(registry);
+  layers::register_attention_layers(registry);
+  layers::register_transformer_layers(registry);
 }
 
 }  // namespace nnp::core::nn

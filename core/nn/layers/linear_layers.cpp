@@ -16,8 +16,8 @@ namespace F = nnp::nn::functional;
 struct Linear : nnp::nn::Module {
   int64_t in_features, out_features;
   Tensor weight, bias;
-  explicit Linear(const Attrs& a)
-      : Module("Linear"), in_features(a.integer("in_features")), out_features(a.integer("out_features")) {
+  explicit Linear(const Attrs& a, const char* name = "Linear")
+      : Module(name), in_features(a.integer("in_features")), out_features(a.integer("out_features")) {
     if (in_features < 0 || out_features < 0)
       throw Error(NNP_INVALID_ARGUMENT, "Linear: in_features and out_features must be >= 0");
     weight = register_parameter("weight", nnp::empty({out_features, in_features}));
@@ -37,6 +37,12 @@ struct Linear : nnp::nn::Module {
     return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) +
            ", bias=" + nnp::nn::format_bool(bias.defined());
   }
+};
+
+// PyTorch's name for the Linear inside MultiheadAttention (out_proj), which
+// quantization leaves alone; otherwise a Linear.
+struct NonDynamicallyQuantizableLinear : Linear {
+  explicit NonDynamicallyQuantizableLinear(const Attrs& a) : Linear(a, "NonDynamicallyQuantizableLinear") {}
 };
 
 struct Identity : nnp::nn::Module {
@@ -120,10 +126,13 @@ struct Dropout : nnp::nn::Module {
 };
 
 void register_linear_layers(LayerRegistry& registry) {
-  add_builtin<Linear>(registry, "nn.Linear", "y = x W^T + b",
-                      {{"in_features", NNP_ATTR_INT, true, nullptr, "size of each input sample"},
-                       {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
-                       {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}});
+  const std::vector<AttrDecl> linear{{"in_features", NNP_ATTR_INT, true, nullptr, "size of each input sample"},
+                                     {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
+                                     {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}};
+  add_builtin<Linear>(registry, "nn.Linear", "y = x W^T + b", linear);
+  add_builtin<NonDynamicallyQuantizableLinear>(
+      registry, "nn.NonDynamicallyQuantizableLinear",
+      "a Linear that dynamic quantization skips (MultiheadAttention's out_proj)", linear);
   add_builtin<Identity>(registry, "nn.Identity", "returns its input", {});
   add_builtin<Flatten>(registry, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
                        {{"start_dim", NNP_ATTR_INT, false, "1", "first dimension to flatten"},

@@ -15,6 +15,7 @@
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
+#include "call_args.hpp"
 
 namespace nnp::core::nn::layers {
 
@@ -68,31 +69,18 @@ void cell_step(CellKind kind, const Tensor& x_gates, const CellWeights& w, Tenso
   }
 }
 
-// The arguments of a call: the input, then h_0 (and c_0 for LSTM), each
-// possibly None.
-struct CallArgs {
+// The arguments of a call: the input, then h_0 (and c_0 for LSTM).
+struct States {
   Tensor input, h0, c0;
 };
-CallArgs read_args(const std::string& type, bool lstm, const std::vector<Value>& args) {
-  const size_t most = lstm ? 3 : 2;
-  const char* form = lstm ? "(input[, h_0, c_0])" : "(input[, h_0])";
-  if (args.empty() || args.size() > most || !args[0].isTensor())
-    throw Error(NNP_INVALID_ARGUMENT,
-                type + ": expects " + form + ", got " + std::to_string(args.size()) + " arguments" +
-                    (args.empty() || args[0].isTensor() ? "" : " with " + args[0].kindPhrase() + " as the input"));
-  CallArgs out{args[0].toTensor(), {}, {}};
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (!args[i].isNone() && !args[i].isTensor())
-      throw Error(NNP_INVALID_ARGUMENT,
-                  type + ": argument " + std::to_string(i) + " must be a tensor or None, got " + args[i].kindPhrase());
-    (i == 1 ? out.h0 : out.c0) = args[i].isTensor() ? args[i].toTensor() : Tensor();
-  }
+States read_args(const std::string& type, bool lstm, const std::vector<Value>& args) {
+  const CallArgs call(
+      type, args, lstm ? std::vector<const char*>{"input", "h_0", "c_0"} : std::vector<const char*>{"input", "hx"}, 1);
+  States out{call.tensor(0), call.tensor(1), lstm ? call.tensor(2) : Tensor()};
   if (lstm && out.h0.defined() != out.c0.defined())
     throw Error(NNP_INVALID_ARGUMENT, type + ": give both h_0 and c_0, or neither");
   return out;
 }
-
-std::vector<Value> tensor_args(const std::vector<Tensor>& inputs) { return {inputs.begin(), inputs.end()}; }
 
 void check_state(const std::string& type, const char* what, const Tensor& state, const nnp::Shape& expected,
                  const Tensor& input) {
@@ -168,7 +156,7 @@ struct Recurrent : nnp::nn::Module {
   int64_t output_size() const { return proj_size > 0 ? proj_size : hidden_size; }
 
   std::vector<Value> forward_values(const std::vector<Value>& args) override {
-    const CallArgs given = read_args(type_name(), kind == CellKind::Lstm, args);
+    const States given = read_args(type_name(), kind == CellKind::Lstm, args);
     Tensor h_n, c_n;
     Tensor output = run(given, h_n, c_n);
     if (kind == CellKind::Lstm) return {output, h_n, c_n};
@@ -178,7 +166,7 @@ struct Recurrent : nnp::nn::Module {
     return forward_values(tensor_args(inputs))[0].toTensor();
   }
 
-  Tensor run(const CallArgs& given, Tensor& h_n, Tensor& c_n) {
+  Tensor run(const States& given, Tensor& h_n, Tensor& c_n) {
     const std::string type = type_name();
     Tensor x = given.input;
     if (x.ndim() != 2 && x.ndim() != 3)
@@ -302,7 +290,7 @@ struct RecurrentCell : nnp::nn::Module {
 
   std::vector<Value> forward_values(const std::vector<Value>& args) override {
     const std::string type = type_name();
-    CallArgs given = read_args(type, kind == CellKind::Lstm, args);
+    States given = read_args(type, kind == CellKind::Lstm, args);
     Tensor x = given.input;
     if (x.ndim() != 1 && x.ndim() != 2)
       throw Error(NNP_SHAPE_MISMATCH,

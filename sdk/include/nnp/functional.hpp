@@ -6,11 +6,13 @@
 //   nnp/functional/padding.hpp        pad (constant, reflect, replicate, circular)
 //   nnp/functional/conv.hpp           conv1d, conv2d
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
+//   nnp/functional/attention.hpp      scaled_dot_product_attention, multi_head_attention_forward
 //   nnp/functional/loss.hpp           mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy(_with_logits)
 // The built-in layers call these functions: one implementation each.
 #pragma once
 
 #include <nnp/functional/activation.hpp>
+#include <nnp/functional/attention.hpp>
 #include <nnp/functional/conv.hpp>
 #include <nnp/functional/linear.hpp>
 #include <nnp/functional/loss.hpp>

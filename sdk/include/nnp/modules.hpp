@@ -6,6 +6,7 @@
 //   nnp/modules/conv.hpp           Conv1d, Conv2d
 //   nnp/modules/pooling.hpp        MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 //   nnp/modules/rnn.hpp            RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
+//   nnp/modules/transformer.hpp    MultiheadAttention, Transformer(Encoder|Decoder)(Layer), Transformer
 //   nnp/modules/loss.hpp           MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss
 // nnp/module_holder.hpp says how a plugin writes holders for its own layers.
 #pragma once
@@ -17,3 +18,4 @@
 #include <nnp/modules/normalization.hpp>
 #include <nnp/modules/pooling.hpp>
 #include <nnp/modules/rnn.hpp>
+#include <nnp/modules/transformer.hpp>

@@ -29,6 +29,22 @@ struct LinearImpl : Layer {
 };
 NNP_MODULE(Linear);
 
+// MultiheadAttention's out_proj: a Linear under the name PyTorch gives it.
+struct NonDynamicallyQuantizableLinearImpl : Layer {
+  NonDynamicallyQuantizableLinearImpl(int64_t in_features, int64_t out_features)
+      : NonDynamicallyQuantizableLinearImpl(LinearOptions(in_features, out_features)) {}
+  explicit NonDynamicallyQuantizableLinearImpl(const LinearOptions& o)
+      : Layer("nn.NonDynamicallyQuantizableLinear",
+              Attrs().set("in_features", o.in_features()).set("out_features", o.out_features()).set("bias", o.bias())),
+        options(o),
+        weight(tensor_named("weight")),
+        bias(tensor_named("bias")) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  LinearOptions options;
+  Tensor weight, bias;
+};
+NNP_MODULE(NonDynamicallyQuantizableLinear);
+
 struct IdentityImpl : Layer {
   IdentityImpl() : Layer("nn.Identity", Attrs()) {}
   Tensor forward(const Tensor& x) { return call({x}); }
