@@ -97,4 +97,19 @@ x = leaf([3, 4], 40); labels = (values([3, 4], 48) > 0).double()
 add("multilabel_soft_margin_loss", x, F.multilabel_soft_margin_loss(x * 3, labels, weight=values([4], 49).abs()))
 x = leaf([6], 50); add("margin_ranking_loss", x, F.margin_ranking_loss(x, values([6], 51), torch.sign(values([6], 52) + 0.01), margin=0.3))
 
+# scaled_dot_product_attention as PyTorch 2 defines it (1.13 has no public
+# one): softmax(q k^T * scale + mask) v, a boolean mask true where allowed.
+def sdpa(q, k, v, mask=None, causal=False, scale=None):
+    scores = q @ k.transpose(-2, -1) * (scale if scale is not None else q.size(-1) ** -0.5)
+    if causal:
+        mask = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    return torch.softmax(scores, -1) @ v
+x = leaf([2, 3, 4], 60); add("sdpa", x, sdpa(x, values([2, 5, 4], 61), values([2, 5, 3], 62)))
+x = leaf([2, 4, 4], 60); add("sdpa_causal", x, sdpa(x, values([2, 4, 4], 61), values([2, 4, 3], 62), causal=True))
+x = leaf([2, 3, 4], 60); allowed = values([3, 5], 63) > -2
+add("sdpa_bool_mask_scale", x, sdpa(x, values([2, 5, 4], 61), values([2, 5, 3], 62), mask=allowed, scale=0.3))
+x = leaf([2, 3, 4], 60); add("sdpa_float_mask", x, sdpa(x, values([2, 5, 4], 61), values([2, 5, 3], 62), mask=values([2, 3, 5], 64)))
+
 c.emit("functional_fixtures.py")

@@ -266,6 +266,24 @@ std::map<std::string, Case> cases() {
     return F::margin_ranking_loss(x, values({6}, 51), (values({6}, 52) + 0.01).sign(),
                                   F::MarginRankingLossFuncOptions().margin(0.3));
   });
+  auto sdpa = [&](const char* name, const Shape& q_shape, int64_t source,
+                  std::function<F::ScaledDotProductAttentionFuncOptions()> options) {
+    c[name] = [=] {
+      Tensor q = leaf(q_shape, 60);
+      return std::pair{
+          q, F::scaled_dot_product_attention(q, values({2, source, 4}, 61), values({2, source, 3}, 62), options())};
+    };
+  };
+  sdpa("sdpa", {2, 3, 4}, 5, [] { return F::ScaledDotProductAttentionFuncOptions(); });
+  sdpa("sdpa_causal", {2, 4, 4}, 4, [] { return F::ScaledDotProductAttentionFuncOptions().is_causal(true); });
+  sdpa("sdpa_bool_mask_scale", {2, 3, 4}, 5, [] {
+    return F::ScaledDotProductAttentionFuncOptions()
+        .attn_mask(values({3, 5}, 63).gt(values({}, 0).scalar_like(-2.0)))
+        .scale(0.3);
+  });
+  sdpa("sdpa_float_mask", {2, 3, 4}, 5, [] {
+    return F::ScaledDotProductAttentionFuncOptions().attn_mask(values({2, 3, 5}, 64));
+  });
   return c;
 }
 
