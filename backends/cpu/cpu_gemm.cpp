@@ -121,16 +121,26 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
       const T* pa = static_cast<const T*>(a->data);
       const T* pb = static_cast<const T*>(b->data);
       T* pc = static_cast<T*>(out->data);  // contiguous, allocated by the core
-      for (int64_t batch = 0; batch < batches; ++batch) {
-        int64_t oa = 0, ob = 0, rest = batch;
-        for (int32_t i = nb - 1; i >= 0; --i) {
-          int64_t idx = rest % out->shape[i];
-          rest /= out->shape[i];
-          oa += idx * a->strides[i];
-          ob += idx * b->strides[i];
+      auto products = [&](int64_t first, int64_t last) {
+        for (int64_t batch = first; batch < last; ++batch) {
+          int64_t oa = 0, ob = 0, rest = batch;
+          for (int32_t i = nb - 1; i >= 0; --i) {
+            int64_t idx = rest % out->shape[i];
+            rest /= out->shape[i];
+            oa += idx * a->strides[i];
+            ob += idx * b->strides[i];
+          }
+          gemm_one<T>(pa + oa, pb + ob, pc + batch * m * n, m, n, k, *a, *b, nb);
         }
-        gemm_one<T>(pa + oa, pb + ob, pc + batch * m * n, m, n, k, *a, *b, nb);
-      }
+      };
+      // OpenBLAS threads one product only from m*n*k = 262144 (its SMP
+      // threshold) up; a batch of smaller ones (attention's heads) is spread
+      // over the pool instead, one product per task, so nothing nests.
+      const int64_t work = m * n * k;
+      if (batches > 1 && work < 262144)
+        parallel_for(batches, work, products);
+      else
+        products(0, batches);
       return NNP_OK;
     }
   });

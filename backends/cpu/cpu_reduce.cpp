@@ -59,6 +59,33 @@ void walk_reduced(const ReducedDims& r, int64_t base, Visit&& visit) {
   }
 }
 
+// The sum of n contiguous elements in double, with independent accumulators
+// so the adds pipeline (and vectorise) instead of waiting on each other.
+template <typename T>
+double contiguous_sum(const T* data, int64_t n) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) acc[j] += static_cast<double>(Traits<T>::load(data[i + j]));
+  for (; i < n; ++i) acc[0] += static_cast<double>(Traits<T>::load(data[i]));
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+template <typename T>
+double contiguous_squared_deviations(const T* data, int64_t n, double mean) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) {
+      const double d = static_cast<double>(Traits<T>::load(data[i + j])) - mean;
+      acc[j] += d * d;
+    }
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(Traits<T>::load(data[i])) - mean;
+    acc[0] += d * d;
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 // Sums of the columns of a matrix (a bias gradient: x is [C, N] with strides
 // [1, C]). Walking each output's reduced dimension would jump C elements per
 // step; adding whole rows into a block of accumulators reads memory in order.
@@ -116,16 +143,23 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
       }
       if (op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN || op == NNP_REDUCE_VAR) {
         if constexpr (is_floating_v<T>) {
+          const bool contiguous = r.ndim == 1 && r.strides[0] == 1;
           double sum = 0;
-          walk_reduced(r, base, [&](int64_t at, int64_t) { sum += static_cast<double>(Tr::load(data[at])); });
+          if (contiguous)
+            sum = contiguous_sum(data + base, r.count);
+          else
+            walk_reduced(r, base, [&](int64_t at, int64_t) { sum += static_cast<double>(Tr::load(data[at])); });
           double mean = sum / static_cast<double>(r.count);
           double result = op == NNP_REDUCE_SUM ? sum : mean;
           if (op == NNP_REDUCE_VAR) {
             double squares = 0;
-            walk_reduced(r, base, [&](int64_t at, int64_t) {
-              double d = static_cast<double>(Tr::load(data[at])) - mean;
-              squares += d * d;
-            });
+            if (contiguous)
+              squares = contiguous_squared_deviations(data + base, r.count, mean);
+            else
+              walk_reduced(r, base, [&](int64_t at, int64_t) {
+                double d = static_cast<double>(Tr::load(data[at])) - mean;
+                squares += d * d;
+              });
             double denominator = static_cast<double>(r.count) - correction;
             result = squares / (denominator > 0 ? denominator : 0.0);
           }

@@ -28,6 +28,19 @@ TensorRef product_like(const Tensor& like, const TensorRef& lhs, const TensorRef
 }  // namespace
 
 TensorRef matmul(const Tensor& a, const Tensor& b) {
+  // [..., n, k] @ [k, m] (a Linear on a sequence) is one [(...) * n, k]
+  // product, as PyTorch folds it: one GEMM forward, and a weight gradient
+  // that is one GEMM rather than a product per batch summed afterwards.
+  if (a.shape.ndim > 2 && b.shape.ndim == 2 && a.shape[a.shape.ndim - 1] == b.shape[0]) {
+    const int64_t k = a.shape[a.shape.ndim - 1];
+    int64_t rows = 1;
+    for (int32_t i = 0; i + 1 < a.shape.ndim; ++i) rows *= a.shape[i];
+    const int64_t flat[2] = {rows, k};
+    TensorRef product = matmul(*reshape(a, flat, 2), b);
+    Dims out_shape = a.shape;
+    out_shape.d[out_shape.ndim - 1] = b.shape[1];
+    return reshape(*product, out_shape.d, out_shape.ndim);
+  }
   if (!should_record({&a, &b})) return core::matmul(a, b);
   if (a.shape.ndim == 1 && b.shape.ndim >= 1) {
     TensorRef a2 = unsqueeze(a, 0);

@@ -29,9 +29,8 @@ void W2b_libtorch(benchmark::State& state) {
 }
 BENCHMARK(W2b_libtorch)->Name("W2b/libtorch");
 
-template <typename Net>
-void torch_steps(benchmark::State& state, Net& net, const torch::Tensor& x, const torch::Tensor& y) {
-  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+template <typename Net, typename Optimizer>
+void torch_steps(benchmark::State& state, Net& net, const torch::Tensor& x, const torch::Tensor& y, Optimizer& opt) {
   auto step = [&] {
     opt.zero_grad();
     torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
@@ -40,6 +39,11 @@ void torch_steps(benchmark::State& state, Net& net, const torch::Tensor& x, cons
   };
   for (int i = 0; i < 10; ++i) step();
   for (auto _ : state) step();
+}
+template <typename Net>
+void torch_steps(benchmark::State& state, Net& net, const torch::Tensor& x, const torch::Tensor& y) {
+  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  torch_steps(state, net, x, y, opt);
 }
 
 void W1_libtorch(benchmark::State& state) {
@@ -56,6 +60,27 @@ void W3_libtorch(benchmark::State& state) {
   torch_steps(state, net, torch::randn({32, 1, 28, 28}), torch::randint(0, 10, {32}));
 }
 BENCHMARK(W3_libtorch)->Name("W3/libtorch")->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+// W7: libtorch 1.13's encoder layer has no batch_first, so the batch goes in
+// sequence-first ([64, 32, 128]): the same work.
+struct W7Impl : torch::nn::Module {
+  torch::nn::TransformerEncoder encoder{nullptr};
+  torch::nn::Linear head{nullptr};
+  W7Impl() {
+    auto layer = torch::nn::TransformerEncoderLayerOptions(128, 4).dim_feedforward(512).dropout(0.1);
+    encoder = register_module("encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(layer, 2)));
+    head = register_module("head", torch::nn::Linear(128, 10));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return head(encoder(x).mean(0)); }
+};
+TORCH_MODULE(W7);
+
+void W7_libtorch(benchmark::State& state) {
+  W7 net;
+  torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-3));
+  torch_steps(state, net, torch::randn({64, 32, 128}), torch::randint(0, 10, {32}), opt);
+}
+BENCHMARK(W7_libtorch)->Name("W7/libtorch")->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 void W4_libtorch(benchmark::State& state) {
   torch::NoGradGuard no_grad;

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.25");
   print_ratio(reporter, "W2b", "W2b/nnplug", "W2b/libtorch", false, "<= 0.30; forward and backward per op", 100);
   print_ratio(reporter, "W3", "W3/nnplug", "W3/libtorch", false, "<= 1.0; time per training step");
+  print_ratio(reporter, "W7", "W7/nnplug", "W7/libtorch", false, "<= 0.80; time per training step");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.95");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/libtorch", true, "informative");
   // On a GPU (cuda:0), in nnp_gpu_bench. PyTorch for CUDA is not in Debian

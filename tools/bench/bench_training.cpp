@@ -1,4 +1,5 @@
-// W1 (MLP training step) and W3 (CNN training step) for nnplug
+// W1 (MLP training step), W3 (CNN training step) and W7 (Transformer
+// training step) for nnplug
 // (../shared/WORKLOADS.md): zero_grad + forward + loss + backward + step.
 #include <benchmark/benchmark.h>
 
@@ -26,5 +27,25 @@ void W3_nnplug(benchmark::State& state) {
   run_steps(state, net, nnp::randn({32, 1, 28, 28}), nnp::randint(0, 10, {32}));
 }
 BENCHMARK(W3_nnplug)->Name("W3/nnplug")->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+// W7's model: two encoder layers, the mean over the sequence, a classifier.
+struct W7Model : nnp::nn::Module {
+  nnp::nn::ModuleHandle encoder, head;
+  W7Model() : Module("W7") {
+    const auto layer =
+        nnp::nn::TransformerEncoderLayerOptions(128, 4).dim_feedforward(512).dropout(0.1).batch_first(true);
+    encoder = register_module("encoder", nnp::nn::TransformerEncoder(nnp::nn::TransformerEncoderOptions(layer, 2)));
+    head = register_module("head", nnp::nn::Linear(128, 10));
+  }
+  nnp::Tensor forward(const nnp::Tensor& x) override { return head(encoder(x).mean({1})); }
+};
+
+void W7_nnplug(benchmark::State& state) {
+  auto model = nnp::nn::make<W7Model>();
+  nnp::nn::ModuleHandle net(model);
+  run_steps(state, net, nnp::randn({32, 64, 128}), nnp::randint(0, 10, {32}),
+            nnp::optim::Optimizer("AdamW", net.parameters(), std::move(nnp::nn::Attrs().set("lr", 1e-3))));
+}
+BENCHMARK(W7_nnplug)->Name("W7/nnplug")->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace

@@ -56,7 +56,7 @@ class ExpandingArray {
   std::array<int64_t, D> values_{};
 };
 
-// Reductions of a loss, and padding modes, by libtorch's names. Options hold
+// Reductions of a loss, padding modes and nonlinearities, by libtorch's names. Options hold
 // them as the strings model specs use, so "sum" and nnp::kSum are the same.
 inline constexpr const char* kNone = "none";
 inline constexpr const char* kMean = "mean";
@@ -66,5 +66,9 @@ inline constexpr const char* kReflect = "reflect";
 inline constexpr const char* kReplicate = "replicate";
 inline constexpr const char* kCircular = "circular";
 inline constexpr const char* kZeros = "zeros";
+// Nonlinearities of the recurrent and Transformer layers.
+inline constexpr const char* kTanh = "tanh";
+inline constexpr const char* kReLU = "relu";
+inline constexpr const char* kGELU = "gelu";
 
 }  // namespace nnp

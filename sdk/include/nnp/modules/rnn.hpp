@@ -13,11 +13,6 @@
 #include <string>
 #include <tuple>
 
-namespace nnp {
-inline constexpr const char* kTanh = "tanh";
-inline constexpr const char* kReLU = "relu";
-}  // namespace nnp
-
 namespace nnp::nn {
 
 namespace detail {

@@ -16,10 +16,6 @@
 #include <string>
 #include <tuple>
 
-namespace nnp {
-inline constexpr const char* kGELU = "gelu";
-}  // namespace nnp
-
 namespace nnp::nn {
 
 struct MultiheadAttentionOptions {
