@@ -206,6 +206,23 @@ std::vector<Case> cases() {
     y.narrow(1, 1, 2).sigmoid_();
     return stale * y.narrow(0, 1, 2);
   });
+  add("CrossMapLRN2d (PyTorch's own backward fails this check)", {leaf({2, 5, 2, 2})},
+      [](const std::vector<Tensor>& in) {
+        return nn::create_layer("nn.CrossMapLRN2d", nn::Attrs().set("size", 3).set("alpha", 0.2).set("k", 1.5))(in[0]);
+      });
+  add("local_response_norm, group_norm", {leaf({2, 4, 3}), leaf({4})}, [](const std::vector<Tensor>& in) {
+    return F::local_response_norm(in[0], F::LocalResponseNormFuncOptions(3).alpha(0.3)) +
+           F::group_norm(in[0], F::GroupNormFuncOptions(2).weight(in[1]));
+  });
+  add("bilinear", {leaf({2, 3}), leaf({2, 2}), leaf({2, 3, 2})},
+      [](const std::vector<Tensor>& in) { return F::bilinear(in[0], in[1], in[2]); });
+  add("multi_head_attention_forward", {leaf({3, 2, 4}), leaf({12, 4}), leaf({4, 4})},
+      [](const std::vector<Tensor>& in) {
+        return std::get<0>(F::multi_head_attention_forward(
+            in[0], in[0], in[0],
+            F::MultiheadAttentionForwardFuncOptions(4, 2, in[1], Tensor(), Tensor(), Tensor(), false, 0.0, in[2],
+                                                    Tensor())));
+      });
   add("composite: softmax(x @ w + b)", {leaf({2, 3}), leaf({3, 4}), leaf({4})},
       [](const std::vector<Tensor>& in) { return (in[0].matmul(in[1]) + in[2]).tanh().softmax(1).log(); });
   return all;

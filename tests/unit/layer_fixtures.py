@@ -46,10 +46,11 @@ def state_pair(args):  # (input, h, c) as PyTorch's LSTM takes it: (input, (h, c
     return args if len(args) < 3 else [args[0], (args[1], args[2])]
 
 
-def case(name, spec, module, args, training=False, pack=as_called):
+def case(name, spec, module, args, training=False, pack=as_called, gradients=True):
     """spec: the nnplug model spec of the same layer; args: the arguments of
     nnplug's call (tensors, None, bool, int, float, str); pack: PyTorch's
-    call from them, where it nests."""
+    call from them, where it nests; gradients=False where PyTorch's backward
+    is not its forward's derivative (then only results are compared)."""
     torch.manual_seed(len(name))
     module.train(training)
     tensors, arg_meta = {}, []
@@ -73,10 +74,10 @@ def case(name, spec, module, args, training=False, pack=as_called):
         if o is not None:
             tensors["out.%d" % j] = o.detach()
     for i, a in enumerate(args):
-        if isinstance(a, torch.Tensor) and a.grad is not None:
+        if gradients and isinstance(a, torch.Tensor) and a.grad is not None:
             tensors["grad.in.%d" % i] = a.grad
     for k, p in module.named_parameters():
-        if p.grad is not None:
+        if gradients and p.grad is not None:
             tensors["grad.param." + k] = p.grad
     meta = {"spec": json.dumps(spec), "args": json.dumps(arg_meta), "training": json.dumps(training),
             "state_keys": json.dumps(list(state.keys())), "outputs": str(len(outs))}
@@ -183,6 +184,94 @@ def main():
     case("transformer", dict(type="nn.Transformer", num_encoder_layers=2, num_decoder_layers=1, **settings()),
          nn.Transformer(num_encoder_layers=2, num_decoder_layers=1, **settings()),
          [src, tgt, None, nn.Transformer.generate_square_subsequent_mask(4)], training=True)
+
+    # Padding (CircularPad and ZeroPad1d/3d are PyTorch 2's: F.pad is their definition).
+    class Pad(nn.Module):
+        def __init__(self, padding, mode):
+            super().__init__()
+            self.padding, self.mode = padding, mode
+        def forward(self, x):
+            return torch.nn.functional.pad(x, self.padding, mode=self.mode)
+    x1, x2, x3 = values([2, 3, 5], 70), values([2, 3, 4, 5], 71), values([1, 2, 3, 4, 5], 72)
+    case("reflection_pad1d", {"type": "nn.ReflectionPad1d", "padding": [2, 1]}, nn.ReflectionPad1d((2, 1)), [x1])
+    case("reflection_pad2d", {"type": "nn.ReflectionPad2d", "padding": 2}, nn.ReflectionPad2d(2), [x2])
+    case("reflection_pad3d_unbatched", {"type": "nn.ReflectionPad3d", "padding": [1, 0, 2, 1, 1, 1]},
+         nn.ReflectionPad3d((1, 0, 2, 1, 1, 1)), [x3[0]])
+    case("replication_pad1d", {"type": "nn.ReplicationPad1d", "padding": 3}, nn.ReplicationPad1d(3), [x1])
+    case("replication_pad2d", {"type": "nn.ReplicationPad2d", "padding": [1, 2, 0, 3]},
+         nn.ReplicationPad2d((1, 2, 0, 3)), [x2])
+    case("replication_pad3d", {"type": "nn.ReplicationPad3d", "padding": 1}, nn.ReplicationPad3d(1), [x3])
+    case("circular_pad1d", {"type": "nn.CircularPad1d", "padding": [2, 1]}, Pad((2, 1), "circular"), [x1])
+    case("circular_pad2d", {"type": "nn.CircularPad2d", "padding": 1}, Pad((1, 1, 1, 1), "circular"), [x2])
+    case("circular_pad3d", {"type": "nn.CircularPad3d", "padding": [1, 0, 0, 2, 1, 1]},
+         Pad((1, 0, 0, 2, 1, 1), "circular"), [x3])
+    case("zero_pad1d", {"type": "nn.ZeroPad1d", "padding": 2}, Pad((2, 2), "constant"), [x1])
+    case("zero_pad2d", {"type": "nn.ZeroPad2d", "padding": [1, 0, 2, -1]}, nn.ZeroPad2d((1, 0, 2, -1)), [x2])
+    case("zero_pad3d", {"type": "nn.ZeroPad3d", "padding": 1}, Pad((1,) * 6, "constant"), [x3])
+    case("constant_pad1d", {"type": "nn.ConstantPad1d", "padding": [1, 2], "value": 3.5}, nn.ConstantPad1d((1, 2), 3.5),
+         [x1])
+    case("constant_pad2d", {"type": "nn.ConstantPad2d", "padding": 1, "value": -1.0}, nn.ConstantPad2d(1, -1.0), [x2])
+    case("constant_pad3d", {"type": "nn.ConstantPad3d", "padding": [0, 1, 1, 0, 2, 0], "value": 0.5},
+         nn.ConstantPad3d((0, 1, 1, 0, 2, 0), 0.5), [x3])
+
+    # Rearrangements, distances, Bilinear.
+    case("pixel_shuffle", {"type": "nn.PixelShuffle", "upscale_factor": 2}, nn.PixelShuffle(2), [values([2, 8, 2, 3], 73)])
+    case("pixel_unshuffle", {"type": "nn.PixelUnshuffle", "downscale_factor": 2}, nn.PixelUnshuffle(2),
+         [values([2, 3, 4, 6], 74)])
+    class Shuffle(nn.Module):  # 1.13's ChannelShuffle has no backward; the same rearrangement has
+        def forward(self, x):
+            out = x.reshape(2, 3, 2, 2, 2).transpose(1, 2).reshape(x.shape)
+            assert torch.equal(out, nn.ChannelShuffle(3)(x.detach()))
+            return out
+    case("channel_shuffle", {"type": "nn.ChannelShuffle", "groups": 3}, Shuffle(), [values([2, 6, 2, 2], 75)])
+    case("cosine_similarity", {"type": "nn.CosineSimilarity", "dim": 2}, nn.CosineSimilarity(dim=2),
+         [values([2, 3, 4], 76), values([2, 3, 4], 77)])
+    case("cosine_similarity_broadcast", {"type": "nn.CosineSimilarity"}, nn.CosineSimilarity(),
+         [values([3, 4], 78), values([1, 4], 79)])
+    case("pairwise_distance", {"type": "nn.PairwiseDistance"}, nn.PairwiseDistance(),
+         [values([3, 4], 80), values([3, 4], 81)])
+    case("pairwise_distance_p1_keepdim", {"type": "nn.PairwiseDistance", "p": 1.0, "keepdim": True},
+         nn.PairwiseDistance(p=1.0, keepdim=True), [values([3, 4], 80), values([3, 4], 81)])
+    case("pairwise_distance_p3", {"type": "nn.PairwiseDistance", "p": 3.0, "eps": 0.0},
+         nn.PairwiseDistance(p=3.0, eps=0.0), [values([3, 4], 80), values([3, 4], 81)])
+    case("bilinear", {"type": "nn.Bilinear", "in1_features": 3, "in2_features": 4, "out_features": 5},
+         nn.Bilinear(3, 4, 5), [values([2, 3], 82), values([2, 4], 83)])
+    case("bilinear_no_bias_leading", {"type": "nn.Bilinear", "in1_features": 3, "in2_features": 2, "out_features": 2,
+                                      "bias": False},
+         nn.Bilinear(3, 2, 2, bias=False), [values([2, 2, 3], 84), values([2, 2, 2], 85)])
+
+    # Normalization.
+    def randomize(m):  # affine parameters and running statistics away from 1 and 0
+        with torch.no_grad():
+            for k, t in m.state_dict().items():
+                if t.dtype.is_floating_point:
+                    t.copy_(values(list(t.shape), len(k)).abs() / 2 + 0.25)
+        return m
+    case("batch_norm3d", {"type": "nn.BatchNorm3d", "num_features": 2}, randomize(nn.BatchNorm3d(2)),
+         [values([2, 2, 2, 3, 2], 86)], training=True)
+    case("group_norm", {"type": "nn.GroupNorm", "num_groups": 2, "num_channels": 4}, randomize(nn.GroupNorm(2, 4)),
+         [values([2, 4, 3], 87)])
+    case("group_norm_no_affine", {"type": "nn.GroupNorm", "num_groups": 3, "num_channels": 3, "affine": False},
+         nn.GroupNorm(3, 3, affine=False), [values([2, 3, 2, 2], 88)])
+    case("instance_norm1d", {"type": "nn.InstanceNorm1d", "num_features": 3}, nn.InstanceNorm1d(3),
+         [values([2, 3, 5], 89)])
+    case("instance_norm2d_affine_tracking",
+         {"type": "nn.InstanceNorm2d", "num_features": 3, "affine": True, "track_running_stats": True},
+         randomize(nn.InstanceNorm2d(3, affine=True, track_running_stats=True)), [values([2, 3, 2, 3], 90)],
+         training=True)
+    case("instance_norm2d_eval_running",
+         {"type": "nn.InstanceNorm2d", "num_features": 3, "track_running_stats": True},
+         randomize(nn.InstanceNorm2d(3, track_running_stats=True)), [values([2, 3, 2, 3], 91)])
+    case("instance_norm3d_unbatched", {"type": "nn.InstanceNorm3d", "num_features": 2}, nn.InstanceNorm3d(2),
+         [values([2, 2, 3, 2], 92)])
+    case("local_response_norm", {"type": "nn.LocalResponseNorm", "size": 3, "alpha": 0.1, "k": 2.0},
+         nn.LocalResponseNorm(3, alpha=0.1, k=2.0), [values([2, 5, 3], 93)])
+    case("local_response_norm_4d_even", {"type": "nn.LocalResponseNorm", "size": 2, "beta": 0.5},
+         nn.LocalResponseNorm(2, beta=0.5), [values([2, 4, 2, 3], 94)])
+    # CrossMapLRN2d's hand-written backward fails PyTorch's own gradcheck;
+    # nnplug differentiates the forward (gradcheck_test checks it).
+    case("cross_map_lrn2d", {"type": "nn.CrossMapLRN2d", "size": 3, "alpha": 0.2, "k": 1.5},
+         nn.CrossMapLRN2d(3, alpha=0.2, k=1.5), [values([2, 6, 2, 2], 95)], gradients=False)
 
 
 if __name__ == "__main__":

@@ -354,3 +354,89 @@ TEST(Layers, LoadStateDictConvertsFloatingDtypes) {
   expect_error([&] { linear.load_state_dict(state); }, NNP_DTYPE_MISMATCH, {"bias", "i64"});
   EXPECT_EQ(linear.get_parameter("bias").to_vector<float>(), (std::vector<float>{static_cast<float>(1.0 / 3)}));
 }
+
+TEST(Layers, PaddingNormalizationAndShapeLayersPrintAsPyTorchs) {
+  namespace nn = nnp::nn;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {nn::ReflectionPad1d(2)->repr(), "ReflectionPad1d((2, 2))"},
+      {nn::ReflectionPad2d(nn::ReflectionPad2dOptions({1, 2, 0, 1}))->repr(), "ReflectionPad2d((1, 2, 0, 1))"},
+      {nn::ReplicationPad3d(1)->repr(), "ReplicationPad3d((1, 1, 1, 1, 1, 1))"},
+      {nn::ZeroPad2d(2)->repr(), "ZeroPad2d((2, 2, 2, 2))"},
+      {nn::ConstantPad1d(nn::ConstantPad1dOptions({1, 2}, 3.5))->repr(), "ConstantPad1d(padding=(1, 2), value=3.5)"},
+      {nn::ConstantPad3d(nn::ConstantPad3dOptions(1, 0.0))->repr(),
+       "ConstantPad3d(padding=(1, 1, 1, 1, 1, 1), value=0.0)"},
+      {nn::Dropout2d(0.3)->repr(), "Dropout2d(p=0.3, inplace=False)"},
+      {nn::AlphaDropout()->repr(), "AlphaDropout(p=0.5, inplace=False)"},
+      {nn::FeatureAlphaDropout(0.2)->repr(), "FeatureAlphaDropout(p=0.2, inplace=False)"},
+      {nn::Dropout1d()->repr(), "Dropout1d(p=0.5, inplace=False)"},
+      {nn::PixelShuffle(2)->repr(), "PixelShuffle(upscale_factor=2)"},
+      {nn::PixelUnshuffle(3)->repr(), "PixelUnshuffle(downscale_factor=3)"},
+      {nn::ChannelShuffle(2)->repr(), "ChannelShuffle(groups=2)"},
+      {nn::CosineSimilarity()->repr(), "CosineSimilarity()"},
+      {nn::PairwiseDistance()->repr(), "PairwiseDistance()"},
+      {nn::Bilinear(3, 4, 5)->repr(), "Bilinear(in1_features=3, in2_features=4, out_features=5, bias=True)"},
+      {nn::GroupNorm(2, 4)->repr(), "GroupNorm(2, 4, eps=1e-05, affine=True)"},
+      {nn::InstanceNorm1d(3)->repr(),
+       "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)"},
+      {nn::InstanceNorm2d(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))->repr(),
+       "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"},
+      {nn::BatchNorm3d(3)->repr(), "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"},
+      {nn::LocalResponseNorm(3)->repr(), "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=1.0)"},
+      {nn::CrossMapLRN2d(3)->repr(), "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"},
+  };
+  for (const auto& [got, want] : cases) EXPECT_EQ(got, want);
+  // PyTorch's state-dict keys where a layer has state.
+  EXPECT_EQ(
+      names(nn::InstanceNorm2d(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))->state_dict()),
+      (std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}));
+  EXPECT_TRUE(nn::InstanceNorm1d(3)->state_dict().empty());
+  expect_error([] { nn::GroupNorm(3, 4); }, NNP_INVALID_ARGUMENT, {"num_channels must be divisible by num_groups"});
+  expect_error(
+      [] {
+        nn::ReflectionPad2d(nn::ReflectionPad2dOptions({1, 2, 3}));
+      },
+      NNP_INVALID_ARGUMENT, {"ReflectionPad2d", "one value or 4"});
+  expect_error([] { nn::ReflectionPad1d(3)(randn({1, 2, 3})); }, NNP_INVALID_ARGUMENT, {"reflect padding"});
+  expect_error([] { nn::ReplicationPad2d(1)(randn({2, 3})); }, NNP_SHAPE_MISMATCH, {"3-D or 4-D"});
+}
+
+TEST(Layers, ChannelDropoutsZeroWholeChannelsAndAlphaDropoutKeepsTheMoments) {
+  namespace nn = nnp::nn;
+  manual_seed(21);
+  Tensor x = ones({8, 16, 5, 5});
+  Tensor y = nn::Dropout2d(0.5)(x);
+  // Each channel is either all zero or all 2.
+  Tensor per_channel_max = y.amax({2, 3}), per_channel_min = y.amin({2, 3});
+  expect_near(per_channel_max.to_vector<float>(), per_channel_min.to_vector<float>());
+  const double zeroed = per_channel_max.eq(zeros({})).to(Dtype::f32).mean().item<float>();
+  EXPECT_GT(zeroed, 0.3);
+  EXPECT_LT(zeroed, 0.7);
+  EXPECT_NEAR(y.amax().item<float>(), 2.0f, 1e-6f);
+  nn::Dropout3d eval_mode(0.5);
+  eval_mode->eval();
+  Tensor v = randn({2, 3, 2, 2, 2});
+  EXPECT_EQ(eval_mode(v).to_vector<float>(), v.to_vector<float>());
+  // inplace: the input holds the result.
+  Tensor w = ones({4, 6, 3});
+  Tensor same = nn::Dropout1d(nn::Dropout1dOptions(0.5).inplace(true))(w);
+  EXPECT_EQ(w.to_vector<float>(), same.to_vector<float>());
+  // Alpha dropout of standard normals keeps mean 0 and variance 1.
+  Tensor z = randn({200000});
+  Tensor a = nn::AlphaDropout(0.3)(z);
+  EXPECT_NEAR(a.mean().item<float>(), 0.0, 0.02);
+  EXPECT_NEAR(a.var().item<float>(), 1.0, 0.03);
+  // The dropped ones all take alpha' * a * (p - 1), a = ((alpha'^2 p + 1)(1 - p))^-1/2.
+  auto dropped_value = [](double p) {
+    const double alpha = 1.7580993408473766, scale = 1.0 / std::sqrt((alpha * alpha * p + 1) * (1 - p));
+    return static_cast<float>(alpha * scale * (p - 1));
+  };
+  auto is_dropped = [](const Tensor& t, float value) { return (t - value).abs().lt(full({}, 1e-5)); };
+  EXPECT_NEAR(is_dropped(a, dropped_value(0.3)).to(Dtype::f32).mean().item<float>(), 0.3, 0.01);
+  // Feature alpha dropout drops whole channels.
+  Tensor f = nn::FeatureAlphaDropout(0.5)(randn({4, 8, 10}));
+  Tensor channel_dropped = is_dropped(f, dropped_value(0.5)).to(Dtype::f32).mean({2});
+  for (float share : channel_dropped.to_vector<float>()) EXPECT_TRUE(share == 0.0f || share == 1.0f) << share;
+  EXPECT_GT(channel_dropped.sum().item<float>(), 4.0f);
+  expect_error([] { nn::Dropout2d(1.5); }, NNP_INVALID_ARGUMENT, {"between 0 and 1"});
+  expect_error([] { nn::Dropout2d(0.5)(randn({2, 3})); }, NNP_SHAPE_MISMATCH, {"dropout2d", "3-D", "4-D"});
+}

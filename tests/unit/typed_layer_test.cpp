@@ -82,6 +82,68 @@ std::map<std::string, Twin> twins() {
                                                 .set("num_decoder_layers", 1)
                                                 .set("dim_feedforward", 16));
                          }};
+  auto padding = [](std::vector<int64_t> p) { return [p] { return std::move(nn::Attrs().set("padding", p)); }; };
+  t["nn.ReflectionPad1d"] = {[] { return nn::ReflectionPad1d(2); }, padding({2})};
+  t["nn.ReflectionPad2d"] = {[] {
+                               return nn::ReflectionPad2d(nn::ReflectionPad2dOptions({1, 2, 0, 1}));
+                             },
+                             padding({1, 2, 0, 1})};
+  t["nn.ReflectionPad3d"] = {[] { return nn::ReflectionPad3d(1); }, padding({1})};
+  t["nn.ReplicationPad1d"] = {[] {
+                                return nn::ReplicationPad1d(nn::ReplicationPad1dOptions({0, 3}));
+                              },
+                              padding({0, 3})};
+  t["nn.ReplicationPad2d"] = {[] { return nn::ReplicationPad2d(1); }, padding({1})};
+  t["nn.ReplicationPad3d"] = {[] { return nn::ReplicationPad3d(2); }, padding({2})};
+  t["nn.CircularPad1d"] = {[] { return nn::CircularPad1d(1); }, padding({1})};
+  t["nn.CircularPad2d"] = {[] {
+                             return nn::CircularPad2d(nn::CircularPad2dOptions({1, 1, 2, 2}));
+                           },
+                           padding({1, 1, 2, 2})};
+  t["nn.CircularPad3d"] = {[] { return nn::CircularPad3d(1); }, padding({1})};
+  t["nn.ZeroPad1d"] = {[] { return nn::ZeroPad1d(1); }, padding({1})};
+  t["nn.ZeroPad2d"] = {[] { return nn::ZeroPad2d(nn::ZeroPad2dOptions({1, 0, 2, -1})); }, padding({1, 0, 2, -1})};
+  t["nn.ZeroPad3d"] = {[] { return nn::ZeroPad3d(3); }, padding({3})};
+  auto constant = [](std::vector<int64_t> p) {
+    return [p] { return std::move(nn::Attrs().set("padding", p).set("value", 3.5)); };
+  };
+  t["nn.ConstantPad1d"] = {[] { return nn::ConstantPad1d(nn::ConstantPad1dOptions({1, 2}, 3.5)); }, constant({1, 2})};
+  t["nn.ConstantPad2d"] = {[] { return nn::ConstantPad2d(nn::ConstantPad2dOptions(1, 3.5)); }, constant({1})};
+  t["nn.ConstantPad3d"] = {[] { return nn::ConstantPad3d(nn::ConstantPad3dOptions(2, 3.5)); }, constant({2})};
+  auto dropout = [] { return std::move(nn::Attrs().set("p", 0.25).set("inplace", true)); };
+  t["nn.Dropout1d"] = {[] { return nn::Dropout1d(nn::Dropout1dOptions(0.25).inplace(true)); }, dropout};
+  t["nn.Dropout2d"] = {[] { return nn::Dropout2d(nn::Dropout2dOptions(0.25).inplace(true)); }, dropout};
+  t["nn.Dropout3d"] = {[] { return nn::Dropout3d(nn::Dropout3dOptions(0.25).inplace(true)); }, dropout};
+  t["nn.AlphaDropout"] = {[] { return nn::AlphaDropout(nn::AlphaDropoutOptions(0.25).inplace(true)); }, dropout};
+  t["nn.FeatureAlphaDropout"] = {
+      [] { return nn::FeatureAlphaDropout(nn::FeatureAlphaDropoutOptions(0.25).inplace(true)); }, dropout};
+  t["nn.PixelShuffle"] = {[] { return nn::PixelShuffle(2); },
+                          [] { return std::move(nn::Attrs().set("upscale_factor", 2)); }};
+  t["nn.PixelUnshuffle"] = {[] { return nn::PixelUnshuffle(3); },
+                            [] { return std::move(nn::Attrs().set("downscale_factor", 3)); }};
+  t["nn.ChannelShuffle"] = {[] { return nn::ChannelShuffle(2); },
+                            [] { return std::move(nn::Attrs().set("groups", 2)); }};
+  t["nn.CosineSimilarity"] = {[] { return nn::CosineSimilarity(nn::CosineSimilarityOptions().dim(2)); },
+                              [] { return std::move(nn::Attrs().set("dim", 2)); }};
+  t["nn.PairwiseDistance"] = {[] { return nn::PairwiseDistance(nn::PairwiseDistanceOptions().p(1).keepdim(true)); },
+                              [] { return std::move(nn::Attrs().set("p", 1.0).set("keepdim", true)); }};
+  t["nn.Bilinear"] = {
+      [] { return nn::Bilinear(nn::BilinearOptions(3, 4, 5).bias(false)); },
+      [] {
+        return std::move(
+            nn::Attrs().set("in1_features", 3).set("in2_features", 4).set("out_features", 5).set("bias", false));
+      }};
+  t["nn.BatchNorm3d"] = {[] { return nn::BatchNorm3d(3); },
+                         [] { return std::move(nn::Attrs().set("num_features", 3)); }};
+  auto instance = [] { return std::move(nn::Attrs().set("num_features", 3).set("affine", true)); };
+  t["nn.InstanceNorm1d"] = {[] { return nn::InstanceNorm1d(nn::InstanceNorm1dOptions(3).affine(true)); }, instance};
+  t["nn.InstanceNorm2d"] = {[] { return nn::InstanceNorm2d(nn::InstanceNorm2dOptions(3).affine(true)); }, instance};
+  t["nn.InstanceNorm3d"] = {[] { return nn::InstanceNorm3d(nn::InstanceNorm3dOptions(3).affine(true)); }, instance};
+  t["nn.GroupNorm"] = {[] { return nn::GroupNorm(2, 4); },
+                       [] { return std::move(nn::Attrs().set("num_groups", 2).set("num_channels", 4)); }};
+  t["nn.LocalResponseNorm"] = {[] { return nn::LocalResponseNorm(nn::LocalResponseNormOptions(3).k(2.0)); },
+                               [] { return std::move(nn::Attrs().set("size", 3).set("k", 2.0)); }};
+  t["nn.CrossMapLRN2d"] = {[] { return nn::CrossMapLRN2d(5); }, [] { return std::move(nn::Attrs().set("size", 5)); }};
   t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
   t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
   t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};

@@ -29,5 +29,9 @@ void register_conv_layers(LayerRegistry& registry);
 void register_recurrent_layers(LayerRegistry& registry);
 void register_attention_layers(LayerRegistry& registry);
 void register_transformer_layers(LayerRegistry& registry);
+void register_padding_layers(LayerRegistry& registry);
+void register_dropout_layers(LayerRegistry& registry);
+void register_vision_layers(LayerRegistry& registry);
+void register_distance_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

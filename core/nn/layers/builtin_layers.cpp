@@ -12,6 +12,10 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_recurrent_layers(registry);
   layers::register_attention_layers(registry);
   layers::register_transformer_layers(registry);
+  layers::register_padding_layers(registry);
+  layers::register_dropout_layers(registry);
+  layers::register_vision_layers(registry);
+  layers::register_distance_layers(registry);
 }
 
 }  // namespace nnp::core::nn

@@ -39,6 +39,39 @@ struct Linear : nnp::nn::Module {
   }
 };
 
+// y = x1^T W x2 + b, called with (x1, x2).
+struct Bilinear : nnp::nn::Module {
+  int64_t in1, in2, out;
+  Tensor weight, bias;
+  explicit Bilinear(const Attrs& a)
+      : Module("Bilinear"),
+        in1(a.integer("in1_features")),
+        in2(a.integer("in2_features")),
+        out(a.integer("out_features")) {
+    if (in1 <= 0 || in2 <= 0 || out < 0)
+      throw Error(NNP_INVALID_ARGUMENT, "Bilinear: in1_features and in2_features must be > 0 and out_features >= 0");
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in1));  // PyTorch's reset_parameters
+    weight = register_parameter("weight", nnp::empty({out, in1, in2}));
+    nnp::nn::init::uniform_(weight, -bound, bound);
+    if (a.boolean("bias")) {
+      bias = register_parameter("bias", nnp::empty({out}));
+      nnp::nn::init::uniform_(bias, -bound, bound);
+    } else {
+      register_parameter("bias", Tensor());
+    }
+  }
+  Tensor forward(const std::vector<Tensor>& inputs) override {
+    if (inputs.size() != 2)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "Bilinear: expects (x1, x2), got " + std::to_string(inputs.size()) + " tensors");
+    return F::bilinear(inputs[0], inputs[1], weight, bias);
+  }
+  std::string extra_repr() const override {
+    return "in1_features=" + std::to_string(in1) + ", in2_features=" + std::to_string(in2) +
+           ", out_features=" + std::to_string(out) + ", bias=" + nnp::nn::format_bool(bias.defined());
+  }
+};
+
 // PyTorch's name for the Linear inside MultiheadAttention (out_proj), which
 // quantization leaves alone; otherwise a Linear.
 struct NonDynamicallyQuantizableLinear : Linear {
@@ -133,6 +166,11 @@ void register_linear_layers(LayerRegistry& registry) {
   add_builtin<NonDynamicallyQuantizableLinear>(
       registry, "nn.NonDynamicallyQuantizableLinear",
       "a Linear that dynamic quantization skips (MultiheadAttention's out_proj)", linear);
+  add_builtin<Bilinear>(registry, "nn.Bilinear", "y = x1^T W x2 + b",
+                        {{"in1_features", NNP_ATTR_INT, true, nullptr, "size of each first input sample"},
+                         {"in2_features", NNP_ATTR_INT, true, nullptr, "size of each second input sample"},
+                         {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
+                         {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}});
   add_builtin<Identity>(registry, "nn.Identity", "returns its input", {});
   add_builtin<Flatten>(registry, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
                        {{"start_dim", NNP_ATTR_INT, false, "1", "first dimension to flatten"},

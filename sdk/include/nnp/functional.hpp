@@ -1,8 +1,12 @@
 // nnp/functional.hpp - PyTorch's torch.nn.functional in C++, as libtorch
 // spells it (`namespace F = nnp::nn::functional;`, also nnp::nn::F):
 //   nnp/functional/activation.hpp     relu, leaky_relu, gelu, silu, sigmoid, tanh, softmax, log_softmax
-//   nnp/functional/linear.hpp         linear, dropout, embedding, one_hot
-//   nnp/functional/normalization.hpp  batch_norm, layer_norm, normalize
+//   nnp/functional/linear.hpp         linear, bilinear, dropout, embedding, one_hot
+//   nnp/functional/dropout.hpp        dropout1d/2d/3d, alpha_dropout, feature_alpha_dropout
+//   nnp/functional/distance.hpp       cosine_similarity, pairwise_distance
+//   nnp/functional/vision.hpp         pixel_shuffle, pixel_unshuffle, channel_shuffle
+//   nnp/functional/normalization.hpp  batch_norm, instance_norm, group_norm, layer_norm, local_response_norm,
+//                                     normalize
 //   nnp/functional/padding.hpp        pad (constant, reflect, replicate, circular)
 //   nnp/functional/conv.hpp           conv1d, conv2d
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
@@ -14,11 +18,14 @@
 #include <nnp/functional/activation.hpp>
 #include <nnp/functional/attention.hpp>
 #include <nnp/functional/conv.hpp>
+#include <nnp/functional/distance.hpp>
+#include <nnp/functional/dropout.hpp>
 #include <nnp/functional/linear.hpp>
 #include <nnp/functional/loss.hpp>
 #include <nnp/functional/normalization.hpp>
 #include <nnp/functional/padding.hpp>
 #include <nnp/functional/pooling.hpp>
+#include <nnp/functional/vision.hpp>
 
 namespace nnp::nn {
 namespace F = functional;

@@ -135,8 +135,7 @@ struct HardsigmoidFuncOptions {
 // relu6(x + 3) / 6; the gradient is 1/6 strictly inside (-3, 3).
 inline Tensor hardsigmoid(const Tensor& x, const HardsigmoidFuncOptions& options = {}) {
   Tensor upper = where(x.ge(detail::scalar(x, 3)), detail::scalar(x, 1), (x + 3.0) / 6.0);
-  return detail::maybe_inplace(x, where(x.le(detail::scalar(x, -3)), detail::scalar(x, 0), upper),
-                               options.inplace());
+  return detail::maybe_inplace(x, where(x.le(detail::scalar(x, -3)), detail::scalar(x, 0), upper), options.inplace());
 }
 
 struct HardshrinkFuncOptions {

@@ -16,6 +16,29 @@ inline Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bi
   return bias.defined() ? y + bias : y;
 }
 
+// y = x1^T W x2 + b for each output feature: x1 [*, in1], x2 [*, in2],
+// weight [out, in1, in2], bias [out] or undefined.
+inline Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight, const Tensor& bias = {}) {
+  if (weight.ndim() != 3 || x1.ndim() < 1 || x2.ndim() != x1.ndim() || x1.size(-1) != weight.size(1) ||
+      x2.size(-1) != weight.size(2))
+    throw Error(NNP_SHAPE_MISMATCH,
+                "bilinear: expected x1 [*, " + std::to_string(weight.ndim() == 3 ? weight.size(1) : 0) +
+                    "] and x2 [*, " + std::to_string(weight.ndim() == 3 ? weight.size(2) : 0) + "] for weight " +
+                    nnp::detail::shape_text(weight.shape()) + ", got " + nnp::detail::shape_text(x1.shape()) + " and " +
+                    nnp::detail::shape_text(x2.shape()));
+  const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
+  Shape lead = x1.shape();
+  lead.pop_back();
+  // x1 [B, in1] @ W as [in1, out * in2], then each output's row dotted with x2.
+  const Tensor projected =
+      x1.reshape({-1, in1}).matmul(weight.permute({1, 0, 2}).reshape({in1, out * in2})).reshape({-1, out, in2});
+  Tensor y = (projected * x2.reshape({-1, 1, in2})).sum({2});
+  if (bias.defined()) y = y + bias;
+  Shape result = lead;
+  result.push_back(out);
+  return y.reshape(result);
+}
+
 struct DropoutFuncOptions {
   NNP_ARG(double, p) = 0.5;
   NNP_ARG(bool, training) = true;

@@ -98,6 +98,106 @@ inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& options) {
   return y;
 }
 
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT: implicit, as libtorch's
+  NNP_ARG(int64_t, num_groups);
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(Tensor, bias);
+  NNP_ARG(double, eps) = 1e-5;
+};
+
+// Normalizes [N, C, *] over each group of C / num_groups channels and the
+// trailing dimensions, then scales and shifts per channel.
+inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& options) {
+  const int64_t groups = options.num_groups();
+  if (x.ndim() < 2 || groups <= 0 || x.size(1) % groups != 0)
+    throw Error(NNP_SHAPE_MISMATCH, "group_norm: expected [N, C, *] with C divisible by num_groups = " +
+                                        std::to_string(groups) + ", got " + detail::shape_text(x.shape()));
+  const Shape shape = x.shape();
+  const Tensor grouped = x.reshape({x.size(0), groups, -1});
+  Tensor y = ((grouped - grouped.mean({2}, true)) * (grouped.var({2}, 0, true) + options.eps()).rsqrt()).reshape(shape);
+  Shape channel(shape.size(), 1);
+  channel[1] = x.size(1);
+  if (options.weight().defined()) y = y * options.weight().reshape(channel);
+  if (options.bias().defined()) y = y + options.bias().reshape(channel);
+  return y;
+}
+
+struct InstanceNormFuncOptions {
+  NNP_ARG(Tensor, running_mean);
+  NNP_ARG(Tensor, running_var);
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(Tensor, bias);
+  NNP_ARG(bool, use_input_stats) = true;
+  NNP_ARG(double, momentum) = 0.1;
+  NNP_ARG(double, eps) = 1e-5;
+};
+
+// Normalizes [N, C, *] over the trailing dimensions of each sample and
+// channel. With running statistics and use_input_stats, they move toward
+// the batch's mean over the samples, as PyTorch's (batch norm over
+// [1, N * C, *]); without use_input_stats they are used instead.
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = {}) {
+  if (x.ndim() < 3)
+    throw Error(NNP_SHAPE_MISMATCH, "instance_norm: expected [N, C, *] with at least one dimension after C, got " +
+                                        detail::shape_text(x.shape()));
+  const int64_t n = x.size(0), c = x.size(1);
+  const Tensor &rm = o.running_mean(), &rv = o.running_var();
+  Shape folded = x.shape();
+  folded[0] = 1;
+  folded[1] = n * c;
+  Tensor repeated_mean, repeated_var;
+  if (rm.defined()) repeated_mean = rm.reshape({1, c}).expand({n, c}).contiguous().reshape({n * c});
+  if (rv.defined()) repeated_var = rv.reshape({1, c}).expand({n, c}).contiguous().reshape({n * c});
+  Tensor y = batch_norm(x.reshape(folded), repeated_mean, repeated_var,
+                        BatchNormFuncOptions().training(o.use_input_stats()).momentum(o.momentum()).eps(o.eps()))
+                 .reshape(x.shape());
+  if (o.use_input_stats()) {
+    NoGradGuard no_grad;
+    if (rm.defined()) Tensor(rm).copy_(repeated_mean.reshape({n, c}).mean({0}));
+    if (rv.defined()) Tensor(rv).copy_(repeated_var.reshape({n, c}).mean({0}));
+  }
+  Shape channel(static_cast<size_t>(x.ndim()), 1);
+  channel[1] = c;
+  if (o.weight().defined()) y = y * o.weight().reshape(channel);
+  if (o.bias().defined()) y = y + o.bias().reshape(channel);
+  return y;
+}
+
+struct LocalResponseNormFuncOptions {
+  LocalResponseNormFuncOptions(int64_t size) : size_(size) {}  // NOLINT: implicit, as libtorch's
+  NNP_ARG(int64_t, size);
+  NNP_ARG(double, alpha) = 1e-4;
+  NNP_ARG(double, beta) = 0.75;
+  NNP_ARG(double, k) = 1.0;
+};
+
+// x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta,
+// the window from c - size/2 to c + (size - 1)/2, zero outside.
+inline Tensor local_response_norm(const Tensor& x, const LocalResponseNormFuncOptions& o) {
+  if (x.ndim() < 3)
+    throw Error(NNP_SHAPE_MISMATCH,
+                "local_response_norm: expected 3 or more dimensions, got " + detail::shape_text(x.shape()));
+  if (o.size() <= 0) throw Error(NNP_INVALID_ARGUMENT, "local_response_norm: size must be > 0");
+  const int64_t c = x.size(1), before = o.size() / 2, after = (o.size() - 1) / 2;
+  const Tensor squares = x * x;
+  Shape pad_shape = x.shape();
+  std::vector<Tensor> parts;
+  if (before > 0) {
+    pad_shape[1] = before;
+    parts.push_back(zeros(pad_shape, x.dtype(), x.device()));
+  }
+  parts.push_back(squares);
+  if (after > 0) {
+    pad_shape[1] = after;
+    parts.push_back(zeros(pad_shape, x.dtype(), x.device()));
+  }
+  const Tensor padded = parts.size() == 1 ? squares : cat(parts, 1);
+  Tensor window = padded.narrow(1, 0, c);
+  for (int64_t i = 1; i < o.size(); ++i) window = window + padded.narrow(1, i, c);
+  return x / (window * (o.alpha() / static_cast<double>(o.size())) + o.k()).pow(o.beta());
+}
+
 struct NormalizeFuncOptions {
   NNP_ARG(double, p) = 2.0;
   NNP_ARG(int64_t, dim) = 1;

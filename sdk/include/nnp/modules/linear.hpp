@@ -29,6 +29,31 @@ struct LinearImpl : Layer {
 };
 NNP_MODULE(Linear);
 
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  NNP_ARG(int64_t, in1_features);
+  NNP_ARG(int64_t, in2_features);
+  NNP_ARG(int64_t, out_features);
+  NNP_ARG(bool, bias) = true;
+};
+struct BilinearImpl : Layer {
+  BilinearImpl(int64_t in1, int64_t in2, int64_t out) : BilinearImpl(BilinearOptions(in1, in2, out)) {}
+  explicit BilinearImpl(const BilinearOptions& o)
+      : Layer("nn.Bilinear", Attrs()
+                                 .set("in1_features", o.in1_features())
+                                 .set("in2_features", o.in2_features())
+                                 .set("out_features", o.out_features())
+                                 .set("bias", o.bias())),
+        options(o),
+        weight(tensor_named("weight")),
+        bias(tensor_named("bias")) {}
+  Tensor forward(const Tensor& x1, const Tensor& x2) { return call({x1, x2}); }
+  BilinearOptions options;
+  Tensor weight, bias;
+};
+NNP_MODULE(Bilinear);
+
 // MultiheadAttention's out_proj: a Linear under the name PyTorch gives it.
 struct NonDynamicallyQuantizableLinearImpl : Layer {
   NonDynamicallyQuantizableLinearImpl(int64_t in_features, int64_t out_features)
