@@ -112,4 +112,8 @@ x = leaf([2, 3, 4], 60); allowed = values([3, 5], 63) > -2
 add("sdpa_bool_mask_scale", x, sdpa(x, values([2, 5, 4], 61), values([2, 5, 3], 62), mask=allowed, scale=0.3))
 x = leaf([2, 3, 4], 60); add("sdpa_float_mask", x, sdpa(x, values([2, 5, 4], 61), values([2, 5, 3], 62), mask=values([2, 3, 5], 64)))
 
+# CTC through log_softmax (PyTorch's backward assumes one).
+x = leaf([6, 2, 4], 115); add("ctc_loss", x, F.ctc_loss(torch.log_softmax(x, 2), torch.tensor([[1, 2, 2], [3, 1, 0]]), torch.tensor([6, 5]), torch.tensor([3, 2])))
+x = leaf([5, 3], 116); add("ctc_loss_unbatched_none", x, F.ctc_loss(torch.log_softmax(x, 1), torch.tensor([1, 2]), torch.tensor(5), torch.tensor(2), reduction="none"))
+
 c.emit("functional_fixtures.py")

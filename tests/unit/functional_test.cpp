@@ -274,6 +274,16 @@ std::map<std::string, Case> cases() {
           q, F::scaled_dot_product_attention(q, values({2, source, 4}, 61), values({2, source, 3}, 62), options())};
     };
   };
+  c["ctc_loss"] = [] {
+    Tensor x = leaf({6, 2, 4}, 115);
+    return std::pair{
+        x, F::ctc_loss(x.log_softmax(2), ints({1, 2, 2, 3, 1, 0}, {2, 3}), ints({6, 5}, {2}), ints({3, 2}, {2}))};
+  };
+  c["ctc_loss_unbatched_none"] = [] {
+    Tensor x = leaf({5, 3}, 116);
+    return std::pair{x, F::ctc_loss(x.log_softmax(1), ints({1, 2}, {2}), ints({5}, {}), ints({2}, {}),
+                                    F::CTCLossFuncOptions().reduction(kNone))};
+  };
   sdpa("sdpa", {2, 3, 4}, 5, [] { return F::ScaledDotProductAttentionFuncOptions(); });
   sdpa("sdpa_causal", {2, 4, 4}, 4, [] { return F::ScaledDotProductAttentionFuncOptions().is_causal(true); });
   sdpa("sdpa_bool_mask_scale", {2, 3, 4}, 5, [] {

@@ -273,6 +273,45 @@ def main():
     case("cross_map_lrn2d", {"type": "nn.CrossMapLRN2d", "size": 3, "alpha": 0.2, "k": 1.5},
          nn.CrossMapLRN2d(3, alpha=0.2, k=1.5), [values([2, 6, 2, 2], 95)], gradients=False)
 
+    # Losses of more than (input, target), and the margin losses.
+    sign = torch.sign(values([4], 100) + 0.01)
+    case("cosine_embedding_loss", {"type": "nn.CosineEmbeddingLoss", "margin": 0.2},
+         nn.CosineEmbeddingLoss(margin=0.2), [values([4, 3], 101), values([4, 3], 102), sign])
+    case("cosine_embedding_loss_none_1d", {"type": "nn.CosineEmbeddingLoss", "reduction": "none"},
+         nn.CosineEmbeddingLoss(reduction="none"), [values([3], 103), values([3], 104), torch.tensor(-1.0)])
+    classes = torch.tensor([2, 0, 3])
+    case("multi_margin_loss", {"type": "nn.MultiMarginLoss"}, nn.MultiMarginLoss(), [values([3, 4], 105), classes])
+    case("multi_margin_loss_p2_sum", {"type": "nn.MultiMarginLoss", "p": 2, "margin": 0.5, "reduction": "sum"},
+         nn.MultiMarginLoss(p=2, margin=0.5, reduction="sum"), [values([3, 4], 105), classes])
+    labels = torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 2, 0, 1]])
+    case("multilabel_margin_loss", {"type": "nn.MultiLabelMarginLoss"}, nn.MultiLabelMarginLoss(),
+         [values([3, 4], 106), labels])
+    case("multilabel_margin_loss_none_1d", {"type": "nn.MultiLabelMarginLoss", "reduction": "none"},
+         nn.MultiLabelMarginLoss(reduction="none"), [values([4], 107), torch.tensor([2, -1, 0, 1])])
+    a, p_, n_ = values([3, 4], 108), values([3, 4], 109), values([3, 4], 110)
+    case("triplet_margin_loss", {"type": "nn.TripletMarginLoss"}, nn.TripletMarginLoss(), [a, p_, n_])
+    case("triplet_margin_loss_swap_p1", {"type": "nn.TripletMarginLoss", "p": 1.0, "swap": True, "margin": 2.0},
+         nn.TripletMarginLoss(p=1.0, swap=True, margin=2.0), [a, p_, n_])
+    case("triplet_margin_with_distance_loss", {"type": "nn.TripletMarginWithDistanceLoss", "swap": True},
+         nn.TripletMarginWithDistanceLoss(swap=True), [a, p_, n_])
+    case("gaussian_nll_loss", {"type": "nn.GaussianNLLLoss"}, nn.GaussianNLLLoss(),
+         [values([3, 4], 111), values([3, 4], 112), values([3, 4], 113).abs() + 0.1])
+    case("gaussian_nll_loss_full_shared_var", {"type": "nn.GaussianNLLLoss", "full": True, "reduction": "sum"},
+         nn.GaussianNLLLoss(full=True, reduction="sum"),
+         [values([3, 4], 111), values([3, 4], 112), values([3, 1], 114).abs()])
+    # CTC: PyTorch's backward for log_probs assumes they come from a
+    # log_softmax, so the gradients are compared through one
+    # (functional_fixtures' ctc cases); here the values.
+    lp = torch.log_softmax(values([6, 2, 4], 115), 2)
+    case("ctc_loss", {"type": "nn.CTCLoss"}, nn.CTCLoss(),
+         [lp, torch.tensor([[1, 2, 2], [3, 1, 0]]), torch.tensor([6, 5]), torch.tensor([3, 2])], gradients=False)
+    case("ctc_loss_concatenated_blank_sum", {"type": "nn.CTCLoss", "blank": 3, "reduction": "sum"},
+         nn.CTCLoss(blank=3, reduction="sum"),
+         [lp, torch.tensor([1, 1, 0, 2]), torch.tensor([6, 6]), torch.tensor([2, 2])], gradients=False)
+    case("ctc_loss_impossible_zero_infinity", {"type": "nn.CTCLoss", "reduction": "none", "zero_infinity": True},
+         nn.CTCLoss(reduction="none", zero_infinity=True),
+         [lp, torch.tensor([[1, 1, 1, 1], [2, 0, 0, 0]]), torch.tensor([4, 6]), torch.tensor([4, 1])], gradients=False)
+
 
 if __name__ == "__main__":
     main()

@@ -112,3 +112,54 @@ TEST(Losses, NllAndBinaryCrossEntropy) {
   EXPECT_NEAR(got[2], 50.0, 1e-12);  // stable for large logits
   EXPECT_NEAR(got[3], 50.0, 1e-12);
 }
+
+TEST(Losses, MarginEmbeddingAndSequenceLossesAsLibtorchCallsThem) {
+  namespace nn = nnp::nn;
+  namespace F = nnp::nn::functional;
+  EXPECT_EQ(nn::CTCLoss()->repr(), "CTCLoss()");
+  EXPECT_EQ(nn::TripletMarginLoss(nn::TripletMarginLossOptions().margin(3.0))->repr(), "TripletMarginLoss()");
+  // A perfect alignment costs nothing: one label, certain at every step.
+  Tensor certain = full({3, 1, 3}, -1e4);
+  certain.select(2, 1).copy_(zeros({3, 1}));
+  Tensor loss = nn::CTCLoss(nn::CTCLossOptions().reduction(kSum))(certain, from_vector<int64_t>({1}, {1, 1}),
+                                                                  from_vector<int64_t>({3}), from_vector<int64_t>({1}));
+  EXPECT_NEAR(loss.item<float>(), 0.0f, 1e-4f);
+  // Two labels cannot fit one step: inf, or 0 with zero_infinity.
+  Tensor short_input = randn({1, 1, 4}).log_softmax(2);
+  const Tensor two = from_vector<int64_t>({1, 2}, {1, 2});
+  EXPECT_TRUE(
+      std::isinf(F::ctc_loss(short_input, two, from_vector<int64_t>({1}), from_vector<int64_t>({2})).item<float>()));
+  EXPECT_EQ(F::ctc_loss(short_input, two, from_vector<int64_t>({1}), from_vector<int64_t>({2}),
+                        F::CTCLossFuncOptions().zero_infinity(true))
+                .item<float>(),
+            0.0f);
+  expect_error(
+      [&] {
+        F::ctc_loss(short_input, from_vector<int64_t>({0}, {1, 1}), from_vector<int64_t>({1}),
+                    from_vector<int64_t>({1}));
+      },
+      NNP_INVALID_ARGUMENT, {"ctc_loss", "not a class other than blank"});
+  expect_error([&] { F::ctc_loss(short_input, two, from_vector<int64_t>({2}), from_vector<int64_t>({2})); },
+               NNP_INVALID_ARGUMENT, {"input length 2", "0 to 1"});
+  expect_error([] { nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(3)); }, NNP_INVALID_ARGUMENT,
+               {"only p == 1 and p == 2"});
+  expect_error(
+      [] {
+        F::gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), full({2, 3}, -1.0));
+      },
+      NNP_INVALID_ARGUMENT, {"var has negative entry"});
+  expect_error(
+      [] {
+        F::gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), ones({3, 2}));
+      },
+      NNP_SHAPE_MISMATCH, {"var is of incorrect size"});
+  expect_error([] { nn::TripletMarginWithDistanceLoss(nn::TripletMarginWithDistanceLossOptions().margin(0)); },
+               NNP_INVALID_ARGUMENT, {"margin must be greater than 0"});
+  // A distance function of one's own, through the function.
+  Tensor a = randn({4, 3}), p = randn({4, 3}), n = randn({4, 3});
+  auto cosine_distance = [](const Tensor& x, const Tensor& y) { return 1.0 - F::cosine_similarity(x, y); };
+  Tensor custom = F::triplet_margin_with_distance_loss(
+      a, p, n, F::TripletMarginWithDistanceLossFuncOptions().distance_function(cosine_distance).reduction(kNone));
+  Tensor by_hand = (cosine_distance(a, p) - cosine_distance(a, n) + 1.0).clamp_min(0.0);
+  EXPECT_EQ(custom.to_vector<float>(), by_hand.to_vector<float>());
+}

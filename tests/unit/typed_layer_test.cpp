@@ -144,6 +144,21 @@ std::map<std::string, Twin> twins() {
   t["nn.LocalResponseNorm"] = {[] { return nn::LocalResponseNorm(nn::LocalResponseNormOptions(3).k(2.0)); },
                                [] { return std::move(nn::Attrs().set("size", 3).set("k", 2.0)); }};
   t["nn.CrossMapLRN2d"] = {[] { return nn::CrossMapLRN2d(5); }, [] { return std::move(nn::Attrs().set("size", 5)); }};
+  t["nn.CosineEmbeddingLoss"] = {[] { return nn::CosineEmbeddingLoss(nn::CosineEmbeddingLossOptions().margin(0.5)); },
+                                 [] { return std::move(nn::Attrs().set("margin", 0.5)); }};
+  t["nn.MultiMarginLoss"] = {[] { return nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(2)); },
+                             [] { return std::move(nn::Attrs().set("p", 2)); }};
+  t["nn.MultiLabelMarginLoss"] = {[] { return nn::MultiLabelMarginLoss(kSum); },
+                                  [] { return std::move(nn::Attrs().set("reduction", "sum")); }};
+  t["nn.TripletMarginLoss"] = {[] { return nn::TripletMarginLoss(nn::TripletMarginLossOptions().swap(true)); },
+                               [] { return std::move(nn::Attrs().set("swap", true)); }};
+  t["nn.TripletMarginWithDistanceLoss"] = {
+      [] { return nn::TripletMarginWithDistanceLoss(nn::TripletMarginWithDistanceLossOptions().margin(2.0)); },
+      [] { return std::move(nn::Attrs().set("margin", 2.0)); }};
+  t["nn.GaussianNLLLoss"] = {[] { return nn::GaussianNLLLoss(nn::GaussianNLLLossOptions().full(true)); },
+                             [] { return std::move(nn::Attrs().set("full", true)); }};
+  t["nn.CTCLoss"] = {[] { return nn::CTCLoss(nn::CTCLossOptions().blank(2).zero_infinity(true)); },
+                     [] { return std::move(nn::Attrs().set("blank", 2).set("zero_infinity", true)); }};
   t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
   t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
   t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};

@@ -2,10 +2,13 @@
 // (class indices or probabilities, ignore_index, label_smoothing), nn.NLLLoss,
 // nn.BCELoss, nn.BCEWithLogitsLoss, nn.SmoothL1Loss, nn.HuberLoss,
 // nn.SoftMarginLoss, nn.KLDivLoss, nn.HingeEmbeddingLoss, nn.PoissonNLLLoss,
-// nn.MultiLabelSoftMarginLoss, nn.MarginRankingLoss. Each is a module called
-// with (input, target) - (input1, input2, target) for MarginRankingLoss -
-// that calls its function in nnp::nn::functional. As PyTorch's, they print
-// as "MSELoss()" whatever their options.
+// nn.MultiLabelSoftMarginLoss, nn.MultiMarginLoss, nn.MultiLabelMarginLoss,
+// and those of more inputs: nn.MarginRankingLoss, nn.CosineEmbeddingLoss,
+// nn.TripletMarginLoss, nn.TripletMarginWithDistanceLoss,
+// nn.GaussianNLLLoss, nn.CTCLoss. Each is a module called with (input,
+// target) or the inputs PyTorch's forward takes, that calls its function in
+// nnp::nn::functional. As PyTorch's, they print as "MSELoss()" whatever
+// their options.
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
@@ -135,18 +138,100 @@ struct MultiLabelSoftMarginLoss : Loss {
   Tensor loss(const Tensor& x, const Tensor& t) override { return F::multilabel_soft_margin_loss(x, t, reduction); }
 };
 
-struct MarginRankingLoss : nnp::nn::Module {
+// A loss of more than (input, target): the inputs by name, for messages.
+struct MultiInputLoss : nnp::nn::Module {
+  std::vector<const char*> names;
+  MultiInputLoss(const char* type, std::vector<const char*> inputs) : Module(type), names(std::move(inputs)) {}
+  Tensor forward(const std::vector<Tensor>& inputs) override {
+    if (inputs.size() != names.size()) {
+      std::string form;
+      for (size_t i = 0; i < names.size(); ++i) form += (i ? ", " : "") + std::string(names[i]);
+      throw Error(NNP_INVALID_ARGUMENT,
+                  type_name() + ": expects (" + form + "), got " + std::to_string(inputs.size()) + " tensors");
+    }
+    return loss(inputs);
+  }
+  virtual Tensor loss(const std::vector<Tensor>& in) = 0;
+};
+
+struct MarginRankingLoss : MultiInputLoss {
   F::MarginRankingLossFuncOptions options;
-  explicit MarginRankingLoss(const Attrs& a) : Module("MarginRankingLoss") {
+  explicit MarginRankingLoss(const Attrs& a) : MultiInputLoss("MarginRankingLoss", {"input1", "input2", "target"}) {
     options.reduction(a.string("reduction")).margin(a.real("margin"));
     F::detail::check_reduction("MarginRankingLoss", options.reduction());
   }
-  Tensor forward(const std::vector<Tensor>& inputs) override {
-    if (inputs.size() != 3)
-      throw Error(NNP_INVALID_ARGUMENT, "MarginRankingLoss: expects (input1, input2, target), got " +
-                                            std::to_string(inputs.size()) + " tensors");
-    return F::margin_ranking_loss(inputs[0], inputs[1], inputs[2], options);
+  Tensor loss(const std::vector<Tensor>& in) override { return F::margin_ranking_loss(in[0], in[1], in[2], options); }
+};
+
+struct CosineEmbeddingLoss : MultiInputLoss {
+  F::CosineEmbeddingLossFuncOptions options;
+  explicit CosineEmbeddingLoss(const Attrs& a) : MultiInputLoss("CosineEmbeddingLoss", {"input1", "input2", "target"}) {
+    options.reduction(a.string("reduction")).margin(a.real("margin"));
+    F::detail::check_reduction("CosineEmbeddingLoss", options.reduction());
   }
+  Tensor loss(const std::vector<Tensor>& in) override { return F::cosine_embedding_loss(in[0], in[1], in[2], options); }
+};
+
+struct MultiMarginLoss : Loss {
+  F::MultiMarginLossFuncOptions options;
+  explicit MultiMarginLoss(const Attrs& a) : Loss("MultiMarginLoss", a) {
+    options.reduction(reduction).p(a.integer("p")).margin(a.real("margin"));
+    if (options.p() != 1 && options.p() != 2)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "MultiMarginLoss: only p == 1 and p == 2 supported, got " + std::to_string(options.p()));
+  }
+  Tensor loss(const Tensor& x, const Tensor& t) override { return F::multi_margin_loss(x, t, options); }
+};
+
+struct MultiLabelMarginLoss : Loss {
+  explicit MultiLabelMarginLoss(const Attrs& a) : Loss("MultiLabelMarginLoss", a) {}
+  Tensor loss(const Tensor& x, const Tensor& t) override { return F::multilabel_margin_loss(x, t, reduction); }
+};
+
+struct TripletMarginLoss : MultiInputLoss {
+  F::TripletMarginLossFuncOptions options;
+  explicit TripletMarginLoss(const Attrs& a) : MultiInputLoss("TripletMarginLoss", {"anchor", "positive", "negative"}) {
+    options.reduction(a.string("reduction")).margin(a.real("margin")).p(a.real("p")).eps(a.real("eps"));
+    options.swap(a.boolean("swap"));
+    F::detail::check_reduction("TripletMarginLoss", options.reduction());
+  }
+  Tensor loss(const std::vector<Tensor>& in) override { return F::triplet_margin_loss(in[0], in[1], in[2], options); }
+};
+
+// The distance is pairwise_distance: a model spec cannot name a function
+// (the C++ option distance_function takes one).
+struct TripletMarginWithDistanceLoss : MultiInputLoss {
+  F::TripletMarginWithDistanceLossFuncOptions options;
+  explicit TripletMarginWithDistanceLoss(const Attrs& a)
+      : MultiInputLoss("TripletMarginWithDistanceLoss", {"anchor", "positive", "negative"}) {
+    options.reduction(a.string("reduction")).margin(a.real("margin")).swap(a.boolean("swap"));
+    F::detail::check_reduction("TripletMarginWithDistanceLoss", options.reduction());
+    if (!(options.margin() > 0))
+      throw Error(NNP_INVALID_ARGUMENT, "TripletMarginWithDistanceLoss: margin must be greater than 0, got " +
+                                            nnp::nn::format_float(options.margin()));
+  }
+  Tensor loss(const std::vector<Tensor>& in) override {
+    return F::triplet_margin_with_distance_loss(in[0], in[1], in[2], options);
+  }
+};
+
+struct GaussianNLLLoss : MultiInputLoss {
+  F::GaussianNLLLossFuncOptions options;
+  explicit GaussianNLLLoss(const Attrs& a) : MultiInputLoss("GaussianNLLLoss", {"input", "target", "var"}) {
+    options.reduction(a.string("reduction")).full(a.boolean("full")).eps(a.real("eps"));
+    F::detail::check_reduction("GaussianNLLLoss", options.reduction());
+  }
+  Tensor loss(const std::vector<Tensor>& in) override { return F::gaussian_nll_loss(in[0], in[1], in[2], options); }
+};
+
+struct CTCLoss : MultiInputLoss {
+  F::CTCLossFuncOptions options;
+  explicit CTCLoss(const Attrs& a)
+      : MultiInputLoss("CTCLoss", {"log_probs", "targets", "input_lengths", "target_lengths"}) {
+    options.blank(a.integer("blank")).reduction(a.string("reduction")).zero_infinity(a.boolean("zero_infinity"));
+    F::detail::check_reduction("CTCLoss", options.reduction());
+  }
+  Tensor loss(const std::vector<Tensor>& in) override { return F::ctc_loss(in[0], in[1], in[2], in[3], options); }
 };
 
 void register_loss_layers(LayerRegistry& registry) {
@@ -184,6 +269,38 @@ void register_loss_layers(LayerRegistry& registry) {
   add_builtin<MultiLabelSoftMarginLoss>(registry, "nn.MultiLabelSoftMarginLoss",
                                         "per-class binary cross entropy of logits [N, C], averaged over classes",
                                         {reduction});
+  add_builtin<CosineEmbeddingLoss>(
+      registry, "nn.CosineEmbeddingLoss",
+      "1 - cos(x1, x2) for target 1, max(0, cos - margin) for -1; (input1, input2, target)",
+      {reduction, {"margin", NNP_ATTR_FLOAT, false, "0.0", "margin for dissimilar pairs"}});
+  add_builtin<MultiMarginLoss>(registry, "nn.MultiMarginLoss", "multi-class hinge loss of class scores",
+                               {{"p", NNP_ATTR_INT, false, "1", "1 or 2: the hinge's power"},
+                                {"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
+                                reduction});
+  add_builtin<MultiLabelMarginLoss>(registry, "nn.MultiLabelMarginLoss",
+                                    "multi-label hinge loss; targets list class indices ending in -1", {reduction});
+  add_builtin<TripletMarginLoss>(registry, "nn.TripletMarginLoss",
+                                 "max(0, d(a, p) - d(a, n) + margin); (anchor, positive, negative)",
+                                 {{"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
+                                  {"p", NNP_ATTR_FLOAT, false, "2.0", "the distance's norm degree"},
+                                  {"eps", NNP_ATTR_FLOAT, false, "1e-06", "added to the differences"},
+                                  {"swap", NNP_ATTR_BOOL, false, "false", "use min(d(a, n), d(p, n))"},
+                                  reduction});
+  add_builtin<TripletMarginWithDistanceLoss>(registry, "nn.TripletMarginWithDistanceLoss",
+                                             "the triplet loss with a distance (pairwise_distance in specs)",
+                                             {{"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
+                                              {"swap", NNP_ATTR_BOOL, false, "false", "use min(d(a, n), d(p, n))"},
+                                              reduction});
+  add_builtin<GaussianNLLLoss>(registry, "nn.GaussianNLLLoss",
+                               "negative log likelihood under a Gaussian; (input, target, var)",
+                               {{"full", NNP_ATTR_BOOL, false, "false", "add the constant 0.5 log(2 pi)"},
+                                {"eps", NNP_ATTR_FLOAT, false, "1e-06", "the variance's floor"},
+                                reduction});
+  add_builtin<CTCLoss>(registry, "nn.CTCLoss",
+                       "connectionist temporal classification; (log_probs, targets, input_lengths, target_lengths)",
+                       {{"blank", NNP_ATTR_INT, false, "0", "the blank label"},
+                        reduction,
+                        {"zero_infinity", NNP_ATTR_BOOL, false, "false", "impossible alignments give 0, not inf"}});
   add_builtin<MarginRankingLoss>(registry, "nn.MarginRankingLoss",
                                  "max(0, -target * (input1 - input2) + margin), called with (input1, input2, target)",
                                  {{"margin", NNP_ATTR_FLOAT, false, "0.0", "the margin"}, reduction});

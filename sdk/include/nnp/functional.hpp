@@ -11,17 +11,24 @@
 //   nnp/functional/conv.hpp           conv1d, conv2d
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
 //   nnp/functional/attention.hpp      scaled_dot_product_attention, multi_head_attention_forward
-//   nnp/functional/loss.hpp           mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy(_with_logits)
+//   nnp/functional/loss.hpp           mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy(_with_logits),
+//                                     smooth_l1, huber, kl_div, poisson_nll, soft_margin, hinge_embedding, ...
+//   nnp/functional/margin_loss.hpp    cosine_embedding, multi_margin, multilabel_margin,
+//   triplet_margin(_with_distance),
+//                                     gaussian_nll
+//   nnp/functional/ctc_loss.hpp       ctc_loss
 // The built-in layers call these functions: one implementation each.
 #pragma once
 
 #include <nnp/functional/activation.hpp>
 #include <nnp/functional/attention.hpp>
 #include <nnp/functional/conv.hpp>
+#include <nnp/functional/ctc_loss.hpp>
 #include <nnp/functional/distance.hpp>
 #include <nnp/functional/dropout.hpp>
 #include <nnp/functional/linear.hpp>
 #include <nnp/functional/loss.hpp>
+#include <nnp/functional/margin_loss.hpp>
 #include <nnp/functional/normalization.hpp>
 #include <nnp/functional/padding.hpp>
 #include <nnp/functional/pooling.hpp>

@@ -1,12 +1,16 @@
 // nnp/modules/loss.hpp - typed losses (libtorch's holders over the
 // registry's nn.* layers): MSELoss, L1Loss, CrossEntropyLoss, NLLLoss,
 // BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, SoftMarginLoss,
-// KLDivLoss, HingeEmbeddingLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss
-// (forward(input, target)) and MarginRankingLoss (forward(input1, input2,
-// target)).
+// KLDivLoss, HingeEmbeddingLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss,
+// MultiMarginLoss, MultiLabelMarginLoss (forward(input, target)),
+// MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss,
+// TripletMarginWithDistanceLoss, GaussianNLLLoss and CTCLoss (forward of
+// the inputs PyTorch's takes).
 #pragma once
 
+#include <nnp/functional/ctc_loss.hpp>
 #include <nnp/functional/loss.hpp>
+#include <nnp/functional/margin_loss.hpp>
 #include <nnp/module_holder.hpp>
 #include <nnp/options.hpp>
 #include <string>
@@ -35,6 +39,7 @@ NNP_REDUCTION_LOSS(BCELoss);
 NNP_REDUCTION_LOSS(BCEWithLogitsLoss);
 NNP_REDUCTION_LOSS(SoftMarginLoss);
 NNP_REDUCTION_LOSS(MultiLabelSoftMarginLoss);
+NNP_REDUCTION_LOSS(MultiLabelMarginLoss);
 #undef NNP_REDUCTION_LOSS
 
 using SmoothL1LossOptions = functional::SmoothL1LossFuncOptions;
@@ -97,6 +102,94 @@ struct MarginRankingLossImpl : Layer {
   MarginRankingLossOptions options;
 };
 NNP_MODULE(MarginRankingLoss);
+
+using CosineEmbeddingLossOptions = functional::CosineEmbeddingLossFuncOptions;
+struct CosineEmbeddingLossImpl : Layer {
+  explicit CosineEmbeddingLossImpl(const CosineEmbeddingLossOptions& o = {})
+      : Layer("nn.CosineEmbeddingLoss", Attrs().set("margin", o.margin()).set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target) {
+    return call({input1, input2, target});
+  }
+  CosineEmbeddingLossOptions options;
+};
+NNP_MODULE(CosineEmbeddingLoss);
+
+// (libtorch's weight option is F::multi_margin_loss's: a model spec holds
+// no per-class list.)
+struct MultiMarginLossOptions {
+  NNP_ARG(int64_t, p) = 1;
+  NNP_ARG(double, margin) = 1.0;
+  NNP_ARG(std::string, reduction) = kMean;
+};
+struct MultiMarginLossImpl : Layer {
+  explicit MultiMarginLossImpl(const MultiMarginLossOptions& o = {})
+      : Layer("nn.MultiMarginLoss", Attrs().set("p", o.p()).set("margin", o.margin()).set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  MultiMarginLossOptions options;
+};
+NNP_MODULE(MultiMarginLoss);
+
+using TripletMarginLossOptions = functional::TripletMarginLossFuncOptions;
+struct TripletMarginLossImpl : Layer {
+  explicit TripletMarginLossImpl(const TripletMarginLossOptions& o = {})
+      : Layer("nn.TripletMarginLoss", Attrs()
+                                          .set("margin", o.margin())
+                                          .set("p", o.p())
+                                          .set("eps", o.eps())
+                                          .set("swap", o.swap())
+                                          .set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative) {
+    return call({anchor, positive, negative});
+  }
+  TripletMarginLossOptions options;
+};
+NNP_MODULE(TripletMarginLoss);
+
+// With pairwise_distance (F::triplet_margin_with_distance_loss takes any
+// distance function).
+struct TripletMarginWithDistanceLossOptions {
+  NNP_ARG(double, margin) = 1.0;
+  NNP_ARG(bool, swap) = false;
+  NNP_ARG(std::string, reduction) = kMean;
+};
+struct TripletMarginWithDistanceLossImpl : Layer {
+  explicit TripletMarginWithDistanceLossImpl(const TripletMarginWithDistanceLossOptions& o = {})
+      : Layer("nn.TripletMarginWithDistanceLoss",
+              Attrs().set("margin", o.margin()).set("swap", o.swap()).set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative) {
+    return call({anchor, positive, negative});
+  }
+  TripletMarginWithDistanceLossOptions options;
+};
+NNP_MODULE(TripletMarginWithDistanceLoss);
+
+using GaussianNLLLossOptions = functional::GaussianNLLLossFuncOptions;
+struct GaussianNLLLossImpl : Layer {
+  explicit GaussianNLLLossImpl(const GaussianNLLLossOptions& o = {})
+      : Layer("nn.GaussianNLLLoss", Attrs().set("full", o.full()).set("eps", o.eps()).set("reduction", o.reduction())),
+        options(o) {}
+  Tensor forward(const Tensor& input, const Tensor& target, const Tensor& var) { return call({input, target, var}); }
+  GaussianNLLLossOptions options;
+};
+NNP_MODULE(GaussianNLLLoss);
+
+using CTCLossOptions = functional::CTCLossFuncOptions;
+struct CTCLossImpl : Layer {
+  explicit CTCLossImpl(const CTCLossOptions& o = {})
+      : Layer("nn.CTCLoss",
+              Attrs().set("blank", o.blank()).set("reduction", o.reduction()).set("zero_infinity", o.zero_infinity())),
+        options(o) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) {
+    return call({log_probs, targets, input_lengths, target_lengths});
+  }
+  CTCLossOptions options;
+};
+NNP_MODULE(CTCLoss);
 
 struct CrossEntropyLossOptions {
   NNP_ARG(int64_t, ignore_index) = -100;
