@@ -143,7 +143,7 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
       }
       if (op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN || op == NNP_REDUCE_VAR) {
         if constexpr (is_floating_v<T>) {
-          const bool contiguous = r.ndim == 1 && r.strides[0] == 1;
+          const bool contiguous = r.count > 0 && r.ndim == 1 && r.strides[0] == 1;
           double sum = 0;
           if (contiguous)
             sum = contiguous_sum(data + base, r.count);

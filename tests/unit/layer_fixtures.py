@@ -312,6 +312,35 @@ def main():
          nn.CTCLoss(reduction="none", zero_infinity=True),
          [lp, torch.tensor([[1, 1, 1, 1], [2, 0, 0, 0]]), torch.tensor([4, 6]), torch.tensor([4, 1])], gradients=False)
 
+    # Pooling in 1 and 3 dimensions, adaptive and power-average pooling.
+    x1, x3 = values([2, 3, 7], 120), values([2, 2, 4, 5, 6], 121)
+    case("max_pool1d", {"type": "nn.MaxPool1d", "kernel_size": 3, "stride": 2, "padding": 1},
+         nn.MaxPool1d(3, stride=2, padding=1), [x1])
+    case("max_pool1d_unbatched_dilation", {"type": "nn.MaxPool1d", "kernel_size": 2, "dilation": 2},
+         nn.MaxPool1d(2, dilation=2), [x1[0]])
+    case("max_pool3d", {"type": "nn.MaxPool3d", "kernel_size": 2}, nn.MaxPool3d(2), [x3])
+    case("max_pool3d_mixed", {"type": "nn.MaxPool3d", "kernel_size": [2, 3, 2], "stride": [1, 2, 2],
+                              "padding": [1, 1, 0], "dilation": [1, 1, 2]},
+         nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 2)), [x3])
+    case("avg_pool1d", {"type": "nn.AvgPool1d", "kernel_size": 3, "stride": 2, "padding": 1},
+         nn.AvgPool1d(3, stride=2, padding=1), [x1])
+    case("avg_pool3d", {"type": "nn.AvgPool3d", "kernel_size": [2, 2, 3], "padding": [1, 0, 1]},
+         nn.AvgPool3d((2, 2, 3), padding=(1, 0, 1)), [x3])
+    case("avg_pool3d_unbatched", {"type": "nn.AvgPool3d", "kernel_size": 2, "stride": 1},
+         nn.AvgPool3d(2, stride=1), [x3[0]])
+    case("adaptive_avg_pool1d", {"type": "nn.AdaptiveAvgPool1d", "output_size": 3}, nn.AdaptiveAvgPool1d(3), [x1])
+    case("adaptive_avg_pool3d", {"type": "nn.AdaptiveAvgPool3d", "output_size": [3, 2, 4]},
+         nn.AdaptiveAvgPool3d((3, 2, 4)), [x3])
+    case("adaptive_max_pool1d", {"type": "nn.AdaptiveMaxPool1d", "output_size": 4}, nn.AdaptiveMaxPool1d(4), [x1])
+    case("adaptive_max_pool2d", {"type": "nn.AdaptiveMaxPool2d", "output_size": [3, 2]}, nn.AdaptiveMaxPool2d((3, 2)),
+         [values([2, 3, 5, 7], 122)])
+    case("adaptive_max_pool3d_unbatched", {"type": "nn.AdaptiveMaxPool3d", "output_size": 2},
+         nn.AdaptiveMaxPool3d(2), [x3[0]])
+    case("lp_pool1d", {"type": "nn.LPPool1d", "norm_type": 2, "kernel_size": 3, "stride": 2},
+         nn.LPPool1d(2, 3, stride=2), [x1])
+    case("lp_pool2d", {"type": "nn.LPPool2d", "norm_type": 3.0, "kernel_size": [2, 3]},
+         nn.LPPool2d(3.0, (2, 3)), [values([2, 3, 4, 6], 123).abs() + 0.1])
+
 
 if __name__ == "__main__":
     main()

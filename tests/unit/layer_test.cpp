@@ -383,6 +383,26 @@ TEST(Layers, PaddingNormalizationAndShapeLayersPrintAsPyTorchs) {
       {nn::BatchNorm3d(3)->repr(), "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"},
       {nn::LocalResponseNorm(3)->repr(), "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=1.0)"},
       {nn::CrossMapLRN2d(3)->repr(), "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"},
+      {create_layer("nn.MaxPool1d", Attrs().set("kernel_size", 3).set("stride", 2).set("padding", 1)).repr(),
+       "MaxPool1d(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False)"},
+      {create_layer(
+           "nn.MaxPool3d",
+           Attrs().set("kernel_size", std::vector<int64_t>{1, 2, 2}).set("stride", std::vector<int64_t>{1, 1, 2}))
+           .repr(),
+       "MaxPool3d(kernel_size=(1, 2, 2), stride=(1, 1, 2), padding=0, dilation=1, ceil_mode=False)"},
+      {create_layer("nn.AvgPool1d", Attrs().set("kernel_size", 3)).repr(),
+       "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"},
+      {create_layer("nn.AvgPool3d", Attrs().set("kernel_size", 2)).repr(),
+       "AvgPool3d(kernel_size=2, stride=2, padding=0)"},
+      {create_layer("nn.AdaptiveAvgPool3d", Attrs().set("output_size", std::vector<int64_t>{1, 2, 3})).repr(),
+       "AdaptiveAvgPool3d(output_size=(1, 2, 3))"},
+      {create_layer("nn.AdaptiveMaxPool1d", Attrs().set("output_size", 3)).repr(), "AdaptiveMaxPool1d(output_size=3)"},
+      {create_layer("nn.LPPool1d", Attrs().set("norm_type", 2.0).set("kernel_size", 3)).repr(),
+       "LPPool1d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"},
+      {create_layer("nn.LPPool2d",
+                    Attrs().set("norm_type", 1.5).set("kernel_size", std::vector<int64_t>{2, 3}).set("stride", 1))
+           .repr(),
+       "LPPool2d(norm_type=1.5, kernel_size=(2, 3), stride=1, ceil_mode=False)"},
   };
   for (const auto& [got, want] : cases) EXPECT_EQ(got, want);
   // PyTorch's state-dict keys where a layer has state.

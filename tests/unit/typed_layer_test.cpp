@@ -159,6 +159,42 @@ std::map<std::string, Twin> twins() {
                              [] { return std::move(nn::Attrs().set("full", true)); }};
   t["nn.CTCLoss"] = {[] { return nn::CTCLoss(nn::CTCLossOptions().blank(2).zero_infinity(true)); },
                      [] { return std::move(nn::Attrs().set("blank", 2).set("zero_infinity", true)); }};
+  auto window = [](std::vector<int64_t> k, std::vector<int64_t> st) {
+    return [k, st] { return std::move(nn::Attrs().set("kernel_size", k).set("stride", st)); };
+  };
+  t["nn.MaxPool1d"] = {[] { return nn::MaxPool1d(nn::MaxPool1dOptions(3).stride(2)); }, window({3}, {2})};
+  t["nn.MaxPool3d"] = {[] {
+                         return nn::MaxPool3d(nn::MaxPool3dOptions({1, 2, 2}).stride(1));
+                       },
+                       window({1, 2, 2}, {1, 1, 1})};
+  t["nn.AvgPool1d"] = {[] { return nn::AvgPool1d(nn::AvgPool1dOptions(3)); }, window({3}, {3})};
+  t["nn.AvgPool3d"] = {[] { return nn::AvgPool3d(nn::AvgPool3dOptions(2)); }, window({2, 2, 2}, {2, 2, 2})};
+  auto output_size = [](std::vector<int64_t> o) {
+    return [o] { return std::move(nn::Attrs().set("output_size", o)); };
+  };
+  t["nn.AdaptiveAvgPool1d"] = {[] { return nn::AdaptiveAvgPool1d(3); }, output_size({3})};
+  t["nn.AdaptiveAvgPool3d"] = {[] {
+                                 return nn::AdaptiveAvgPool3d(nn::AdaptiveAvgPool3dOptions({1, 2, 3}));
+                               },
+                               output_size({1, 2, 3})};
+  t["nn.AdaptiveMaxPool1d"] = {[] { return nn::AdaptiveMaxPool1d(2); }, output_size({2})};
+  t["nn.AdaptiveMaxPool2d"] = {[] {
+                                 return nn::AdaptiveMaxPool2d(nn::AdaptiveMaxPool2dOptions({2, 3}));
+                               },
+                               output_size({2, 3})};
+  t["nn.AdaptiveMaxPool3d"] = {[] { return nn::AdaptiveMaxPool3d(2); }, output_size({2, 2, 2})};
+  t["nn.LPPool1d"] = {
+      [] { return nn::LPPool1d(nn::LPPool1dOptions(2, 3)); },
+      [] { return std::move(nn::Attrs().set("norm_type", 2.0).set("kernel_size", 3).set("stride", 3)); }};
+  t["nn.LPPool2d"] = {[] {
+                        return nn::LPPool2d(nn::LPPool2dOptions(1.5, {2, 3}).stride(1));
+                      },
+                      [] {
+                        return std::move(nn::Attrs()
+                                             .set("norm_type", 1.5)
+                                             .set("kernel_size", std::vector<int64_t>{2, 3})
+                                             .set("stride", std::vector<int64_t>{1, 1}));
+                      }};
   t["nn.ReLU"] = {[] { return nn::ReLU(); }, none};
   t["nn.SiLU"] = {[] { return nn::SiLU(); }, none};
   t["nn.Sigmoid"] = {[] { return nn::Sigmoid(); }, none};

@@ -47,7 +47,7 @@ class CallArgs {
                                            wanted + ", got " + args_[i].kindPhrase());
   }
   std::string type_;
-  const std::vector<nnp::Value>& args_;
+  std::vector<nnp::Value> args_;  // a copy: callers pass temporaries (tensor_args)
   std::vector<const char*> names_;
 };
 

@@ -1,8 +1,10 @@
-// nnp/modules/pooling.hpp - typed MaxPool2d, AvgPool2d and
-// AdaptiveAvgPool2d (libtorch's holders over the registry's nn.* layers).
+// nnp/modules/pooling.hpp - typed MaxPool1d/2d/3d, AvgPool1d/2d/3d,
+// AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d and LPPool1d/2d
+// (libtorch's holders over the registry's nn.* layers).
 #pragma once
 
 #include <nnp/functional/pooling.hpp>
+#include <nnp/functional/pooling_nd.hpp>
 #include <nnp/module_holder.hpp>
 
 namespace nnp::nn {
@@ -51,5 +53,104 @@ struct AdaptiveAvgPool2dImpl : Layer {
   AdaptiveAvgPool2dOptions options;
 };
 NNP_MODULE(AdaptiveAvgPool2d);
+
+template <size_t D, const char* Type>
+struct MaxPoolImpl : Layer {
+  explicit MaxPoolImpl(const functional::MaxPoolFuncOptions<D>& o)
+      : Layer(Type, Attrs()
+                        .set("kernel_size", o.kernel_size().vec())
+                        .set("stride", o.stride().vec())
+                        .set("padding", o.padding().vec())
+                        .set("dilation", o.dilation().vec())
+                        .set("ceil_mode", o.ceil_mode())),
+        options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  functional::MaxPoolFuncOptions<D> options;
+};
+template <size_t D, const char* Type>
+struct AvgPoolImpl : Layer {
+  explicit AvgPoolImpl(const functional::AvgPoolFuncOptions<D>& o)
+      : Layer(Type, Attrs()
+                        .set("kernel_size", o.kernel_size().vec())
+                        .set("stride", o.stride().vec())
+                        .set("padding", o.padding().vec())
+                        .set("ceil_mode", o.ceil_mode())
+                        .set("count_include_pad", o.count_include_pad())),
+        options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  functional::AvgPoolFuncOptions<D> options;
+};
+inline constexpr char kMaxPool1dType[] = "nn.MaxPool1d";
+inline constexpr char kMaxPool3dType[] = "nn.MaxPool3d";
+inline constexpr char kAvgPool1dType[] = "nn.AvgPool1d";
+inline constexpr char kAvgPool3dType[] = "nn.AvgPool3d";
+using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
+using MaxPool3dOptions = functional::MaxPool3dFuncOptions;
+using AvgPool1dOptions = functional::AvgPool1dFuncOptions;
+using AvgPool3dOptions = functional::AvgPool3dFuncOptions;
+using MaxPool1dImpl = MaxPoolImpl<1, kMaxPool1dType>;
+using MaxPool3dImpl = MaxPoolImpl<3, kMaxPool3dType>;
+using AvgPool1dImpl = AvgPoolImpl<1, kAvgPool1dType>;
+using AvgPool3dImpl = AvgPoolImpl<3, kAvgPool3dType>;
+NNP_MODULE(MaxPool1d);
+NNP_MODULE(MaxPool3d);
+NNP_MODULE(AvgPool1d);
+NNP_MODULE(AvgPool3d);
+
+template <size_t D>
+struct AdaptivePoolOptions {
+  AdaptivePoolOptions(ExpandingArray<D> output_size) : output_size_(output_size) {}               // NOLINT: implicit
+  AdaptivePoolOptions(int64_t output_size) : output_size_(output_size) {}                         // NOLINT
+  AdaptivePoolOptions(std::initializer_list<int64_t> output_size) : output_size_(output_size) {}  // NOLINT
+  NNP_ARG(ExpandingArray<D>, output_size);
+};
+template <size_t D, const char* Type>
+struct AdaptivePoolImpl : Layer {
+  AdaptivePoolImpl(const AdaptivePoolOptions<D>& o)  // NOLINT: implicit, so AdaptiveMaxPool2d(3) works
+      : Layer(Type, Attrs().set("output_size", o.output_size().vec())), options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  AdaptivePoolOptions<D> options;
+};
+#define NNP_ADAPTIVE_POOL(Name, D)                       \
+  inline constexpr char k##Name##Type[] = "nn." #Name;   \
+  using Name##Options = AdaptivePoolOptions<D>;          \
+  using Name##Impl = AdaptivePoolImpl<D, k##Name##Type>; \
+  NNP_MODULE(Name)
+NNP_ADAPTIVE_POOL(AdaptiveAvgPool1d, 1);
+NNP_ADAPTIVE_POOL(AdaptiveAvgPool3d, 3);
+NNP_ADAPTIVE_POOL(AdaptiveMaxPool1d, 1);
+NNP_ADAPTIVE_POOL(AdaptiveMaxPool2d, 2);
+NNP_ADAPTIVE_POOL(AdaptiveMaxPool3d, 3);
+#undef NNP_ADAPTIVE_POOL
+
+template <size_t D>
+struct LPPoolOptions {
+  LPPoolOptions(double norm_type, ExpandingArray<D> kernel_size)
+      : norm_type_(norm_type), kernel_size_(kernel_size), stride_(kernel_size) {}
+  NNP_ARG(double, norm_type);
+  NNP_ARG(ExpandingArray<D>, kernel_size);
+  NNP_ARG(ExpandingArray<D>, stride);  // default: kernel_size
+  NNP_ARG(bool, ceil_mode) = false;
+};
+template <size_t D, const char* Type>
+struct LPPoolImpl : Layer {
+  explicit LPPoolImpl(const LPPoolOptions<D>& o)
+      : Layer(Type, Attrs()
+                        .set("norm_type", o.norm_type())
+                        .set("kernel_size", o.kernel_size().vec())
+                        .set("stride", o.stride().vec())
+                        .set("ceil_mode", o.ceil_mode())),
+        options(o) {}
+  Tensor forward(const Tensor& x) { return call({x}); }
+  LPPoolOptions<D> options;
+};
+inline constexpr char kLPPool1dType[] = "nn.LPPool1d";
+inline constexpr char kLPPool2dType[] = "nn.LPPool2d";
+using LPPool1dOptions = LPPoolOptions<1>;
+using LPPool2dOptions = LPPoolOptions<2>;
+using LPPool1dImpl = LPPoolImpl<1, kLPPool1dType>;
+using LPPool2dImpl = LPPoolImpl<2, kLPPool2dType>;
+NNP_MODULE(LPPool1d);
+NNP_MODULE(LPPool2d);
 
 }  // namespace nnp::nn

@@ -1,0 +1,136 @@
+// nnp/functional/pooling_nd.hpp - pooling beyond two dimensions and beyond
+// max and mean (PyTorch's F.max_pool3d, F.avg_pool3d, adaptive max and
+// average pooling in 1, 2 and 3 dimensions, F.lp_pool1d/2d). 3-D windows
+// are separable: pooling over (H, W), then over D, picks the same maximum
+// (the first in scan order, which takes the gradient) and the same mean.
+#pragma once
+
+#include <nnp/functional/pooling.hpp>
+
+namespace nnp::nn::functional {
+
+using MaxPool3dFuncOptions = MaxPoolFuncOptions<3>;
+using AvgPool3dFuncOptions = AvgPoolFuncOptions<3>;
+
+namespace detail {
+
+// x [N, C, D, H, W] (or [C, D, H, W]) pooled by `pool2d`, a 2-D pooling of
+// [N, C, H, W] with the (h, w) window, then of [N, C', 1, D] with (1, d).
+template <typename Pool2d>
+Tensor pool3d(const std::string& who, const Tensor& input, const ExpandingArray<3>& kernel,
+              const ExpandingArray<3>& stride, const ExpandingArray<3>& padding, const ExpandingArray<3>& dilation,
+              Pool2d pool2d) {
+  if (input.ndim() != 4 && input.ndim() != 5)
+    throw Error(NNP_SHAPE_MISMATCH,
+                who + ": expected [N, C, D, H, W] or [C, D, H, W], got " + shape_text(input.shape()));
+  const Tensor x = input.ndim() == 5 ? input : input.unsqueeze(0);
+  const int64_t n = x.size(0), c = x.size(1), d = x.size(2);
+  const Window plane{
+      {kernel[1], kernel[2]}, {stride[1], stride[2]}, {padding[1], padding[2]}, {dilation[1], dilation[2]}};
+  const Window depth{{1, kernel[0]}, {1, stride[0]}, {0, padding[0]}, {1, dilation[0]}};
+  Tensor y = pool2d(x.reshape({n, c * d, x.size(3), x.size(4)}), plane);  // [N, C*D, OH, OW]
+  const int64_t oh = y.size(2), ow = y.size(3);
+  y = y.reshape({n, c, d, oh * ow}).transpose(2, 3).reshape({n, c * oh * ow, 1, d});
+  y = pool2d(y, depth);  // [N, C*OH*OW, 1, OD]
+  const int64_t od = y.size(3);
+  y = y.reshape({n, c, oh, ow, od}).permute({0, 1, 4, 2, 3});
+  return input.ndim() == 5 ? y : y.squeeze(0);
+}
+
+// Adaptive pooling over the last D dimensions: output cell i of n over a
+// size covers [floor(i size / n), ceil((i + 1) size / n)).
+inline Tensor adaptive_pool(const std::string& who, const Tensor& x, const std::vector<int64_t>& output, bool max) {
+  const int32_t dims = static_cast<int32_t>(output.size());
+  if (x.ndim() != dims + 1 && x.ndim() != dims + 2)
+    throw Error(NNP_SHAPE_MISMATCH, who + ": expected " + std::to_string(dims + 1) + "-D or " +
+                                        std::to_string(dims + 2) + "-D input, got " + shape_text(x.shape()));
+  for (int64_t o : output)
+    if (o < 1) throw Error(NNP_INVALID_ARGUMENT, who + ": output_size must be >= 1, got " + shape_text(output));
+  const int32_t first = x.ndim() - dims;
+  Shape lead = x.shape();
+  lead.resize(static_cast<size_t>(first));
+  int64_t cells = 1;
+  for (int64_t o : output) cells *= o;
+  std::vector<Tensor> pooled;
+  for (int64_t cell = 0; cell < cells; ++cell) {
+    Tensor region = x;
+    int64_t rest = cell;
+    std::vector<int64_t> at(static_cast<size_t>(dims));
+    for (int32_t i = dims - 1; i >= 0; --i) {
+      at[static_cast<size_t>(i)] = rest % output[static_cast<size_t>(i)];
+      rest /= output[static_cast<size_t>(i)];
+    }
+    for (int32_t i = 0; i < dims; ++i) {
+      const int64_t size = x.size(first + i), n = output[static_cast<size_t>(i)], k = at[static_cast<size_t>(i)];
+      region = region.slice(first + i, k * size / n, ((k + 1) * size + n - 1) / n);
+    }
+    Shape flat = lead;
+    flat.push_back(-1);
+    const Tensor values = region.reshape(flat);
+    pooled.push_back(max ? values.gather(first, values.argmax(first, true)) : values.mean({first}, true));
+  }
+  Shape out = lead;
+  out.insert(out.end(), output.begin(), output.end());
+  return cat(pooled, first).reshape(out);
+}
+
+}  // namespace detail
+
+inline Tensor max_pool3d(const Tensor& x, const MaxPool3dFuncOptions& o) {
+  if (o.ceil_mode()) throw Error(NNP_UNIMPLEMENTED, "max_pool3d: ceil_mode=True is not supported yet");
+  for (size_t i = 0; i < 3; ++i)
+    if (o.kernel_size()[i] < 1 || o.stride()[i] < 1 || o.padding()[i] < 0 || o.dilation()[i] < 1 ||
+        o.padding()[i] * 2 > o.kernel_size()[i])
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "max_pool3d: kernel_size, stride and dilation must be >= 1, padding >= 0 "
+                  "and at most half the kernel");
+  return detail::pool3d("max_pool3d", x, o.kernel_size(), o.stride(), o.padding(), o.dilation(),
+                        [](const Tensor& t, const detail::Window& w) {
+                          detail::WindowIndexCache cache;
+                          return detail::max_pool2d_windows("max_pool3d", t, w, cache);
+                        });
+}
+inline Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o) {
+  if (o.ceil_mode() || !o.count_include_pad())
+    throw Error(NNP_UNIMPLEMENTED, "avg_pool3d: ceil_mode=True and count_include_pad=False are not supported yet");
+  for (size_t i = 0; i < 3; ++i)
+    if (o.kernel_size()[i] < 1 || o.stride()[i] < 1 || o.padding()[i] < 0 || o.padding()[i] * 2 > o.kernel_size()[i])
+      throw Error(NNP_INVALID_ARGUMENT,
+                  "avg_pool3d: kernel_size and stride must be >= 1, padding >= 0 and at most "
+                  "half the kernel");
+  return detail::pool3d("avg_pool3d", x, o.kernel_size(), o.stride(), o.padding(), 1,
+                        [](const Tensor& t, const detail::Window& w) {
+                          detail::WindowIndexCache cache;
+                          return detail::avg_pool2d_windows("avg_pool3d", t, w, cache);
+                        });
+}
+
+inline Tensor adaptive_avg_pool1d(const Tensor& x, int64_t output_size) {
+  return detail::adaptive_pool("adaptive_avg_pool1d", x, {output_size}, false);
+}
+inline Tensor adaptive_avg_pool3d(const Tensor& x, const ExpandingArray<3>& output_size) {
+  return detail::adaptive_pool("adaptive_avg_pool3d", x, output_size.vec(), false);
+}
+inline Tensor adaptive_max_pool1d(const Tensor& x, int64_t output_size) {
+  return detail::adaptive_pool("adaptive_max_pool1d", x, {output_size}, true);
+}
+inline Tensor adaptive_max_pool2d(const Tensor& x, const ExpandingArray<2>& output_size) {
+  return detail::adaptive_pool("adaptive_max_pool2d", x, output_size.vec(), true);
+}
+inline Tensor adaptive_max_pool3d(const Tensor& x, const ExpandingArray<3>& output_size) {
+  return detail::adaptive_pool("adaptive_max_pool3d", x, output_size.vec(), true);
+}
+
+// (sum of x^p over each window)^(1/p), as PyTorch's: the windows' mean of
+// x^p times their size.
+inline Tensor lp_pool2d(const Tensor& x, double norm_type, const ExpandingArray<2>& kernel_size,
+                        const ExpandingArray<2>& stride) {
+  const Tensor mean = avg_pool2d(x.pow(norm_type), AvgPool2dFuncOptions(kernel_size).stride(stride));
+  return (mean * static_cast<double>(kernel_size[0] * kernel_size[1])).pow(1.0 / norm_type);
+}
+inline Tensor lp_pool1d(const Tensor& x, double norm_type, int64_t kernel_size, int64_t stride) {
+  const Tensor mean = avg_pool1d(x.pow(norm_type), AvgPool1dFuncOptions(kernel_size).stride(stride));
+  return (mean * static_cast<double>(kernel_size)).pow(1.0 / norm_type);
+}
+
+}  // namespace nnp::nn::functional
