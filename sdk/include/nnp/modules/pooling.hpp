@@ -9,36 +9,6 @@
 
 namespace nnp::nn {
 
-using MaxPool2dOptions = functional::MaxPool2dFuncOptions;
-struct MaxPool2dImpl : Layer {
-  explicit MaxPool2dImpl(const MaxPool2dOptions& o)
-      : Layer("nn.MaxPool2d", Attrs()
-                                  .set("kernel_size", o.kernel_size().vec())
-                                  .set("stride", o.stride().vec())
-                                  .set("padding", o.padding().vec())
-                                  .set("dilation", o.dilation().vec())
-                                  .set("ceil_mode", o.ceil_mode())),
-        options(o) {}
-  Tensor forward(const Tensor& x) { return call({x}); }
-  MaxPool2dOptions options;
-};
-NNP_MODULE(MaxPool2d);
-
-using AvgPool2dOptions = functional::AvgPool2dFuncOptions;
-struct AvgPool2dImpl : Layer {
-  explicit AvgPool2dImpl(const AvgPool2dOptions& o)
-      : Layer("nn.AvgPool2d", Attrs()
-                                  .set("kernel_size", o.kernel_size().vec())
-                                  .set("stride", o.stride().vec())
-                                  .set("padding", o.padding().vec())
-                                  .set("ceil_mode", o.ceil_mode())
-                                  .set("count_include_pad", o.count_include_pad())),
-        options(o) {}
-  Tensor forward(const Tensor& x) { return call({x}); }
-  AvgPool2dOptions options;
-};
-NNP_MODULE(AvgPool2d);
-
 struct AdaptiveAvgPool2dOptions {
   AdaptiveAvgPool2dOptions(ExpandingArray<2> output_size) : output_size_(output_size) {}  // NOLINT: implicit
   AdaptiveAvgPool2dOptions(int64_t output_size) : output_size_(output_size) {}            // NOLINT
@@ -81,18 +51,26 @@ struct AvgPoolImpl : Layer {
   functional::AvgPoolFuncOptions<D> options;
 };
 inline constexpr char kMaxPool1dType[] = "nn.MaxPool1d";
+inline constexpr char kMaxPool2dType[] = "nn.MaxPool2d";
+inline constexpr char kAvgPool2dType[] = "nn.AvgPool2d";
 inline constexpr char kMaxPool3dType[] = "nn.MaxPool3d";
 inline constexpr char kAvgPool1dType[] = "nn.AvgPool1d";
 inline constexpr char kAvgPool3dType[] = "nn.AvgPool3d";
 using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
+using MaxPool2dOptions = functional::MaxPool2dFuncOptions;
+using AvgPool2dOptions = functional::AvgPool2dFuncOptions;
 using MaxPool3dOptions = functional::MaxPool3dFuncOptions;
 using AvgPool1dOptions = functional::AvgPool1dFuncOptions;
 using AvgPool3dOptions = functional::AvgPool3dFuncOptions;
 using MaxPool1dImpl = MaxPoolImpl<1, kMaxPool1dType>;
+using MaxPool2dImpl = MaxPoolImpl<2, kMaxPool2dType>;
+using AvgPool2dImpl = AvgPoolImpl<2, kAvgPool2dType>;
 using MaxPool3dImpl = MaxPoolImpl<3, kMaxPool3dType>;
 using AvgPool1dImpl = AvgPoolImpl<1, kAvgPool1dType>;
 using AvgPool3dImpl = AvgPoolImpl<3, kAvgPool3dType>;
 NNP_MODULE(MaxPool1d);
+NNP_MODULE(MaxPool2d);
+NNP_MODULE(AvgPool2d);
 NNP_MODULE(MaxPool3d);
 NNP_MODULE(AvgPool1d);
 NNP_MODULE(AvgPool3d);
