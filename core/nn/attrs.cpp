@@ -45,6 +45,15 @@ AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std
       ok = j.is_string();
       if (ok) v.s = j.get<std::string>();
       break;
+    case NNP_ATTR_INTS_OR_STRING:
+      if (j.is_string()) {
+        v.type = NNP_ATTR_STRING;
+        v.s = j.get<std::string>();
+        ok = true;
+        break;
+      }
+      v.type = NNP_ATTR_INTS;
+      [[fallthrough]];
     case NNP_ATTR_INTS:
       ok = j.is_array() || j.is_number_integer();
       if (j.is_number_integer())

@@ -53,8 +53,13 @@ AttrValue coerce(const LayerType& type, const AttrDef& def, const AttrValue& giv
     v.f = static_cast<double>(given.i);
     ok = true;
   }
-  if (!ok && def.type == NNP_ATTR_INTS && given.type == NNP_ATTR_INT) {
+  if (!ok && (def.type == NNP_ATTR_INTS || def.type == NNP_ATTR_INTS_OR_STRING) && given.type == NNP_ATTR_INT) {
+    v.type = NNP_ATTR_INTS;
     v.ints = {given.i};  // kernel_size=3 means 3 in every dimension
+    ok = true;
+  }
+  if (!ok && def.type == NNP_ATTR_INTS_OR_STRING && (given.type == NNP_ATTR_INTS || given.type == NNP_ATTR_STRING)) {
+    v.type = given.type;  // padding [1, 2] or "same": the layer reads whichever was given
     ok = true;
   }
   if (!ok)
@@ -90,7 +95,7 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
     def.name = a.name ? a.name : "";
     if (def.name.empty())
       fail(NNP_INVALID_ARGUMENT, "register_layer_type: ", t.name, ": attribute ", i, " has no name");
-    if (a.type < NNP_ATTR_INT || a.type > NNP_ATTR_INTS)
+    if (a.type < NNP_ATTR_INT || a.type > NNP_ATTR_INTS_OR_STRING)
       fail(NNP_INVALID_ARGUMENT, "register_layer_type: ", t.name, ".", def.name, ": unknown type ", a.type);
     for (const AttrDef& other : t.attrs)
       if (other.name == def.name)

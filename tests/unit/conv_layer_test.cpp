@@ -141,7 +141,7 @@ TEST(ConvLayers, Conv1dIsAConvolutionAlongTheLength) {
       std::move(Attrs().set("in_channels", 2).set("out_channels", 3).set("kernel_size", 3).set("padding", 1)));
   EXPECT_EQ(conv.repr(), "Conv1d(2, 3, kernel_size=(3,), stride=(1,), padding=(1,))");
   Tensor w = conv.get_parameter("weight");
-  EXPECT_EQ(w.shape(), (Shape{3, 2, 1, 3}));
+  EXPECT_EQ(w.shape(), (Shape{3, 2, 3}));  // PyTorch's [out, in / groups, k]
   Tensor x = randn({4, 2, 10});
   Tensor y = conv(x);
   EXPECT_EQ(y.shape(), (Shape{4, 3, 10}));

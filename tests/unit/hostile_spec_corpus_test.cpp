@@ -65,7 +65,7 @@ std::vector<SpecCase> spec_cases() {
       {"Dropout p NaN-like string", R"({"type": "nn.Dropout", "p": "nan"})", NNP_INVALID_ARGUMENT, "p"},
       {"Conv2d kernel of three values",
        R"({"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": [1, 2, 3]})", NNP_INVALID_ARGUMENT,
-       "one or two values"},
+       "takes one value or 2"},
       {"Conv2d kernel 0", R"({"type": "nn.Conv2d", "in_channels": 1, "out_channels": 1, "kernel_size": 0})",
        NNP_INVALID_ARGUMENT, "kernel_size"},
       {"Conv2d stride -1",

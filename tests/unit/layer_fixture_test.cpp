@@ -43,6 +43,7 @@ TEST_P(LayerFixture, MatchesPyTorch) {
   nn::ModuleHandle layer = nn::model_from_spec(safetensors_metadata(path, "spec"));
   layer.to(Dtype::f64);
   layer.train(meta("training").template get<bool>());
+  EXPECT_EQ(layer.repr(), safetensors_metadata(path, "repr")) << "PyTorch's repr";
 
   StateDict state;
   for (const std::string& key : meta("state_keys").template get<std::vector<std::string>>())

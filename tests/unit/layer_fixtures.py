@@ -46,11 +46,13 @@ def state_pair(args):  # (input, h, c) as PyTorch's LSTM takes it: (input, (h, c
     return args if len(args) < 3 else [args[0], (args[1], args[2])]
 
 
-def case(name, spec, module, args, training=False, pack=as_called, gradients=True):
+def case(name, spec, module, args, training=False, pack=as_called, gradients=True, repr_text=None):
     """spec: the nnplug model spec of the same layer; args: the arguments of
     nnplug's call (tensors, None, bool, int, float, str); pack: PyTorch's
     call from them, where it nests; gradients=False where PyTorch's backward
-    is not its forward's derivative (then only results are compared)."""
+    is not its forward's derivative (then only results are compared);
+    repr_text: the repr expected where 1.13 lacks the layer (a stand-in
+    computes it) and a later PyTorch defines it."""
     torch.manual_seed(len(name))
     module.train(training)
     tensors, arg_meta = {}, []
@@ -80,7 +82,7 @@ def case(name, spec, module, args, training=False, pack=as_called, gradients=Tru
         if gradients and p.grad is not None:
             tensors["grad.param." + k] = p.grad
     meta = {"spec": json.dumps(spec), "args": json.dumps(arg_meta), "training": json.dumps(training),
-            "state_keys": json.dumps(list(state.keys())), "outputs": str(len(outs))}
+            "state_keys": json.dumps(list(state.keys())), "outputs": str(len(outs)), "repr": repr_text or repr(module)}
     write_safetensors(os.path.join(OUT, name + ".safetensors"), tensors, meta)
 
 
@@ -201,13 +203,17 @@ def main():
     case("replication_pad2d", {"type": "nn.ReplicationPad2d", "padding": [1, 2, 0, 3]},
          nn.ReplicationPad2d((1, 2, 0, 3)), [x2])
     case("replication_pad3d", {"type": "nn.ReplicationPad3d", "padding": 1}, nn.ReplicationPad3d(1), [x3])
-    case("circular_pad1d", {"type": "nn.CircularPad1d", "padding": [2, 1]}, Pad((2, 1), "circular"), [x1])
-    case("circular_pad2d", {"type": "nn.CircularPad2d", "padding": 1}, Pad((1, 1, 1, 1), "circular"), [x2])
+    case("circular_pad1d", {"type": "nn.CircularPad1d", "padding": [2, 1]}, Pad((2, 1), "circular"), [x1],
+         repr_text="CircularPad1d((2, 1))")
+    case("circular_pad2d", {"type": "nn.CircularPad2d", "padding": 1}, Pad((1, 1, 1, 1), "circular"), [x2],
+         repr_text="CircularPad2d((1, 1, 1, 1))")
     case("circular_pad3d", {"type": "nn.CircularPad3d", "padding": [1, 0, 0, 2, 1, 1]},
-         Pad((1, 0, 0, 2, 1, 1), "circular"), [x3])
-    case("zero_pad1d", {"type": "nn.ZeroPad1d", "padding": 2}, Pad((2, 2), "constant"), [x1])
+         Pad((1, 0, 0, 2, 1, 1), "circular"), [x3], repr_text="CircularPad3d((1, 0, 0, 2, 1, 1))")
+    case("zero_pad1d", {"type": "nn.ZeroPad1d", "padding": 2}, Pad((2, 2), "constant"), [x1],
+         repr_text="ZeroPad1d((2, 2))")
     case("zero_pad2d", {"type": "nn.ZeroPad2d", "padding": [1, 0, 2, -1]}, nn.ZeroPad2d((1, 0, 2, -1)), [x2])
-    case("zero_pad3d", {"type": "nn.ZeroPad3d", "padding": 1}, Pad((1,) * 6, "constant"), [x3])
+    case("zero_pad3d", {"type": "nn.ZeroPad3d", "padding": 1}, Pad((1,) * 6, "constant"), [x3],
+         repr_text="ZeroPad3d((1, 1, 1, 1, 1, 1))")
     case("constant_pad1d", {"type": "nn.ConstantPad1d", "padding": [1, 2], "value": 3.5}, nn.ConstantPad1d((1, 2), 3.5),
          [x1])
     case("constant_pad2d", {"type": "nn.ConstantPad2d", "padding": 1, "value": -1.0}, nn.ConstantPad2d(1, -1.0), [x2])
@@ -223,7 +229,8 @@ def main():
             out = x.reshape(2, 3, 2, 2, 2).transpose(1, 2).reshape(x.shape)
             assert torch.equal(out, nn.ChannelShuffle(3)(x.detach()))
             return out
-    case("channel_shuffle", {"type": "nn.ChannelShuffle", "groups": 3}, Shuffle(), [values([2, 6, 2, 2], 75)])
+    case("channel_shuffle", {"type": "nn.ChannelShuffle", "groups": 3}, Shuffle(), [values([2, 6, 2, 2], 75)],
+         repr_text="ChannelShuffle(groups=3)")
     case("cosine_similarity", {"type": "nn.CosineSimilarity", "dim": 2}, nn.CosineSimilarity(dim=2),
          [values([2, 3, 4], 76), values([2, 3, 4], 77)])
     case("cosine_similarity_broadcast", {"type": "nn.CosineSimilarity"}, nn.CosineSimilarity(),
@@ -338,8 +345,52 @@ def main():
          nn.AdaptiveMaxPool3d(2), [x3[0]])
     case("lp_pool1d", {"type": "nn.LPPool1d", "norm_type": 2, "kernel_size": 3, "stride": 2},
          nn.LPPool1d(2, 3, stride=2), [x1])
-    case("lp_pool2d", {"type": "nn.LPPool2d", "norm_type": 3.0, "kernel_size": [2, 3]},
-         nn.LPPool2d(3.0, (2, 3)), [values([2, 3, 4, 6], 123).abs() + 0.1])
+    case("lp_pool2d", {"type": "nn.LPPool2d", "norm_type": 3, "kernel_size": [2, 3]},
+         nn.LPPool2d(3, (2, 3)), [values([2, 3, 4, 6], 123).abs() + 0.1])
+
+    # Convolutions in 1 to 3 dimensions, transposed convolutions, fold and unfold.
+    def conv(name, kind, args, kwargs, x):
+        spec = {"type": "nn." + kind.__name__, "in_channels": args[0], "out_channels": args[1],
+                "kernel_size": args[2]}
+        spec.update(kwargs)
+        torch_kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+        case(name, spec, kind(*[tuple(a) if isinstance(a, list) else a for a in args], **torch_kwargs), [x])
+
+    c1, c2, c3 = values([2, 4, 9], 130), values([2, 4, 6, 7], 131), values([2, 4, 4, 5, 6], 132)
+    conv("conv1d", nn.Conv1d, [4, 6, 3], {"stride": 2, "padding": 1}, c1)
+    conv("conv1d_same_reflect_groups", nn.Conv1d, [4, 6, 4], {"padding": "same", "padding_mode": "reflect",
+                                                              "groups": 2, "dilation": 2}, c1)
+    conv("conv1d_valid_unbatched_no_bias", nn.Conv1d, [4, 3, 2], {"padding": "valid", "bias": False}, c1[0])
+    conv("conv2d_same_dilation", nn.Conv2d, [4, 3, [2, 3]], {"padding": "same", "dilation": [2, 1]}, c2)
+    conv("conv2d_same_odd_total", nn.Conv2d, [4, 3, [2, 4]], {"padding": "same"}, c2)
+    conv("conv2d_circular", nn.Conv2d, [4, 2, 3], {"padding": [1, 2], "padding_mode": "circular",
+                                                   "stride": [2, 1]}, c2)
+    conv("conv2d_replicate_groups", nn.Conv2d, [4, 4, 3], {"padding": 1, "padding_mode": "replicate",
+                                                           "groups": 4}, c2)
+    conv("conv3d", nn.Conv3d, [4, 3, 2], {}, c3)
+    conv("conv3d_strided_padded_groups", nn.Conv3d, [4, 6, [2, 3, 2]], {"stride": [1, 2, 2], "padding": [1, 0, 1],
+                                                                        "dilation": [1, 1, 2], "groups": 2}, c3)
+    conv("conv3d_same_replicate_unbatched", nn.Conv3d, [4, 2, 3], {"padding": "same", "padding_mode": "replicate"},
+         c3[0])
+    conv("conv_transpose1d", nn.ConvTranspose1d, [4, 3, 3], {"stride": 2, "padding": 1, "output_padding": 1}, c1)
+    conv("conv_transpose1d_groups_dilation_unbatched", nn.ConvTranspose1d, [4, 6, 2],
+         {"groups": 2, "dilation": 3, "bias": False}, c1[0])
+    conv("conv_transpose2d", nn.ConvTranspose2d, [4, 2, [3, 2]], {"stride": [2, 3], "padding": [1, 0],
+                                                                   "output_padding": [0, 2]}, c2)
+    conv("conv_transpose2d_groups", nn.ConvTranspose2d, [4, 4, 3], {"groups": 4, "padding": 2}, c2)
+    conv("conv_transpose3d", nn.ConvTranspose3d, [4, 2, 2], {"stride": 2}, c3)
+    conv("conv_transpose3d_mixed", nn.ConvTranspose3d, [4, 6, [3, 2, 2]],
+         {"stride": [1, 2, 1], "padding": [1, 1, 0], "dilation": [1, 1, 2], "groups": 2, "output_padding": [0, 1, 1]},
+         c3)
+    case("unfold", {"type": "nn.Unfold", "kernel_size": [2, 3]}, nn.Unfold((2, 3)), [c2])
+    case("unfold_strided_padded_dilated", {"type": "nn.Unfold", "kernel_size": 2, "dilation": [1, 2], "padding": 1,
+                                           "stride": [2, 1]},
+         nn.Unfold(2, dilation=(1, 2), padding=1, stride=(2, 1)), [c2])
+    case("fold", {"type": "nn.Fold", "output_size": [4, 5], "kernel_size": 2}, nn.Fold((4, 5), 2),
+         [values([2, 12, 12], 133)])
+    case("fold_strided_padded", {"type": "nn.Fold", "output_size": [5, 6], "kernel_size": [2, 3], "padding": 1,
+                                 "stride": 2, "dilation": [1, 2]},
+         nn.Fold((5, 6), (2, 3), padding=1, stride=2, dilation=(1, 2)), [values([2, 18, 6], 134)])
 
 
 if __name__ == "__main__":

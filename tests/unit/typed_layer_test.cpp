@@ -293,6 +293,64 @@ std::map<std::string, Twin> twins() {
                                            .set("dilation", std::vector<int64_t>{2})
                                            .set("bias", false));
                     }};
+  t["nn.Conv3d"] = {
+      [] {
+        return nn::Conv3d(nn::Conv3dOptions(2, 4, {3, 2, 2}).padding(nnp::kSame).padding_mode(nnp::kCircular));
+      },
+      [] {
+        return std::move(nn::Attrs()
+                             .set("in_channels", 2)
+                             .set("out_channels", 4)
+                             .set("kernel_size", std::vector<int64_t>{3, 2, 2})
+                             .set("padding", "same")
+                             .set("padding_mode", "circular"));
+      }};
+  t["nn.ConvTranspose1d"] = {[] { return nn::ConvTranspose1d(nn::ConvTranspose1dOptions(2, 4, 3).groups(2)); },
+                             [] {
+                               return std::move(nn::Attrs()
+                                                    .set("in_channels", 2)
+                                                    .set("out_channels", 4)
+                                                    .set("kernel_size", std::vector<int64_t>{3})
+                                                    .set("groups", 2));
+                             }};
+  t["nn.ConvTranspose2d"] = {
+      [] { return nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 4, 3).stride(2).output_padding(1).bias(false)); },
+      [] {
+        return std::move(nn::Attrs()
+                             .set("in_channels", 2)
+                             .set("out_channels", 4)
+                             .set("kernel_size", std::vector<int64_t>{3})
+                             .set("stride", std::vector<int64_t>{2})
+                             .set("output_padding", std::vector<int64_t>{1})
+                             .set("bias", false));
+      }};
+  t["nn.ConvTranspose3d"] = {[] {
+                               return nn::ConvTranspose3d(nn::ConvTranspose3dOptions(2, 3, 2).dilation({1, 2, 1}));
+                             },
+                             [] {
+                               return std::move(nn::Attrs()
+                                                    .set("in_channels", 2)
+                                                    .set("out_channels", 3)
+                                                    .set("kernel_size", std::vector<int64_t>{2})
+                                                    .set("dilation", std::vector<int64_t>{1, 2, 1}));
+                             }};
+  t["nn.Unfold"] = {
+      [] {
+        return nn::Unfold(nn::UnfoldOptions({2, 3}).padding(1));
+      },
+      [] {
+        return std::move(
+            nn::Attrs().set("kernel_size", std::vector<int64_t>{2, 3}).set("padding", std::vector<int64_t>{1}));
+      }};
+  t["nn.Fold"] = {[] {
+                    return nn::Fold(nn::FoldOptions({4, 5}, 2).stride(2));
+                  },
+                  [] {
+                    return std::move(nn::Attrs()
+                                         .set("output_size", std::vector<int64_t>{4, 5})
+                                         .set("kernel_size", std::vector<int64_t>{2})
+                                         .set("stride", std::vector<int64_t>{2}));
+                  }};
   t["nn.MaxPool2d"] = {[] { return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)); },
                        [] {
                          return std::move(nn::Attrs()

@@ -198,12 +198,15 @@ struct TripletMarginLoss : MultiInputLoss {
   Tensor loss(const std::vector<Tensor>& in) override { return F::triplet_margin_loss(in[0], in[1], in[2], options); }
 };
 
-// The distance is pairwise_distance: a model spec cannot name a function
-// (the C++ option distance_function takes one).
+// The distance is a PairwiseDistance child, as PyTorch's default (a model
+// spec cannot name a function; the C++ option distance_function takes one).
 struct TripletMarginWithDistanceLoss : MultiInputLoss {
   F::TripletMarginWithDistanceLossFuncOptions options;
+  nnp::nn::ModuleHandle distance_function;
   explicit TripletMarginWithDistanceLoss(const Attrs& a)
       : MultiInputLoss("TripletMarginWithDistanceLoss", {"anchor", "positive", "negative"}) {
+    distance_function = register_module("distance_function", nnp::nn::create_layer("nn.PairwiseDistance"));
+    options.distance_function([this](const Tensor& x, const Tensor& y) { return distance_function.call({x, y}); });
     options.reduction(a.string("reduction")).margin(a.real("margin")).swap(a.boolean("swap"));
     F::detail::check_reduction("TripletMarginWithDistanceLoss", options.reduction());
     if (!(options.margin() > 0))

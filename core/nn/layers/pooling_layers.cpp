@@ -1,8 +1,7 @@
-// nn.MaxPool1d, nn.MaxPool3d, nn.AvgPool1d, nn.AvgPool3d,
+// nn.MaxPool1d/2d/3d, nn.AvgPool1d/2d/3d, nn.AdaptiveAvgPool2d,
 // nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool1d/2d/3d,
 // nn.LPPool1d and nn.LPPool2d: the functions of
 // nnp/functional/pooling{,_nd}.hpp with PyTorch's attributes and reprs.
-// (The 2-D max and average pools are in conv_layers.cpp.)
 #include <algorithm>
 #include <cmath>
 #include <nnp/nnp.hpp>
@@ -39,11 +38,79 @@ nnp::ExpandingArray<D> expand(const std::string& type, const char* name, const s
   return out;
 }
 
+using F::detail::Pair;
+using F::detail::pair_text;
+using F::detail::WindowIndexCache;
+
+Pair pair_of(const Attrs& a, const std::string& name, const std::string& layer) {
+  std::vector<int64_t> v = a.integers(name);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  throw Error(NNP_INVALID_ARGUMENT, layer + ": " + name + " takes one or two values, got " + std::to_string(v.size()));
+}
+
 std::string number_text(double v) {  // PyTorch prints the int it was given
   return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<int64_t>(v)) : nnp::nn::format_float(v);
 }
 
 }  // namespace
+
+// The 2-D pools keep an index of their windows between calls.
+struct Pool2d : nnp::nn::Module {
+  Pair kernel, stride, padding;
+  WindowIndexCache windows;
+  Pool2d(const char* name, const Attrs& a)
+      : Module(name),
+        kernel(pair_of(a, "kernel_size", name)),
+        stride(a.has("stride") ? pair_of(a, "stride", name) : kernel),
+        padding(pair_of(a, "padding", name)) {
+    F::detail::check_at_least(name, "kernel_size", kernel, 1);
+    F::detail::check_at_least(name, "stride", stride, 1);
+    if (padding.h * 2 > kernel.h || padding.w * 2 > kernel.w)
+      throw Error(NNP_INVALID_ARGUMENT,
+                  std::string(name) + ": pad should be at most half of the effective kernel size");
+    if (a.boolean("ceil_mode"))
+      throw Error(NNP_UNIMPLEMENTED, std::string(name) + ": ceil_mode=True is not supported yet; use padding instead");
+  }
+  static std::string number(Pair p) { return p.h == p.w ? std::to_string(p.h) : pair_text(p); }
+};
+
+struct MaxPool2d : Pool2d {
+  Pair dilation;
+  explicit MaxPool2d(const Attrs& a) : Pool2d("MaxPool2d", a), dilation(pair_of(a, "dilation", "MaxPool2d")) {}
+  Tensor forward(const Tensor& x) override {
+    return F::detail::max_pool2d_windows("MaxPool2d", x, {kernel, stride, padding, dilation}, windows);
+  }
+  std::string extra_repr() const override {
+    return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding) +
+           ", dilation=" + number(dilation) + ", ceil_mode=False";
+  }
+};
+
+struct AvgPool2d : Pool2d {
+  explicit AvgPool2d(const Attrs& a) : Pool2d("AvgPool2d", a) {
+    if (!a.boolean("count_include_pad"))
+      throw Error(NNP_UNIMPLEMENTED, "AvgPool2d: count_include_pad=False is not supported yet");
+  }
+  Tensor forward(const Tensor& x) override {
+    return F::detail::avg_pool2d_windows("AvgPool2d", x, {kernel, stride, padding, {1, 1}}, windows);
+  }
+  std::string extra_repr() const override {
+    return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding);
+  }
+};
+
+struct AdaptiveAvgPool2d : nnp::nn::Module {
+  Pair output;
+  explicit AdaptiveAvgPool2d(const Attrs& a)
+      : Module("AdaptiveAvgPool2d"), output(pair_of(a, "output_size", "AdaptiveAvgPool2d")) {
+    F::detail::check_at_least("AdaptiveAvgPool2d", "output_size", output, 1);
+  }
+  Tensor forward(const Tensor& x) override { return F::adaptive_avg_pool2d(x, {output.h, output.w}); }
+  std::string extra_repr() const override {
+    return "output_size=" + (output.h == output.w ? std::to_string(output.h) : pair_text(output));
+  }
+};
 
 // Windowed pooling in D dimensions: kernel_size, stride (default the
 // kernel), padding, dilation (max only).
@@ -200,6 +267,20 @@ void register_pooling_layers(LayerRegistry& registry) {
                                   {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
                                   ceil,
                                   {"count_include_pad", NNP_ATTR_BOOL, false, "true", "count padding in the mean"}};
+  add_builtin<MaxPool2d>(registry, "nn.MaxPool2d", "maximum over sliding windows",
+                         {{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size"},
+                          {"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"},
+                          {"padding", NNP_ATTR_INTS, false, "0", "-inf added on each side"},
+                          {"dilation", NNP_ATTR_INTS, false, "1", "spacing between window elements"},
+                          {"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up (not supported yet)"}});
+  add_builtin<AvgPool2d>(registry, "nn.AvgPool2d", "mean over sliding windows",
+                         {{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size"},
+                          {"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"},
+                          {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
+                          {"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up (not supported yet)"},
+                          {"count_include_pad", NNP_ATTR_BOOL, false, "true", "count padding in the mean"}});
+  add_builtin<AdaptiveAvgPool2d>(registry, "nn.AdaptiveAvgPool2d", "mean pooling to a fixed output size",
+                                 {{"output_size", NNP_ATTR_INTS, true, nullptr, "output height and width"}});
   add_builtin<MaxPool1d>(registry, "nn.MaxPool1d", "maximum over sliding windows of [N, C, L]", max);
   add_builtin<MaxPool3d>(registry, "nn.MaxPool3d", "maximum over sliding windows of [N, C, D, H, W]", max);
   add_builtin<AvgPool1d>(registry, "nn.AvgPool1d", "mean over sliding windows of [N, C, L]", avg);

@@ -9,6 +9,7 @@
 //                                     normalize
 //   nnp/functional/padding.hpp        pad (constant, reflect, replicate, circular)
 //   nnp/functional/conv.hpp           conv1d, conv2d
+//   nnp/functional/conv_nd.hpp        conv3d, conv_transpose1d/2d/3d, unfold, fold
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
 //   nnp/functional/pooling_nd.hpp     max_pool3d, avg_pool3d, adaptive_avg/max_pool1d/2d/3d, lp_pool1d/2d
 //   nnp/functional/attention.hpp      scaled_dot_product_attention, multi_head_attention_forward
@@ -24,6 +25,7 @@
 #include <nnp/functional/activation.hpp>
 #include <nnp/functional/attention.hpp>
 #include <nnp/functional/conv.hpp>
+#include <nnp/functional/conv_nd.hpp>
 #include <nnp/functional/ctc_loss.hpp>
 #include <nnp/functional/distance.hpp>
 #include <nnp/functional/dropout.hpp>

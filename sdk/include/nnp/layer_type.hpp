@@ -25,6 +25,7 @@ inline const char* attr_type_name(nnp_attr_type type) {
     case NNP_ATTR_BOOL: return "bool";
     case NNP_ATTR_STRING: return "string";
     case NNP_ATTR_INTS: return "list of ints";
+    case NNP_ATTR_INTS_OR_STRING: return "list of ints or string";
     default: return "unknown type";
   }
 }

@@ -504,6 +504,12 @@ class Attrs {
     check(api().attrs_get_string(attrs_, name.c_str(), &v));
     return v;
   }
+  // Whether `name` holds a string: an NNP_ATTR_INTS_OR_STRING attribute
+  // keeps the type it was given (padding [1, 2] or "same").
+  bool holds_string(const std::string& name) const {
+    const char* v = nullptr;
+    return api().attrs_get_string(attrs_, name.c_str(), &v) == NNP_OK;
+  }
   std::vector<int64_t> integers(const std::string& name) const {
     int32_t count = 0;
     check(api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count));

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)", "(1.2)" or "(1.3)": check api->abi_minor, or struct_size, before
+ * "(1.1)" to "(1.4)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 3
+#define NNP_ABI_MINOR 4
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -311,7 +311,10 @@ enum {
   NNP_ATTR_FLOAT = 1,
   NNP_ATTR_BOOL = 2,
   NNP_ATTR_STRING = 3,
-  NNP_ATTR_INTS = 4 /* a list of integers, e.g. kernel_size [3,3] */
+  NNP_ATTR_INTS = 4, /* a list of integers, e.g. kernel_size [3,3] */
+  /* (1.4) a list of integers or a word, e.g. a convolution's padding: 1,
+   * [1, 2] or "same". Given values keep their own type (INTS or STRING). */
+  NNP_ATTR_INTS_OR_STRING = 5
 };
 
 /* A set of named attribute values. */

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <nnp/detail/error.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // Declares an option `name` of type T: a chained setter name(value), a
@@ -56,6 +57,21 @@ class ExpandingArray {
   std::array<int64_t, D> values_{};
 };
 
+// A convolution's padding, as libtorch's padding_t: sizes (one value or one
+// per dimension), or a rule, kSame or kValid.
+template <size_t D>
+struct ConvPadding {
+  ConvPadding(int64_t value) : sizes(value) {}                       // NOLINT: implicit by design
+  ConvPadding(std::initializer_list<int64_t> list) : sizes(list) {}  // NOLINT
+  ConvPadding(const ExpandingArray<D>& values) : sizes(values) {}    // NOLINT
+  // A word; an integer (0 included, a null pointer constant) is a size.
+  template <typename Word,
+            typename = std::enable_if_t<std::is_convertible_v<Word, std::string> && !std::is_integral_v<Word>>>
+  ConvPadding(const Word& rule) : sizes(0), rule(rule) {}  // NOLINT
+  ExpandingArray<D> sizes;
+  std::string rule;  // "same", "valid", or empty when sizes say it
+};
+
 // Reductions of a loss, padding modes and nonlinearities, by libtorch's names. Options hold
 // them as the strings model specs use, so "sum" and nnp::kSum are the same.
 inline constexpr const char* kNone = "none";
@@ -66,6 +82,9 @@ inline constexpr const char* kReflect = "reflect";
 inline constexpr const char* kReplicate = "replicate";
 inline constexpr const char* kCircular = "circular";
 inline constexpr const char* kZeros = "zeros";
+// A convolution's padding by rule: none, or as much as keeps the size.
+inline constexpr const char* kValid = "valid";
+inline constexpr const char* kSame = "same";
 // Nonlinearities of the recurrent and Transformer layers.
 inline constexpr const char* kTanh = "tanh";
 inline constexpr const char* kReLU = "relu";

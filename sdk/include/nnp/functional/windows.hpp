@@ -83,12 +83,16 @@ class WindowIndexCache {
  public:
   template <typename Build>
   Tensor get(const Tensor& x, Build build) {
+    return get(x.shape(), x.device(), build);
+  }
+  // Keyed by a shape that fixes the windows (an output size for col2im).
+  template <typename Build>
+  Tensor get(Shape key, Device device, Build build) {
     std::lock_guard<std::mutex> lock(mutex_);
-    Shape shape = x.shape();
-    if (!index_.defined() || shape != shape_ || x.device() != device_) {
-      index_ = from_vector(build(), x.device());
-      shape_ = std::move(shape);
-      device_ = x.device();
+    if (!index_.defined() || key != shape_ || device != device_) {
+      index_ = from_vector(build(), device);
+      shape_ = std::move(key);
+      device_ = device;
     }
     return index_;
   }
