@@ -392,6 +392,28 @@ def main():
                                  "stride": 2, "dilation": [1, 2]},
          nn.Fold((5, 6), (2, 3), padding=1, stride=2, dilation=(1, 2)), [values([2, 18, 6], 134)])
 
+    # Embedding options and EmbeddingBag.
+    idx = torch.tensor([[1, 4, 2], [0, 4, 4]])
+    case("embedding_padding_scale_grad", {"type": "nn.Embedding", "num_embeddings": 6, "embedding_dim": 3,
+                                          "padding_idx": 4, "scale_grad_by_freq": True},
+         nn.Embedding(6, 3, padding_idx=4, scale_grad_by_freq=True), [idx])
+    case("embedding_max_norm", {"type": "nn.Embedding", "num_embeddings": 6, "embedding_dim": 3, "max_norm": 1.5,
+                                "norm_type": 1.0}, nn.Embedding(6, 3, max_norm=1.5, norm_type=1.0), [idx])
+    case("embedding_bag_mean_2d", {"type": "nn.EmbeddingBag", "num_embeddings": 6, "embedding_dim": 3},
+         nn.EmbeddingBag(6, 3), [idx])
+    flat_idx, offs = torch.tensor([1, 2, 4, 5, 4, 3, 3, 0]), torch.tensor([0, 2, 2, 5])
+    case("embedding_bag_sum_offsets_weights", {"type": "nn.EmbeddingBag", "num_embeddings": 6, "embedding_dim": 3,
+                                               "mode": "sum"},
+         nn.EmbeddingBag(6, 3, mode="sum"), [flat_idx, offs, values([8], 135)])
+    case("embedding_bag_max_padding", {"type": "nn.EmbeddingBag", "num_embeddings": 6, "embedding_dim": 3,
+                                       "mode": "max", "padding_idx": 4},
+         nn.EmbeddingBag(6, 3, mode="max", padding_idx=4), [flat_idx, offs])
+    case("embedding_bag_mean_last_offset_padding", {"type": "nn.EmbeddingBag", "num_embeddings": 6,
+                                                    "embedding_dim": 3, "include_last_offset": True,
+                                                    "padding_idx": 3, "max_norm": 1.0},
+         nn.EmbeddingBag(6, 3, include_last_offset=True, padding_idx=3, max_norm=1.0),
+         [flat_idx, torch.tensor([0, 3, 3, 8])])
+
 
 if __name__ == "__main__":
     main()

@@ -33,6 +33,12 @@ std::map<std::string, Twin> twins() {
   t["nn.Embedding"] = {
       [] { return nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(0)); },
       [] { return std::move(nn::Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("padding_idx", 0)); }};
+  t["nn.EmbeddingBag"] = {
+      [] { return nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3).mode(kSum).max_norm(2.0)); },
+      [] {
+        return std::move(
+            nn::Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("mode", "sum").set("max_norm", 2.0));
+      }};
   t["nn.Unflatten"] = {
       [] {
         return nn::Unflatten(nn::UnflattenOptions(1, {2, 3}));
@@ -482,4 +488,41 @@ TEST(TypedLayers, AnEmptyHolderSaysSo) {
   // Options a layer refuses are refused when the holder is made.
   expect_error([] { nn::Dropout(1.5); }, NNP_INVALID_ARGUMENT, {"between 0 and 1"});
   expect_error([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).groups(2)); }, NNP_INVALID_ARGUMENT, {"divisible by groups"});
+}
+
+TEST(TypedLayers, EmbeddingBagSumsRunsFromOffsets) {
+  nn::EmbeddingBag bag(nn::EmbeddingBagOptions(5, 2).mode(kSum));
+  const std::vector<float> w = bag->weight.to_vector<float>();
+  Tensor y = bag->forward(from_vector(std::vector<int64_t>{0, 1, 2, 3}), from_vector(std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(y.shape(), (Shape{2, 2}));
+  const std::vector<float> got = y.to_vector<float>();
+  for (size_t d = 0; d < 2; ++d) {
+    EXPECT_FLOAT_EQ(got[d], w[d]);                                  // bag 0: row 0
+    EXPECT_NEAR(got[2 + d], w[2 + d] + w[4 + d] + w[6 + d], 1e-6);  // bag 1: rows 1 to 3
+  }
+  expect_error(
+      [&] {
+        bag->forward(from_vector(std::vector<int64_t>{0, 1}));
+      },
+      NNP_INVALID_ARGUMENT, {"offsets has to be a 1-D tensor"});
+  expect_error(
+      [&] {
+        bag->forward(from_vector(std::vector<int64_t>{0, 7}), from_vector(std::vector<int64_t>{0}));
+      },
+      NNP_INVALID_ARGUMENT, {"index 7 is out of range for 5 embeddings"});
+}
+
+TEST(TypedLayers, ConvTransposeUndoesTheShapeOfAStridedConv) {
+  nn::Conv2d down(nn::Conv2dOptions(3, 6, 3).stride(2).padding(1));
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(6, 3, 3).stride(2).padding(1).output_padding(1));
+  Tensor x = randn({2, 3, 8, 10});
+  EXPECT_EQ(up(down(x)).shape(), x.shape());
+  nn::Conv1d same(nn::Conv1dOptions(3, 4, 4).padding(kSame).padding_mode(kReflect));
+  EXPECT_EQ(same(randn({2, 3, 9})).shape(), (Shape{2, 4, 9}));
+  expect_error([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(kSame).stride(2)); }, NNP_INVALID_ARGUMENT,
+               {"not supported for strided convolutions"});
+  expect_error([] { nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding("full")); }, NNP_INVALID_ARGUMENT,
+               {"invalid padding string 'full'"});
+  expect_error([] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).output_padding(1)); }, NNP_INVALID_ARGUMENT,
+               {"output_padding", "smaller than either stride or dilation"});
 }

@@ -1,5 +1,5 @@
 // nn.BatchNorm1d/2d/3d, nn.InstanceNorm1d/2d/3d, nn.GroupNorm, nn.LayerNorm,
-// nn.LocalResponseNorm, nn.CrossMapLRN2d and nn.Embedding, composed of
+// nn.LocalResponseNorm and nn.CrossMapLRN2d, composed of
 // differentiable ops.
 #include <cmath>
 #include <nnp/nnp.hpp>
@@ -254,40 +254,6 @@ struct LayerNorm : nnp::nn::Module {
   }
 };
 
-struct Embedding : nnp::nn::Module {
-  int64_t count, dim;
-  bool has_padding;
-  int64_t padding_idx;
-  Tensor weight;
-  explicit Embedding(const Attrs& a)
-      : Module("Embedding"),
-        count(a.integer("num_embeddings")),
-        dim(a.integer("embedding_dim")),
-        has_padding(a.has("padding_idx")),
-        padding_idx(has_padding ? a.integer("padding_idx") : 0) {
-    if (has_padding) {
-      if (padding_idx < -count || padding_idx >= count)
-        throw Error(NNP_INVALID_ARGUMENT, "Embedding: padding_idx must be within num_embeddings");
-      if (padding_idx < 0) padding_idx += count;
-    }
-    weight = register_parameter("weight", nnp::empty({count, dim}));
-    nnp::nn::init::normal_(weight);
-    if (has_padding) {
-      NoGradGuard no_grad;
-      weight.slice(0, padding_idx, padding_idx + 1).copy_(weight.scalar_like(0));
-    }
-  }
-  Tensor forward(const Tensor& indices) override {
-    F::EmbeddingFuncOptions options;
-    if (has_padding) options.padding_idx(padding_idx);
-    return F::embedding(indices, weight, options);
-  }
-  std::string extra_repr() const override {
-    return std::to_string(count) + ", " + std::to_string(dim) +
-           (has_padding ? ", padding_idx=" + std::to_string(padding_idx) : "");
-  }
-};
-
 void register_norm_layers(LayerRegistry& registry) {
   const std::vector<AttrDecl> batch_norm = {
       {"num_features", NNP_ATTR_INT, true, nullptr, "number of channels C"},
@@ -324,10 +290,6 @@ void register_norm_layers(LayerRegistry& registry) {
                           {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
                           {"elementwise_affine", NNP_ATTR_BOOL, false, "true", "learn weight and bias"},
                           {"bias", NNP_ATTR_BOOL, false, "true", "learn the bias (with elementwise_affine)"}});
-  add_builtin<Embedding>(registry, "nn.Embedding", "a lookup table of num_embeddings vectors",
-                         {{"num_embeddings", NNP_ATTR_INT, true, nullptr, "size of the table"},
-                          {"embedding_dim", NNP_ATTR_INT, true, nullptr, "size of each vector"},
-                          {"padding_idx", NNP_ATTR_INT, false, nullptr, "an index whose vector stays zero"}});
 }
 
 }  // namespace nnp::core::nn::layers

@@ -2,6 +2,7 @@
 // spells it (`namespace F = nnp::nn::functional;`, also nnp::nn::F):
 //   nnp/functional/activation.hpp     relu, leaky_relu, gelu, silu, sigmoid, tanh, softmax, log_softmax
 //   nnp/functional/linear.hpp         linear, bilinear, dropout, embedding, one_hot
+//   nnp/functional/embedding_bag.hpp  embedding_bag (sum, mean, max)
 //   nnp/functional/dropout.hpp        dropout1d/2d/3d, alpha_dropout, feature_alpha_dropout
 //   nnp/functional/distance.hpp       cosine_similarity, pairwise_distance
 //   nnp/functional/vision.hpp         pixel_shuffle, pixel_unshuffle, channel_shuffle
@@ -29,6 +30,7 @@
 #include <nnp/functional/ctc_loss.hpp>
 #include <nnp/functional/distance.hpp>
 #include <nnp/functional/dropout.hpp>
+#include <nnp/functional/embedding_bag.hpp>
 #include <nnp/functional/linear.hpp>
 #include <nnp/functional/loss.hpp>
 #include <nnp/functional/margin_loss.hpp>

@@ -2,6 +2,9 @@
 // functions (PyTorch's torch.nn.functional); the layers call these.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <nnp/detail/format.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
@@ -9,6 +12,8 @@
 #include <string>
 
 namespace nnp::nn::functional {
+
+using nnp::detail::shape_text;
 
 // y = x W^T + b; bias may be undefined.
 inline Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {}) {
@@ -57,22 +62,84 @@ inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {}) {
 
 struct EmbeddingFuncOptions {
   NNP_ARG(std::optional<int64_t>, padding_idx);
+  NNP_ARG(std::optional<double>, max_norm);
+  NNP_ARG(double, norm_type) = 2.0;
+  NNP_ARG(bool, scale_grad_by_freq) = false;
+  NNP_ARG(bool, sparse) = false;
 };
+
+namespace detail {
+
+inline void check_indices(const char* who, const Tensor& indices, const Tensor& weight) {
+  if (indices.dtype() != Dtype::i64 && indices.dtype() != Dtype::i32)
+    throw Error(NNP_DTYPE_MISMATCH,
+                std::string(who) + ": indices must be i64 or i32, got " + dtype_name(indices.dtype()));
+  if (weight.ndim() != 2)
+    throw Error(NNP_SHAPE_MISMATCH, std::string(who) + ": weight must be [num_embeddings, embedding_dim], got " +
+                                        shape_text(weight.shape()));
+}
+
+inline int64_t padding_row(const char* who, const std::optional<int64_t>& padding_idx, int64_t rows) {
+  if (!padding_idx) return -1;
+  const int64_t padding = *padding_idx;
+  if (padding < -rows || padding >= rows)
+    throw Error(NNP_INVALID_ARGUMENT, std::string(who) + ": padding_idx must be within num_embeddings");
+  return padding < 0 ? padding + rows : padding;
+}
+
+// max_norm: the rows that `indices` pick are scaled, in place and outside
+// autograd, to a norm of at most max_norm (PyTorch's embedding_renorm_).
+inline void renorm_rows(const Tensor& weight, const std::vector<int64_t>& indices, double max_norm, double norm_type) {
+  NoGradGuard no_grad;
+  std::vector<int64_t> unique = indices;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  for (int64_t i : unique) {
+    Tensor row = weight.slice(0, i, i + 1);
+    const double norm = std::pow(row.abs().pow(norm_type).sum().item<double>(), 1.0 / norm_type);
+    if (norm > max_norm) row.mul_(max_norm / (norm + 1e-7));
+  }
+}
+
+// scale_grad_by_freq: the same rows, with the gradient of each divided by
+// how often its index occurs in the batch.
+inline Tensor scaled_by_frequency(const Tensor& rows, const std::vector<int64_t>& indices) {
+  std::map<int64_t, int64_t> count;
+  for (int64_t i : indices) ++count[i];
+  std::vector<double> scale;
+  scale.reserve(indices.size());
+  for (int64_t i : indices) scale.push_back(1.0 / static_cast<double>(count[i]));
+  const Tensor s = from_vector(scale, rows.device()).to(rows.dtype()).reshape({-1, 1});
+  return rows * s + (rows * (1.0 - s)).detach();
+}
+
+inline std::vector<int64_t> host_indices(const char* who, const Tensor& indices, int64_t rows) {
+  std::vector<int64_t> host = indices.to(Device::cpu(), Dtype::i64).contiguous().to_vector<int64_t>();
+  for (int64_t i : host)
+    if (i < 0 || i >= rows)
+      throw Error(NNP_INVALID_ARGUMENT, std::string(who) + ": index " + std::to_string(i) + " is out of range for " +
+                                            std::to_string(rows) + " embeddings");
+  return host;
+}
+
+}  // namespace detail
+
 // Rows of weight picked by integer indices; the padding_idx row is returned
 // as it is but gets no gradient (PyTorch's rule).
 inline Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingFuncOptions& options = {}) {
-  if (indices.dtype() != Dtype::i64 && indices.dtype() != Dtype::i32)
-    throw Error(NNP_DTYPE_MISMATCH,
-                "embedding: indices must be i64 or i32, got " + std::string(dtype_name(indices.dtype())));
-  if (weight.ndim() != 2) throw Error(NNP_SHAPE_MISMATCH, "embedding: weight must be [num_embeddings, embedding_dim]");
+  detail::check_indices("embedding", indices, weight);
+  if (options.sparse())
+    throw Error(NNP_UNIMPLEMENTED, "embedding: sparse gradients are not supported; use sparse=false");
   Shape out_shape = indices.shape();
   out_shape.push_back(weight.size(1));
+  const bool on_host = options.max_norm() || options.scale_grad_by_freq();
+  const std::vector<int64_t> host =
+      on_host ? detail::host_indices("embedding", indices, weight.size(0)) : std::vector<int64_t>();
+  if (options.max_norm()) detail::renorm_rows(weight, host, *options.max_norm(), options.norm_type());
   Tensor rows = weight.index_select(0, indices.reshape({-1}));
-  if (options.padding_idx()) {
-    int64_t padding = *options.padding_idx();
-    if (padding < -weight.size(0) || padding >= weight.size(0))
-      throw Error(NNP_INVALID_ARGUMENT, "embedding: padding_idx must be within num_embeddings");
-    if (padding < 0) padding += weight.size(0);
+  if (options.scale_grad_by_freq()) rows = detail::scaled_by_frequency(rows, host);
+  const int64_t padding = detail::padding_row("embedding", options.padding_idx(), weight.size(0));
+  if (padding >= 0) {
     Tensor learns = indices.reshape({-1, 1}).ne(indices.scalar_like(static_cast<double>(padding)));
     rows = where(learns, rows, rows.detach());
   }

@@ -1,5 +1,5 @@
 // nnp/modules/linear.hpp - typed Linear, Identity, Flatten, Unflatten,
-// Dropout and Embedding (libtorch's holders over the registry's nn.* layers).
+// Dropout, Embedding and EmbeddingBag (libtorch's holders over the registry's nn.* layers).
 #pragma once
 
 #include <nnp/module_holder.hpp>
@@ -119,24 +119,65 @@ struct EmbeddingOptions {
   NNP_ARG(int64_t, num_embeddings);
   NNP_ARG(int64_t, embedding_dim);
   NNP_ARG(std::optional<int64_t>, padding_idx);
+  NNP_ARG(std::optional<double>, max_norm);
+  NNP_ARG(double, norm_type) = 2.0;
+  NNP_ARG(bool, scale_grad_by_freq) = false;
+  NNP_ARG(bool, sparse) = false;
 };
+
+namespace detail {
+template <typename TableOptions>
+Attrs embedding_attrs(const TableOptions& o) {
+  Attrs a;
+  a.set("num_embeddings", o.num_embeddings()).set("embedding_dim", o.embedding_dim());
+  if (o.padding_idx()) a.set("padding_idx", *o.padding_idx());
+  if (o.max_norm()) a.set("max_norm", *o.max_norm());
+  a.set("norm_type", o.norm_type()).set("scale_grad_by_freq", o.scale_grad_by_freq()).set("sparse", o.sparse());
+  return a;
+}
+}  // namespace detail
+
 struct EmbeddingImpl : Layer {
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
   explicit EmbeddingImpl(const EmbeddingOptions& o)
-      : Layer("nn.Embedding", attrs_of(o)), options(o), weight(tensor_named("weight")) {}
+      : Layer("nn.Embedding", detail::embedding_attrs(o)), options(o), weight(tensor_named("weight")) {}
   Tensor forward(const Tensor& indices) { return call({indices}); }
   EmbeddingOptions options;
   Tensor weight;
-
- private:
-  static Attrs attrs_of(const EmbeddingOptions& o) {
-    Attrs a;
-    a.set("num_embeddings", o.num_embeddings()).set("embedding_dim", o.embedding_dim());
-    if (o.padding_idx()) a.set("padding_idx", *o.padding_idx());
-    return a;
-  }
 };
 NNP_MODULE(Embedding);
+
+struct EmbeddingBagOptions {
+  EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  NNP_ARG(int64_t, num_embeddings);
+  NNP_ARG(int64_t, embedding_dim);
+  NNP_ARG(std::optional<double>, max_norm);
+  NNP_ARG(double, norm_type) = 2.0;
+  NNP_ARG(bool, scale_grad_by_freq) = false;
+  NNP_ARG(std::string, mode) = kMean;  // kSum, kMean or "max"
+  NNP_ARG(bool, sparse) = false;
+  NNP_ARG(bool, include_last_offset) = false;
+  NNP_ARG(std::optional<int64_t>, padding_idx);
+};
+struct EmbeddingBagImpl : Layer {
+  EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingBagImpl(const EmbeddingBagOptions& o)
+      : Layer(
+            "nn.EmbeddingBag",
+            std::move(
+                detail::embedding_attrs(o).set("mode", o.mode()).set("include_last_offset", o.include_last_offset()))),
+        options(o),
+        weight(tensor_named("weight")) {}
+  // Bags are the rows of a 2-D input, or runs of a 1-D one from offsets.
+  Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {}) {
+    return call_values({input, offsets, per_sample_weights});
+  }
+  EmbeddingBagOptions options;
+  Tensor weight;
+};
+NNP_MODULE(EmbeddingBag);
 
 }  // namespace nnp::nn
