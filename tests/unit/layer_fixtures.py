@@ -414,6 +414,43 @@ def main():
          nn.EmbeddingBag(6, 3, include_last_offset=True, padding_idx=3, max_norm=1.0),
          [flat_idx, torch.tensor([0, 3, 3, 8])])
 
+    # Max unpooling of max pooling's indices; upsampling in every mode.
+    import torch.nn.functional as F
+    p1, i1 = F.max_pool1d(values([2, 3, 8], 140), 2, return_indices=True)
+    case("max_unpool1d", {"type": "nn.MaxUnpool1d", "kernel_size": 2}, nn.MaxUnpool1d(2), [p1, i1])
+    p2, i2 = F.max_pool2d(values([2, 3, 7, 5], 141), 3, stride=2, padding=1, return_indices=True)
+    case("max_unpool2d_strided_padded", {"type": "nn.MaxUnpool2d", "kernel_size": 3, "stride": 2, "padding": 1},
+         nn.MaxUnpool2d(3, stride=2, padding=1), [p2, i2])
+    p3, i3 = F.max_pool3d(values([3, 4, 4, 6], 142), (2, 2, 3), return_indices=True)
+    case("max_unpool3d_unbatched", {"type": "nn.MaxUnpool3d", "kernel_size": [2, 2, 3]}, nn.MaxUnpool3d((2, 2, 3)),
+         [p3, i3])
+    u1, u2, u3 = values([2, 3, 5], 143), values([2, 2, 4, 5], 144), values([1, 2, 3, 4, 3], 145)
+    case("upsample_nearest_scale", {"type": "nn.Upsample", "scale_factor": 2.0}, nn.Upsample(scale_factor=2.0), [u2])
+    case("upsample_nearest_size_3d", {"type": "nn.Upsample", "size": [5, 7, 4]}, nn.Upsample(size=(5, 7, 4)), [u3])
+    case("upsample_nearest_exact_fractional", {"type": "nn.Upsample", "scale_factor": 1.7, "mode": "nearest-exact"},
+         nn.Upsample(scale_factor=1.7, mode="nearest-exact"), [u1])
+    case("upsample_linear", {"type": "nn.Upsample", "scale_factor": 2.5, "mode": "linear"},
+         nn.Upsample(scale_factor=2.5, mode="linear"), [u1])
+    case("upsample_linear_align_corners_down", {"type": "nn.Upsample", "size": 3, "mode": "linear",
+                                                "align_corners": True},
+         nn.Upsample(size=3, mode="linear", align_corners=True), [u1])
+    case("upsample_bilinear", {"type": "nn.Upsample", "size": [7, 9], "mode": "bilinear"},
+         nn.Upsample(size=(7, 9), mode="bilinear"), [u2])
+    case("upsample_bilinear_recompute", {"type": "nn.Upsample", "scale_factor": 1.6, "mode": "bilinear",
+                                         "recompute_scale_factor": True},
+         nn.Upsample(scale_factor=1.6, mode="bilinear", recompute_scale_factor=True), [u2])
+    case("upsample_bicubic", {"type": "nn.Upsample", "scale_factor": 2.0, "mode": "bicubic"},
+         nn.Upsample(scale_factor=2.0, mode="bicubic"), [u2])
+    case("upsample_bicubic_align_corners", {"type": "nn.Upsample", "size": [6, 3], "mode": "bicubic",
+                                            "align_corners": True},
+         nn.Upsample(size=(6, 3), mode="bicubic", align_corners=True), [u2])
+    case("upsample_trilinear", {"type": "nn.Upsample", "scale_factor": 1.5, "mode": "trilinear"},
+         nn.Upsample(scale_factor=1.5, mode="trilinear"), [u3])
+    case("upsampling_nearest2d", {"type": "nn.UpsamplingNearest2d", "scale_factor": 3.0},
+         nn.UpsamplingNearest2d(scale_factor=3.0), [u2])
+    case("upsampling_bilinear2d", {"type": "nn.UpsamplingBilinear2d", "size": [6, 8]},
+         nn.UpsamplingBilinear2d(size=(6, 8)), [u2])
+
 
 if __name__ == "__main__":
     main()

@@ -39,6 +39,35 @@ std::map<std::string, Twin> twins() {
         return std::move(
             nn::Attrs().set("num_embeddings", 10).set("embedding_dim", 3).set("mode", "sum").set("max_norm", 2.0));
       }};
+  t["nn.MaxUnpool1d"] = {[] { return nn::MaxUnpool1d(nn::MaxUnpool1dOptions(2)); },
+                         [] { return std::move(nn::Attrs().set("kernel_size", std::vector<int64_t>{2})); }};
+  t["nn.MaxUnpool2d"] = {[] { return nn::MaxUnpool2d(nn::MaxUnpool2dOptions(3).stride(2).padding(1)); },
+                         [] {
+                           return std::move(nn::Attrs()
+                                                .set("kernel_size", std::vector<int64_t>{3})
+                                                .set("stride", std::vector<int64_t>{2})
+                                                .set("padding", std::vector<int64_t>{1}));
+                         }};
+  t["nn.MaxUnpool3d"] = {[] {
+                           return nn::MaxUnpool3d(nn::MaxUnpool3dOptions({2, 1, 2}));
+                         },
+                         [] {
+                           return std::move(nn::Attrs().set("kernel_size", std::vector<int64_t>{2, 1, 2}));
+                         }};
+  t["nn.Upsample"] = {
+      [] { return nn::Upsample(nn::UpsampleOptions().scale_factor(2.0).mode("bilinear").align_corners(true)); },
+      [] {
+        return std::move(nn::Attrs().set("scale_factor", 2.0).set("mode", "bilinear").set("align_corners", true));
+      }};
+  t["nn.UpsamplingNearest2d"] = {
+      [] {
+        return nn::UpsamplingNearest2d(nn::UpsampleOptions().size(std::vector<int64_t>{4, 6}));
+      },
+      [] {
+        return std::move(nn::Attrs().set("size", std::vector<int64_t>{4, 6}));
+      }};
+  t["nn.UpsamplingBilinear2d"] = {[] { return nn::UpsamplingBilinear2d(nn::UpsampleOptions().scale_factor(3.0)); },
+                                  [] { return std::move(nn::Attrs().set("scale_factor", 3.0)); }};
   t["nn.Unflatten"] = {
       [] {
         return nn::Unflatten(nn::UnflattenOptions(1, {2, 3}));
@@ -525,4 +554,23 @@ TEST(TypedLayers, ConvTransposeUndoesTheShapeOfAStridedConv) {
                {"invalid padding string 'full'"});
   expect_error([] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).output_padding(1)); }, NNP_INVALID_ARGUMENT,
                {"output_padding", "smaller than either stride or dilation"});
+}
+
+TEST(TypedLayers, MaxUnpoolTakesAnOutputSize) {
+  // The 2x2 maxima of arange(16) as [4, 4] lie at 5, 7, 13 and 15.
+  Tensor pooled = from_vector(std::vector<float>{5, 7, 13, 15}).reshape({1, 1, 2, 2});
+  Tensor indices = from_vector(std::vector<int64_t>{5, 7, 13, 15}).reshape({1, 1, 2, 2});
+  nn::MaxUnpool2d unpool(nn::MaxUnpool2dOptions(2));
+  Tensor restored = unpool(pooled, indices);
+  ASSERT_EQ(restored.shape(), (Shape{1, 1, 4, 4}));
+  const std::vector<float> v = restored.to_vector<float>();
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(v[i], (i == 5 || i == 7 || i == 13 || i == 15) ? float(i) : 0.0f);
+  EXPECT_EQ(unpool->forward(pooled, indices, std::vector<int64_t>{5, 5}).shape(), (Shape{1, 1, 5, 5}));
+  expect_error(
+      [&] {
+        unpool->forward(pooled, indices, std::vector<int64_t>{7, 7});
+      },
+      NNP_INVALID_ARGUMENT, {"output_size", "plus or minus the stride"});
+  expect_error([&] { unpool(pooled, indices * int64_t{3}); }, NNP_INVALID_ARGUMENT,
+               {"invalid max index 45", "of size 16"});
 }

@@ -35,5 +35,6 @@ void register_vision_layers(LayerRegistry& registry);
 void register_distance_layers(LayerRegistry& registry);
 void register_pooling_layers(LayerRegistry& registry);
 void register_embedding_layers(LayerRegistry& registry);
+void register_upsampling_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

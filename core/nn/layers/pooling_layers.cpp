@@ -1,12 +1,13 @@
 // nn.MaxPool1d/2d/3d, nn.AvgPool1d/2d/3d, nn.AdaptiveAvgPool2d,
 // nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool1d/2d/3d,
-// nn.LPPool1d and nn.LPPool2d: the functions of
-// nnp/functional/pooling{,_nd}.hpp with PyTorch's attributes and reprs.
+// nn.LPPool1d, nn.LPPool2d and nn.MaxUnpool1d/2d/3d: the functions of
+// nnp/functional/{pooling,pooling_nd,unpooling}.hpp with PyTorch's attributes and reprs.
 #include <algorithm>
 #include <cmath>
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
+#include "call_args.hpp"
 
 namespace nnp::core::nn::layers {
 
@@ -253,6 +254,50 @@ struct LPPool2d : LPPool<2> {
   explicit LPPool2d(const Attrs& a) : LPPool("LPPool2d", a) {}
 };
 
+// forward(input, indices, output_size=None): indices as max pooling with
+// return_indices gives them. A spec call passes no output_size (values
+// have no int lists); the C++ function takes one.
+template <size_t D>
+struct MaxUnpool : nnp::nn::Module {
+  std::vector<int64_t> kernel, stride, padding;
+  MaxUnpool(const char* name, const Attrs& a)
+      : Module(name),
+        kernel(expand<D>(name, "kernel_size", a.integers("kernel_size")).vec()),
+        stride(expand<D>(name, "stride", a.has("stride") ? a.integers("stride") : a.integers("kernel_size")).vec()),
+        padding(expand<D>(name, "padding", a.integers("padding")).vec()) {
+    for (size_t i = 0; i < D; ++i)
+      if (kernel[i] < 1 || stride[i] < 1 || padding[i] < 0)
+        throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": kernel_size and stride must be >= 1, padding >= 0");
+  }
+  std::vector<nnp::Value> forward_values(const std::vector<nnp::Value>& args) override {
+    const CallArgs call(type_name(), args, {"input", "indices"}, 2);
+    return {unpool(call.tensor(0), call.tensor(1))};
+  }
+  Tensor forward(const std::vector<Tensor>& inputs) override {
+    const CallArgs call(type_name(), tensor_args(inputs), {"input", "indices"}, 2);
+    return unpool(inputs[0], inputs[1]);
+  }
+  Tensor unpool(const Tensor& x, const Tensor& indices) const {
+    return F::detail::max_unpool<D>(type_name(), x, indices,
+                                    F::MaxUnpoolFuncOptions<D>(nnp::ExpandingArray<D>(kernel))
+                                        .stride(nnp::ExpandingArray<D>(stride))
+                                        .padding(nnp::ExpandingArray<D>(padding)));
+  }
+  std::string extra_repr() const override {
+    return "kernel_size=" + sizes_text(kernel, true) + ", stride=" + sizes_text(stride, true) +
+           ", padding=" + sizes_text(padding, true);
+  }
+};
+struct MaxUnpool1d : MaxUnpool<1> {
+  explicit MaxUnpool1d(const Attrs& a) : MaxUnpool("MaxUnpool1d", a) {}
+};
+struct MaxUnpool2d : MaxUnpool<2> {
+  explicit MaxUnpool2d(const Attrs& a) : MaxUnpool("MaxUnpool2d", a) {}
+};
+struct MaxUnpool3d : MaxUnpool<3> {
+  explicit MaxUnpool3d(const Attrs& a) : MaxUnpool("MaxUnpool3d", a) {}
+};
+
 void register_pooling_layers(LayerRegistry& registry) {
   const AttrDecl kernel{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"};
   const AttrDecl stride{"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"};
@@ -299,6 +344,10 @@ void register_pooling_layers(LayerRegistry& registry) {
   const std::vector<AttrDecl> lp{{"norm_type", NNP_ATTR_FLOAT, true, nullptr, "p of the p-norm"}, kernel, stride, ceil};
   add_builtin<LPPool1d>(registry, "nn.LPPool1d", "p-norm over sliding windows of [N, C, L]", lp);
   add_builtin<LPPool2d>(registry, "nn.LPPool2d", "p-norm over sliding windows of [N, C, H, W]", lp);
+  const std::vector<AttrDecl> unpool{kernel, stride, {"padding", NNP_ATTR_INTS, false, "0", "the pooling's padding"}};
+  add_builtin<MaxUnpool1d>(registry, "nn.MaxUnpool1d", "max pooling's values put back where its indices say", unpool);
+  add_builtin<MaxUnpool2d>(registry, "nn.MaxUnpool2d", "max pooling's values put back where its indices say", unpool);
+  add_builtin<MaxUnpool3d>(registry, "nn.MaxUnpool3d", "max pooling's values put back where its indices say", unpool);
 }
 
 }  // namespace nnp::core::nn::layers

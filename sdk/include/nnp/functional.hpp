@@ -13,6 +13,8 @@
 //   nnp/functional/conv_nd.hpp        conv3d, conv_transpose1d/2d/3d, unfold, fold
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
 //   nnp/functional/pooling_nd.hpp     max_pool3d, avg_pool3d, adaptive_avg/max_pool1d/2d/3d, lp_pool1d/2d
+//   nnp/functional/unpooling.hpp      max_unpool1d/2d/3d
+//   nnp/functional/upsampling.hpp     interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear)
 //   nnp/functional/attention.hpp      scaled_dot_product_attention, multi_head_attention_forward
 //   nnp/functional/loss.hpp           mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy(_with_logits),
 //                                     smooth_l1, huber, kl_div, poisson_nll, soft_margin, hinge_embedding, ...
@@ -38,6 +40,8 @@
 #include <nnp/functional/padding.hpp>
 #include <nnp/functional/pooling.hpp>
 #include <nnp/functional/pooling_nd.hpp>
+#include <nnp/functional/unpooling.hpp>
+#include <nnp/functional/upsampling.hpp>
 #include <nnp/functional/vision.hpp>
 
 namespace nnp::nn {

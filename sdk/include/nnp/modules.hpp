@@ -1,10 +1,11 @@
 // nnp/modules.hpp - a typed holder for every built-in layer, as libtorch's
 // (nnp::nn::Linear, nnp::nn::Conv2d(nnp::nn::Conv2dOptions(1, 16, 5).stride(2)), ...):
-//   nnp/modules/linear.hpp         Linear, Bilinear, Identity, Flatten, Unflatten, Dropout, Embedding
+//   nnp/modules/linear.hpp         Linear, Bilinear, Identity, Flatten, Unflatten, Dropout, Embedding, EmbeddingBag
 //   nnp/modules/activation.hpp     every activation (ReLU, GELU, ELU, PReLU, Softmax, ...)
 //   nnp/modules/normalization.hpp  BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, LayerNorm, LocalResponseNorm
-//   nnp/modules/conv.hpp           Conv1d, Conv2d
-//   nnp/modules/pooling.hpp        MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
+//   nnp/modules/conv.hpp           Conv1d/2d/3d, ConvTranspose1d/2d/3d, Fold, Unfold
+//   nnp/modules/pooling.hpp        Max/Avg/LP/Adaptive pools 1d/2d/3d, MaxUnpool1d/2d/3d
+//   nnp/modules/upsampling.hpp     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 //   nnp/modules/padding.hpp        Reflection/Replication/Circular/Zero/ConstantPad1d/2d/3d
 //   nnp/modules/dropout.hpp        Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout
 //   nnp/modules/distance.hpp       CosineSimilarity, PairwiseDistance
@@ -26,4 +27,5 @@
 #include <nnp/modules/pooling.hpp>
 #include <nnp/modules/rnn.hpp>
 #include <nnp/modules/transformer.hpp>
+#include <nnp/modules/upsampling.hpp>
 #include <nnp/modules/vision.hpp>

@@ -5,6 +5,7 @@
 
 #include <nnp/functional/pooling.hpp>
 #include <nnp/functional/pooling_nd.hpp>
+#include <nnp/functional/unpooling.hpp>
 #include <nnp/module_holder.hpp>
 
 namespace nnp::nn {
@@ -130,5 +131,46 @@ using LPPool1dImpl = LPPoolImpl<1, kLPPool1dType>;
 using LPPool2dImpl = LPPoolImpl<2, kLPPool2dType>;
 NNP_MODULE(LPPool1d);
 NNP_MODULE(LPPool2d);
+
+template <size_t D>
+struct MaxUnpoolOptions {
+  MaxUnpoolOptions(ExpandingArray<D> kernel_size)  // NOLINT: implicit, as libtorch's
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  NNP_ARG(ExpandingArray<D>, kernel_size);
+  NNP_ARG(ExpandingArray<D>, stride);  // default: kernel_size
+  NNP_ARG(ExpandingArray<D>, padding) = 0;
+};
+using MaxUnpool1dOptions = MaxUnpoolOptions<1>;
+using MaxUnpool2dOptions = MaxUnpoolOptions<2>;
+using MaxUnpool3dOptions = MaxUnpoolOptions<3>;
+
+template <size_t D>
+struct MaxUnpoolImpl : Layer {
+  static constexpr const char* kTypes[] = {"", "nn.MaxUnpool1d", "nn.MaxUnpool2d", "nn.MaxUnpool3d"};
+  explicit MaxUnpoolImpl(const MaxUnpoolOptions<D>& o)
+      : Layer(kTypes[D], std::move(Attrs()
+                                       .set("kernel_size", o.kernel_size().vec())
+                                       .set("stride", o.stride().vec())
+                                       .set("padding", o.padding().vec()))),
+        options(o) {}
+  // indices as max pooling with return_indices gives them; output_size
+  // (the last D sizes, or all) within a stride of the default.
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 const std::optional<std::vector<int64_t>>& output_size = std::nullopt) {
+    if (!output_size) return call({input, indices});
+    return functional::detail::max_unpool<D>(kTypes[D] + 3, input, indices,
+                                             functional::MaxUnpoolFuncOptions<D>(options.kernel_size())
+                                                 .stride(options.stride())
+                                                 .padding(options.padding())
+                                                 .output_size(output_size));
+  }
+  MaxUnpoolOptions<D> options;
+};
+using MaxUnpool1dImpl = MaxUnpoolImpl<1>;
+using MaxUnpool2dImpl = MaxUnpoolImpl<2>;
+using MaxUnpool3dImpl = MaxUnpoolImpl<3>;
+NNP_MODULE(MaxUnpool1d);
+NNP_MODULE(MaxUnpool2d);
+NNP_MODULE(MaxUnpool3d);
 
 }  // namespace nnp::nn
