@@ -112,6 +112,95 @@ Tensor rmsprop(const Options& o, const Tensor& p, Tensor g, State& state) {
   return p - g / avg * o.at("lr");
 }
 
+// A host-side number kept in the state as a 0-d f64 tensor, as PyTorch keeps
+// step, mu_product, eta and mu.
+double scalar(const State& state, const std::string& name, double init) {
+  auto it = state.find(name);
+  return it == state.end() ? init : it->second.item<double>();
+}
+void set_scalar(State& state, const std::string& name, double value) { state[name] = full({}, value, Dtype::f64); }
+
+Tensor adamax(const Options& o, const Tensor& p, Tensor g, State& state) {
+  const double lr = o.at("lr"), beta1 = o.at("beta1"), beta2 = o.at("beta2"), eps = o.at("eps");
+  if (o.at("maximize") != 0) g = g.neg();
+  const double step = next_step(state);
+  if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
+  Tensor& m = buffer(state, "exp_avg", p);
+  Tensor& inf = buffer(state, "exp_inf", p);
+  m = m * beta1 + g * (1 - beta1);
+  inf = (inf * beta2).maximum(g.abs() + eps);
+  return p - m / inf * (lr / (1 - std::pow(beta1, step)));
+}
+
+// PyTorch 1.13's NAdam, including its mu_product_next = mu_product * mu *
+// mu_next (mu counted twice; later releases drop the second mu).
+Tensor nadam(const Options& o, const Tensor& p, Tensor g, State& state) {
+  const double lr = o.at("lr"), beta1 = o.at("beta1"), beta2 = o.at("beta2"), eps = o.at("eps"),
+               decay = o.at("momentum_decay");
+  const double step = next_step(state);
+  if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
+  const double mu = beta1 * (1 - 0.5 * std::pow(0.96, step * decay));
+  const double mu_next = beta1 * (1 - 0.5 * std::pow(0.96, (step + 1) * decay));
+  const double mu_product = scalar(state, "mu_product", 1.0) * mu;
+  set_scalar(state, "mu_product", mu_product);
+  const double mu_product_next = mu_product * mu * mu_next;
+  Tensor& m = buffer(state, "exp_avg", p);
+  Tensor& v = buffer(state, "exp_avg_sq", p);
+  m = m * beta1 + g * (1 - beta1);
+  v = v * beta2 + g * g * (1 - beta2);
+  Tensor denom = (v * (1 / (1 - std::pow(beta2, step)))).sqrt() + eps;
+  return p - g / denom * (lr * (1 - mu) / (1 - mu_product)) - m / denom * (lr * mu_next / (1 - mu_product_next));
+}
+
+Tensor radam(const Options& o, const Tensor& p, Tensor g, State& state) {
+  const double lr = o.at("lr"), beta1 = o.at("beta1"), beta2 = o.at("beta2"), eps = o.at("eps");
+  const double step = next_step(state);
+  const double bias1 = 1 - std::pow(beta1, step), bias2 = 1 - std::pow(beta2, step);
+  if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
+  Tensor& m = buffer(state, "exp_avg", p);
+  Tensor& v = buffer(state, "exp_avg_sq", p);
+  m = m * beta1 + g * (1 - beta1);
+  v = v * beta2 + g * g * (1 - beta2);
+  const Tensor corrected = m * (1 / bias1);
+  // The length of the approximated simple moving average, and its limit.
+  const double rho_inf = 2 / (1 - beta2) - 1;
+  const double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / bias2;
+  if (rho_t <= 5) return p - corrected * lr;
+  const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+  return p - corrected * (lr * rect * std::sqrt(bias2)) / (v.sqrt() + eps);
+}
+
+Tensor asgd(const Options& o, const Tensor& p, Tensor g, State& state) {
+  const double lr = o.at("lr"), lambd = o.at("lambd"), alpha = o.at("alpha"), t0 = o.at("t0");
+  if (o.at("maximize") != 0) g = g.neg();
+  const double step = next_step(state);
+  if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");
+  const double eta = scalar(state, "eta", lr), mu = scalar(state, "mu", 1.0);
+  Tensor next = p * (1 - lambd * eta) - g * eta;
+  Tensor& ax = buffer(state, "ax", p);
+  ax = mu != 1 ? ax + (next - ax) * mu : next;
+  set_scalar(state, "eta", lr / std::pow(1 + lambd * lr * step, alpha));
+  set_scalar(state, "mu", 1 / std::max(1.0, step - t0));
+  return next;
+}
+
+Tensor rprop(const Options& o, const Tensor& p, Tensor g, State& state) {
+  const double minus = o.at("etaminus"), plus = o.at("etaplus");
+  if (o.at("maximize") != 0) g = g.neg();
+  next_step(state);
+  Tensor& prev = buffer(state, "prev", p);
+  Tensor& step_size = buffer(state, "step_size", p, o.at("lr"));
+  const Tensor sign = (g * prev).sign();
+  const Tensor zero = g.scalar_like(0);
+  const Tensor factor =
+      where(sign.gt(zero), g.scalar_like(plus), where(sign.lt(zero), g.scalar_like(minus), g.scalar_like(1)));
+  step_size = (step_size * factor).clamp(o.at("step_size_min"), o.at("step_size_max"));
+  // Where the gradient changed sign, the step is skipped and forgotten.
+  const Tensor kept = where(sign.lt(zero), zero, g);
+  prev = kept;
+  return p - kept.sign() * step_size;
+}
+
 }  // namespace
 
 std::map<std::string, double> default_options(const std::string& kind) {
@@ -128,7 +217,19 @@ std::map<std::string, double> default_options(const std::string& kind) {
   if (kind == "RMSprop")
     return {{"lr", 1e-2},    {"alpha", 0.99}, {"eps", 1e-8},  {"weight_decay", 0},
             {"momentum", 0}, {"centered", 0}, {"maximize", 0}};
-  fail(NNP_NOT_FOUND, "unknown optimizer '", kind, "' (SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop)");
+  if (kind == "Adamax")
+    return {{"lr", 2e-3}, {"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8}, {"weight_decay", 0}, {"maximize", 0}};
+  if (kind == "NAdam")
+    return {{"lr", 2e-3},  {"beta1", 0.9},      {"beta2", 0.999},
+            {"eps", 1e-8}, {"weight_decay", 0}, {"momentum_decay", 4e-3}};
+  if (kind == "RAdam") return {{"lr", 1e-3}, {"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8}, {"weight_decay", 0}};
+  if (kind == "ASGD")
+    return {{"lr", 1e-2}, {"lambd", 1e-4}, {"alpha", 0.75}, {"t0", 1e6}, {"weight_decay", 0}, {"maximize", 0}};
+  if (kind == "Rprop")
+    return {{"lr", 1e-2},          {"etaminus", 0.5}, {"etaplus", 1.2}, {"step_size_min", 1e-6},
+            {"step_size_max", 50}, {"maximize", 0}};
+  fail(NNP_NOT_FOUND, "unknown optimizer '", kind,
+       "' (SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD, Rprop)");
 }
 
 Tensor updated(const std::string& kind, const std::map<std::string, double>& options, const Tensor& p, Tensor g,
@@ -138,6 +239,11 @@ Tensor updated(const std::string& kind, const std::map<std::string, double>& opt
   if (kind == "AdamW") return adam(options, p, g, state, true);
   if (kind == "Adagrad") return adagrad(options, p, g, state);
   if (kind == "Adadelta") return adadelta(options, p, g, state);
+  if (kind == "Adamax") return adamax(options, p, g, state);
+  if (kind == "NAdam") return nadam(options, p, g, state);
+  if (kind == "RAdam") return radam(options, p, g, state);
+  if (kind == "ASGD") return asgd(options, p, g, state);
+  if (kind == "Rprop") return rprop(options, p, g, state);
   return rmsprop(options, p, g, state);
 }
 

@@ -22,7 +22,13 @@ void check_option(const std::string& kind, const std::string& name, double value
     non_negative(name.c_str());
   if ((name == "beta1" || name == "beta2") && !(value >= 0 && value < 1))
     fail(NNP_INVALID_ARGUMENT, kind, ": invalid ", name, " value: ", value, " (must be in [0, 1))");
-  if ((name == "alpha" || name == "rho") && !(value >= 0 && value <= 1))
+  if ((name == "lambd" || name == "momentum_decay" || name == "step_size_min") && !(value >= 0))
+    fail(NNP_INVALID_ARGUMENT, kind, ": invalid ", name, " value: ", value, " (must be >= 0)");
+  if (name == "etaminus" && !(value > 0 && value < 1))
+    fail(NNP_INVALID_ARGUMENT, kind, ": invalid eta values: ", value, " (etaminus must be in (0, 1))");
+  if (name == "etaplus" && !(value > 1))
+    fail(NNP_INVALID_ARGUMENT, kind, ": invalid eta values: ", value, " (etaplus must be > 1)");
+  if ((name == "alpha" || name == "rho") && kind != "ASGD" && !(value >= 0 && value <= 1))
     fail(NNP_INVALID_ARGUMENT, kind, ": invalid ", name, " value: ", value, " (must be in [0, 1])");
 }
 
@@ -69,10 +75,15 @@ std::vector<Tensor> tensors_of(const std::string& kind, const nnp_list& params, 
 // A parameter's state follows it: after module.to(device or dtype) the next
 // step moves the state where the parameter now is (floating state takes its
 // dtype too), so optimizers keep working across devices as the module does.
-// "step" is host-side bookkeeping (a 0-d f64) and stays where it is.
+// Host-side numbers (step, NAdam's mu_product, ASGD's eta and mu: 0-d f64)
+// stay where they are.
+bool is_host_scalar(const std::string& name) {
+  return name == "step" || name == "mu_product" || name == "eta" || name == "mu";
+}
+
 void follow(const Tensor& p, std::map<std::string, Tensor>& state) {
   for (auto& [name, t] : state) {
-    if (name == "step" || !t.defined()) continue;
+    if (is_host_scalar(name) || !t.defined()) continue;
     Dtype dtype = is_floating(static_cast<nnp_dtype>(t.dtype())) ? p.dtype() : t.dtype();
     if (t.device() != p.device() || t.dtype() != dtype) t = t.to(p.device(), dtype);
   }
@@ -204,7 +215,7 @@ void load_state_dict(Optimizer& opt, const nnp_list& state) {
         fail(NNP_INVALID_ARGUMENT, "load_state_dict: state for parameter ", index, " but the optimizer has ",
              by_index.size(), " parameters");
       const Tensor& p = *by_index[index];
-      bool scalar = name == "step";
+      bool scalar = is_host_scalar(name);
       if (!scalar && value.shape() != p.shape())
         fail(NNP_SHAPE_MISMATCH, "load_state_dict: state '", key, "' does not match the shape of parameter ", index);
       new_state[p.get()][name] = scalar ? value.to(Dtype::f64).clone() : value.to(p.device(), p.dtype()).clone();

@@ -270,7 +270,30 @@ TEST(Optimizers, TypedOptimizersMatchTheNamedOnes) {
   EXPECT_EQ(run([](auto ps) { return RMSprop(ps, RMSpropOptions().centered(true).momentum(0.5)); }), run([](auto ps) {
               return Optimizer("RMSprop", ps, std::move(Attrs().set("centered", true).set("momentum", 0.5)));
             }));
+  EXPECT_EQ(run([](auto ps) {
+              return NAdam(ps, NAdamOptions(0.05).betas({0.8, 0.9}).momentum_decay(0.1));
+            }),
+            run([](auto ps) {
+              return Optimizer(
+                  "NAdam", ps,
+                  std::move(Attrs().set("lr", 0.05).set("beta1", 0.8).set("beta2", 0.9).set("momentum_decay", 0.1)));
+            }));
+  EXPECT_EQ(run([](auto ps) {
+              return Rprop(ps, RpropOptions(0.05).etas({0.4, 1.3}).step_sizes({0.01, 0.1}));
+            }),
+            run([](auto ps) {
+              return Optimizer("Rprop", ps,
+                               std::move(Attrs()
+                                             .set("lr", 0.05)
+                                             .set("etaminus", 0.4)
+                                             .set("etaplus", 1.3)
+                                             .set("step_size_min", 0.01)
+                                             .set("step_size_max", 0.1)));
+            }));
   Tensor p = zeros({2}).requires_grad_();
+  EXPECT_DOUBLE_EQ(Adamax({p}).get("lr"), 2e-3);
+  EXPECT_DOUBLE_EQ(RAdam({p}, RAdamOptions().weight_decay(0.1)).get("weight_decay"), 0.1);
+  EXPECT_DOUBLE_EQ(ASGD({p}, ASGDOptions().t0(5)).get("t0"), 5);
   EXPECT_DOUBLE_EQ(AdamW({p}).get("weight_decay"), 1e-2);
   EXPECT_DOUBLE_EQ(Adagrad({p}).get("lr"), 1e-2);
   EXPECT_DOUBLE_EQ(Adadelta({p}, AdadeltaOptions().rho(0.5)).get("rho"), 0.5);

@@ -21,7 +21,8 @@ namespace optim {
 
 class Optimizer : public detail::Handle<nnp_optimizer, detail::OptimizerTraits> {
  public:
-  // kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop".
+  // kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop", "Adamax",
+  // "NAdam", "RAdam", "ASGD", "Rprop".
   Optimizer(const std::string& kind, const std::vector<Tensor>& params, const nn::Attrs& options = nn::Attrs()) {
     detail::List list = list_of(params);
     check(api().optimizer_create(kind.c_str(), list.get(), options.get(), out()));
@@ -74,6 +75,11 @@ NNP_TYPED_OPTIMIZER(AdamW, AdamWOptions);
 NNP_TYPED_OPTIMIZER(Adagrad, AdagradOptions);
 NNP_TYPED_OPTIMIZER(Adadelta, AdadeltaOptions);
 NNP_TYPED_OPTIMIZER(RMSprop, RMSpropOptions);
+NNP_TYPED_OPTIMIZER(Adamax, AdamaxOptions);
+NNP_TYPED_OPTIMIZER(NAdam, NAdamOptions);
+NNP_TYPED_OPTIMIZER(RAdam, RAdamOptions);
+NNP_TYPED_OPTIMIZER(ASGD, ASGDOptions);
+NNP_TYPED_OPTIMIZER(Rprop, RpropOptions);
 #undef NNP_TYPED_OPTIMIZER
 // SGD has no default learning rate, as PyTorch's.
 class SGD : public Optimizer {

@@ -5,6 +5,7 @@
 // Bounds: the indices are read on the host once (as PyTorch checks them).
 #pragma once
 
+#include <nnp/detail/format.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
 #include <optional>

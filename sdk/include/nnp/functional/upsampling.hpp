@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <nnp/detail/format.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
 #include <optional>
