@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_3, "nnp_api grew: add NNP_API_SIZE_1_4 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_5, "nnp_api grew: add NNP_API_SIZE_1_6 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -158,6 +158,9 @@ nnp_api make_table() {
   t.attrs_get_bool = api::attrs_get_bool;
   t.attrs_get_string = api::attrs_get_string;
   t.attrs_get_ints = api::attrs_get_ints;
+  t.attrs_set_floats = api::attrs_set_floats;
+  t.attrs_get_floats = api::attrs_get_floats;
+  t.attrs_set_none = api::attrs_set_none;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

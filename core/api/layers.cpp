@@ -64,6 +64,17 @@ nnp_status attrs_set_ints(nnp_attrs* a, const char* name, const int64_t* values,
     v.ints.assign(values, values + count);
   });
 }
+nnp_status attrs_set_floats(nnp_attrs* a, const char* name, const double* values, int32_t count) {
+  return set_attr(a, name, "attrs_set_floats", [&](nn::AttrValue& v) {
+    if (count < 0 || (count > 0 && values == nullptr))
+      fail(NNP_INVALID_ARGUMENT, "attrs_set_floats: ", count, " values at ", values ? "an array" : "NULL");
+    v.type = NNP_ATTR_FLOATS;
+    v.floats.assign(values, values + count);
+  });
+}
+nnp_status attrs_set_none(nnp_attrs* a, const char* name) {
+  return set_attr(a, name, "attrs_set_none", [&](nn::AttrValue& v) { v.type = NNP_ATTR_NONE; });
+}
 nnp_status attrs_get_int(const nnp_attrs* a, const char* name, int64_t* out) {
   return guard([&] {
     int64_t& result = out_arg(out, "attrs_get_int");
@@ -97,6 +108,16 @@ nnp_status attrs_get_ints(const nnp_attrs* a, const char* name, int64_t* values,
     const int32_t size = static_cast<int32_t>(v.ints.size());
     optional_out(count, size);
     for (int32_t i = 0; values && i < capacity && i < size; ++i) values[i] = v.ints[static_cast<size_t>(i)];
+  });
+}
+
+nnp_status attrs_get_floats(const nnp_attrs* a, const char* name, double* values, int32_t capacity, int32_t* count) {
+  return guard([&] {
+    const nn::AttrValue& v = attrs_arg(a, "attrs_get_floats").get(name, NNP_ATTR_FLOATS, "attrs_get_floats");
+    const std::vector<double> numbers = v.numbers();
+    const int32_t size = static_cast<int32_t>(numbers.size());
+    optional_out(count, size);
+    for (int32_t i = 0; values && i < capacity && i < size; ++i) values[i] = numbers[static_cast<size_t>(i)];
   });
 }
 

@@ -53,17 +53,27 @@ nn::AttrValue attr_from_json(const json& value, const std::string& where) {
   } else if (value.is_string()) {
     v.type = NNP_ATTR_STRING;
     v.s = without_nul(value.get<std::string>(), where, "string");
+  } else if (value.is_null()) {
+    v.type = NNP_ATTR_NONE;  // PyTorch's None
   } else if (value.is_array()) {
+    // Integers make a list of ints; any other number, a list of floats.
     v.type = NNP_ATTR_INTS;
     for (const json& e : value) {
-      if (!e.is_number_integer()) fail(NNP_INVALID_ARGUMENT, where, ": lists may hold integers only");
+      if (!e.is_number()) fail(NNP_INVALID_ARGUMENT, where, ": lists may hold numbers only, not ", e.dump());
+      if (!e.is_number_integer()) v.type = NNP_ATTR_FLOATS;
+    }
+    for (const json& e : value) {
+      if (v.type == NNP_ATTR_FLOATS) {
+        v.floats.push_back(e.get<double>());
+        continue;
+      }
       if (e.is_number_unsigned() && e.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
         fail(NNP_INVALID_ARGUMENT, where, ": ", e.dump(), " is too large (at most ", INT64_MAX, ")");
       v.ints.push_back(e.get<int64_t>());
     }
   } else {
     fail(NNP_INVALID_ARGUMENT, where, ": unsupported value ", value.dump(),
-         " (numbers, bools, strings, lists of ints)");
+         " (numbers, bools, strings, null, lists of numbers)");
   }
   return v;
 }

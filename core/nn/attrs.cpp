@@ -13,6 +13,8 @@ std::string format_attr(const AttrValue& value) {
     case NNP_ATTR_FLOAT: j = value.f; break;
     case NNP_ATTR_BOOL: j = value.b; break;
     case NNP_ATTR_STRING: j = value.s; break;
+    case NNP_ATTR_FLOATS: j = value.floats; break;
+    case NNP_ATTR_NONE: j = nullptr; break;
     default: j = value.ints; break;
   }
   return j.dump();
@@ -66,6 +68,18 @@ AttrValue parse_attr(const std::string& json_text, nnp_attr_type type, const std
             v.ints.push_back(e.get<int64_t>());
         }
       break;
+    case NNP_ATTR_FLOATS:
+      ok = j.is_array() || j.is_number();
+      if (j.is_number())
+        v.floats = {j.get<double>()};
+      else if (ok)
+        for (const auto& e : j) {
+          if (!e.is_number())
+            ok = false;
+          else
+            v.floats.push_back(e.get<double>());
+        }
+      break;
     default: break;
   }
   if (!ok) fail(NNP_INVALID_ARGUMENT, what, ": default ", json_text, " is not a ", attr_type_name(type));
@@ -83,7 +97,8 @@ const nnp::core::nn::AttrValue& nnp_attrs::get(const char* name, nnp_attr_type t
   using nnp::core::nn::attr_type_name;
   auto it = values.find(name ? name : "");
   if (it == values.end()) nnp::core::fail(NNP_NOT_FOUND, op, ": no attribute '", name ? name : "", "'");
-  bool ok = it->second.type == type || (type == NNP_ATTR_FLOAT && it->second.type == NNP_ATTR_INT);
+  bool ok = it->second.type == type || (type == NNP_ATTR_FLOAT && it->second.type == NNP_ATTR_INT) ||
+            (type == NNP_ATTR_FLOATS && it->second.type == NNP_ATTR_INTS);
   if (!ok)
     nnp::core::fail(NNP_DTYPE_MISMATCH, op, ": attribute '", name, "' is a ", attr_type_name(it->second.type),
                     ", not a ", attr_type_name(type));

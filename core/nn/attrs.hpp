@@ -20,6 +20,11 @@ struct AttrValue {
   bool b = false;
   std::string s;
   std::vector<int64_t> ints;
+  std::vector<double> floats;
+  // A FLOATS value, or an INTS one converted.
+  std::vector<double> numbers() const {
+    return type == NNP_ATTR_FLOATS ? floats : std::vector<double>(ints.begin(), ints.end());
+  }
 };
 
 std::string format_attr(const AttrValue& value);  // as JSON text
@@ -34,7 +39,8 @@ struct nnp_attrs {
   // Sets `name` (non-empty), replacing any value it had; op names the caller
   // in messages.
   void set(const char* name, nnp::core::nn::AttrValue value, const char* op);
-  // The value of `name` as `type` (an int reads as a float too): NNP_NOT_FOUND
-  // when absent, NNP_DTYPE_MISMATCH when of another type.
+  // The value of `name` as `type` (an int reads as a float too, ints as
+  // floats): NNP_NOT_FOUND when absent, NNP_DTYPE_MISMATCH when of another
+  // type.
   const nnp::core::nn::AttrValue& get(const char* name, nnp_attr_type type, const char* op) const;
 };

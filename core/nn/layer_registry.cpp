@@ -58,6 +58,14 @@ AttrValue coerce(const LayerType& type, const AttrDef& def, const AttrValue& giv
     v.ints = {given.i};  // kernel_size=3 means 3 in every dimension
     ok = true;
   }
+  if (!ok && def.type == NNP_ATTR_FLOATS &&
+      (given.type == NNP_ATTR_INTS || given.type == NNP_ATTR_INT || given.type == NNP_ATTR_FLOAT)) {
+    v.floats = given.type == NNP_ATTR_INTS  ? given.numbers()
+               : given.type == NNP_ATTR_INT ? std::vector<double>{static_cast<double>(given.i)}
+                                            : std::vector<double>{given.f};
+    v.ints.clear();
+    ok = true;
+  }
   if (!ok && def.type == NNP_ATTR_INTS_OR_STRING && (given.type == NNP_ATTR_INTS || given.type == NNP_ATTR_STRING)) {
     v.type = given.type;  // padding [1, 2] or "same": the layer reads whichever was given
     ok = true;
@@ -95,7 +103,7 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
     def.name = a.name ? a.name : "";
     if (def.name.empty())
       fail(NNP_INVALID_ARGUMENT, "register_layer_type: ", t.name, ": attribute ", i, " has no name");
-    if (a.type < NNP_ATTR_INT || a.type > NNP_ATTR_INTS_OR_STRING)
+    if (a.type < NNP_ATTR_INT || a.type > NNP_ATTR_FLOATS)
       fail(NNP_INVALID_ARGUMENT, "register_layer_type: ", t.name, ".", def.name, ": unknown type ", a.type);
     for (const AttrDef& other : t.attrs)
       if (other.name == def.name)
@@ -192,6 +200,7 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
          "); `nnplug plugins` lists them");
   }
   nnp_attrs complete;
+  std::vector<std::string> none;  // attributes given as None
   if (given)
     for (const auto& [key, value] : given->values) {
       const std::string& attr = key;  // C++17 lambdas cannot capture structured bindings
@@ -202,10 +211,18 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
         fail(NNP_INVALID_ARGUMENT, name, ": unknown attribute '", key, "' (", name,
              " takes: ", declared.empty() ? "no attributes" : declared, ")");
       }
-      complete.values[key] = coerce(*type, *def, value);
+      if (value.type != NNP_ATTR_NONE) {
+        complete.values[key] = coerce(*type, *def, value);
+        continue;
+      }
+      // None: left out, default and all, as PyTorch's None reaches the layer.
+      if (def->required)
+        fail(NNP_INVALID_ARGUMENT, name, ": attribute '", key, "' is required and cannot be None; give ",
+             with_article(def->type));
+      none.push_back(key);
     }
   for (const AttrDef& def : type->attrs) {
-    if (complete.values.count(def.name)) continue;
+    if (complete.values.count(def.name) || std::count(none.begin(), none.end(), def.name)) continue;
     if (def.required)
       fail(NNP_INVALID_ARGUMENT, name, ": required attribute '", def.name, "' (", with_article(def.type),
            ") is missing", def.doc.empty() ? "" : ": " + def.doc);

@@ -32,10 +32,41 @@ void check_option(const std::string& kind, const std::string& name, double value
     fail(NNP_INVALID_ARGUMENT, kind, ": invalid ", name, " value: ", value, " (must be in [0, 1])");
 }
 
+// PyTorch's pairs: betas=(0.9, 0.999) is beta1 and beta2 here, etas and
+// step_sizes Rprop's two bounds.
+struct PairOption {
+  const char* name;
+  const char* first;
+  const char* second;
+};
+constexpr PairOption kPairOptions[] = {
+    {"betas", "beta1", "beta2"}, {"etas", "etaminus", "etaplus"}, {"step_sizes", "step_size_min", "step_size_max"}};
+
+// A pair given as a list of two numbers: true when `name` is one and opt has it.
+bool merge_pair(const Optimizer& opt, const std::string& name, const nn::AttrValue& value,
+                std::map<std::string, double>& options) {
+  for (const PairOption& pair : kPairOptions) {
+    if (name != pair.name || !opt.defaults.count(pair.first)) continue;
+    if (value.type != NNP_ATTR_INTS && value.type != NNP_ATTR_FLOATS)
+      fail(NNP_INVALID_ARGUMENT, opt.kind, ": option '", name, "' is a list of two numbers (", pair.first, ", ",
+           pair.second, ")");
+    const std::vector<double> numbers = value.numbers();
+    if (numbers.size() != 2)
+      fail(NNP_INVALID_ARGUMENT, opt.kind, ": option '", name, "' takes two numbers, got ", numbers.size());
+    check_option(opt.kind, pair.first, numbers[0]);
+    check_option(opt.kind, pair.second, numbers[1]);
+    options[pair.first] = numbers[0];
+    options[pair.second] = numbers[1];
+    return true;
+  }
+  return false;
+}
+
 std::map<std::string, double> merged_options(const Optimizer& opt, const nnp_attrs* given) {
   std::map<std::string, double> options = opt.defaults;
   if (!given) return options;
   for (const auto& [name, value] : given->values) {
+    if (merge_pair(opt, name, value, options)) continue;
     if (!opt.defaults.count(name)) {
       std::string known;
       for (const auto& [k, v] : opt.defaults) known += (known.empty() ? "" : ", ") + k;

@@ -110,7 +110,12 @@ PIN(nnp_api, module_call_values, 1360);
 PIN(nnp_api, register_global_module_values_hook, 1376);
 PIN(nnp_api, device_manual_seed, 1384);
 PIN(nnp_api, device_set_rng_state, 1400);
-static_assert(sizeof(nnp_api) == 1408, "nnp_api 1.3 is 1408 bytes");
+// ---- ABI 1.5 ----
+PIN(nnp_api, attrs_set_floats, 1408);
+PIN(nnp_api, attrs_get_floats, 1416);
+PIN(nnp_api, attrs_set_none, 1424);
+static_assert(sizeof(nnp_api) == 1432, "nnp_api 1.5 is 1432 bytes");
+static_assert(NNP_ATTR_INTS_OR_STRING == 5 && NNP_ATTR_FLOATS == 6 && NNP_ATTR_NONE == 7, "attribute types");
 PIN(nnp_module_vtable, forward_values, 48);
 static_assert(sizeof(nnp_module_vtable) == 56, "nnp_module_vtable 1.3 is 56 bytes");
 static_assert(NNP_VALUE_NONE == 0 && NNP_VALUE_TENSOR == 1 && NNP_VALUE_MODULE == 2 && NNP_VALUE_INT == 3 &&
@@ -124,7 +129,7 @@ static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
 static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288 &&
-                  NNP_API_SIZE_1_3 == 1408,
+                  NNP_API_SIZE_1_3 == 1408 && NNP_API_SIZE_1_5 == 1432,
               "nnp_api sizes");
 static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56, "nnp_module_vtable sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");

@@ -120,8 +120,10 @@ TEST(ConvLayers, Pooling) {
   Tensor ties = zeros({1, 1, 2, 2}).requires_grad_();
   max_pool(ties).sum().backward();
   EXPECT_EQ(ties.grad().to_vector<float>(), (std::vector<float>{1, 0, 0, 0}));
-  expect_error([] { create_layer("nn.MaxPool2d", std::move(Attrs().set("kernel_size", 2).set("ceil_mode", true))); },
-               NNP_UNIMPLEMENTED, {"ceil_mode=True"});
+  // ceil_mode: the last window runs past the input and sees what is there.
+  auto ceil_pool = create_layer("nn.MaxPool2d", std::move(Attrs().set("kernel_size", 2).set("ceil_mode", true)));
+  EXPECT_EQ(ceil_pool(arange(0, 9, 1, Dtype::f32).reshape({1, 1, 3, 3})).to_vector<float>(),
+            (std::vector<float>{4, 5, 7, 8}));
 
   auto global = create_layer("nn.AdaptiveAvgPool2d", std::move(Attrs().set("output_size", 1)));
   EXPECT_NEAR(global(x).item<float>(), 56.0f / 16, 1e-6);

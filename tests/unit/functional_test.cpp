@@ -348,7 +348,8 @@ TEST(Functional, RefusesBadArgumentsNamingThem) {
         F::conv2d(x, values({3, 2, 1, 1}, 2), F::Conv2dFuncOptions().groups(2));
       },
       NNP_INVALID_ARGUMENT, {"groups 2"});
-  expect_error([&] { F::max_pool2d(x, F::MaxPool2dFuncOptions(2).ceil_mode(true)); }, NNP_UNIMPLEMENTED, {"ceil_mode"});
+  expect_error([&] { F::avg_pool2d(x, F::AvgPool2dFuncOptions(2).divisor_override(0)); }, NNP_INVALID_ARGUMENT,
+               {"divisor_override must not be 0"});
   expect_error([&] { F::mse_loss(x, x, "avg"); }, NNP_INVALID_ARGUMENT, {"'none', 'mean' or 'sum'"});
   expect_error(
       [&] {

@@ -104,6 +104,16 @@ TEST_P(LayerFixture, MatchesPyTorch) {
     expect_close(p.grad(), want->second, "gradient of " + key);
     ++param_grads;
   }
+  size_t buffers_after = 0;
+  for (const auto& [key, b] : layer.named_buffers()) {
+    auto want = file.find("after." + key);
+    if (want == file.end()) continue;
+    expect_close(b, want->second, "buffer " + key + " after the call");
+    ++buffers_after;
+  }
+  size_t expected_after = 0;
+  for (const auto& entry : file) expected_after += entry.first.rfind("after.", 0) == 0;
+  EXPECT_EQ(buffers_after, expected_after) << "a buffer PyTorch updated is not among the layer's";
   size_t expected_grads = 0;
   for (const auto& entry : file) expected_grads += entry.first.rfind("grad.param.", 0) == 0;
   EXPECT_EQ(param_grads, expected_grads) << "a parameter with PyTorch's gradient is not among the layer's";

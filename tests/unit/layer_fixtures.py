@@ -47,7 +47,7 @@ def state_pair(args):  # (input, h, c) as PyTorch's LSTM takes it: (input, (h, c
 
 
 def case(name, spec, module, args, training=False, pack=as_called, gradients=True, repr_text=None):
-    """spec: the nnplug model spec of the same layer; args: the arguments of
+    """spec: the nnplug model spec (None for PyTorch's None) of the same layer; args: the arguments of
     nnplug's call (tensors, None, bool, int, float, str); pack: PyTorch's
     call from them, where it nests; gradients=False where PyTorch's backward
     is not its forward's derivative (then only results are compared);
@@ -78,6 +78,9 @@ def case(name, spec, module, args, training=False, pack=as_called, gradients=Tru
     for i, a in enumerate(args):
         if gradients and isinstance(a, torch.Tensor) and a.grad is not None:
             tensors["grad.in.%d" % i] = a.grad
+    if training:  # buffers a training call updates (running statistics)
+        for k, b in module.named_buffers():
+            tensors["after." + k] = b.detach().clone()
     for k, p in module.named_parameters():
         if gradients and p.grad is not None:
             tensors["grad.param." + k] = p.grad
@@ -256,6 +259,8 @@ def main():
         return m
     case("batch_norm3d", {"type": "nn.BatchNorm3d", "num_features": 2}, randomize(nn.BatchNorm3d(2)),
          [values([2, 2, 2, 3, 2], 86)], training=True)
+    case("batch_norm1d_cumulative_average", {"type": "nn.BatchNorm1d", "num_features": 3, "momentum": None},
+         randomize(nn.BatchNorm1d(3, momentum=None)), [values([4, 3, 2], 89)], training=True)
     case("group_norm", {"type": "nn.GroupNorm", "num_groups": 2, "num_channels": 4}, randomize(nn.GroupNorm(2, 4)),
          [values([2, 4, 3], 87)])
     case("group_norm_no_affine", {"type": "nn.GroupNorm", "num_groups": 3, "num_channels": 3, "affine": False},
@@ -290,6 +295,27 @@ def main():
     case("multi_margin_loss", {"type": "nn.MultiMarginLoss"}, nn.MultiMarginLoss(), [values([3, 4], 105), classes])
     case("multi_margin_loss_p2_sum", {"type": "nn.MultiMarginLoss", "p": 2, "margin": 0.5, "reduction": "sum"},
          nn.MultiMarginLoss(p=2, margin=0.5, reduction="sum"), [values([3, 4], 105), classes])
+    # Class weights: PyTorch's _WeightedLoss buffer "weight" (and BCEWithLogits' pos_weight).
+    w4 = [0.5, 2.0, 1.0, 1.5]
+    tw4 = torch.tensor(w4)
+    case("multi_margin_loss_weight", {"type": "nn.MultiMarginLoss", "weight": w4},
+         nn.MultiMarginLoss(weight=tw4), [values([3, 4], 105), classes])
+    case("cross_entropy_loss_weight_ignore_smoothing",
+         {"type": "nn.CrossEntropyLoss", "weight": w4, "ignore_index": 1, "label_smoothing": 0.1},
+         nn.CrossEntropyLoss(weight=tw4, ignore_index=1, label_smoothing=0.1),
+         [values([5, 4, 2], 106), torch.tensor([[0, 1], [3, 2], [1, 1], [2, 0], [3, 3]])])
+    case("cross_entropy_loss_weight_probabilities", {"type": "nn.CrossEntropyLoss", "weight": w4, "reduction": "sum"},
+         nn.CrossEntropyLoss(weight=tw4, reduction="sum"), [values([3, 4], 107), torch.softmax(values([3, 4], 108), 1)])
+    case("nll_loss_weight", {"type": "nn.NLLLoss", "weight": w4},
+         nn.NLLLoss(weight=tw4), [torch.log_softmax(values([3, 4], 109), 1), classes])
+    case("bce_loss_weight", {"type": "nn.BCELoss", "weight": w4},
+         nn.BCELoss(weight=tw4), [torch.sigmoid(values([3, 4], 110)), torch.sigmoid(values([3, 4], 111))])
+    case("bce_with_logits_loss_weight_pos_weight",
+         {"type": "nn.BCEWithLogitsLoss", "weight": w4, "pos_weight": [3, 0.25, 1, 2], "reduction": "sum"},
+         nn.BCEWithLogitsLoss(weight=tw4, pos_weight=torch.tensor([3, 0.25, 1, 2]), reduction="sum"),
+         [values([3, 4], 112), torch.sigmoid(values([3, 4], 113))])
+    case("multilabel_soft_margin_loss_weight", {"type": "nn.MultiLabelSoftMarginLoss", "weight": w4},
+         nn.MultiLabelSoftMarginLoss(weight=tw4), [values([3, 4], 114), (values([3, 4], 115) > 0).double()])
     labels = torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 2, 0, 1]])
     case("multilabel_margin_loss", {"type": "nn.MultiLabelMarginLoss"}, nn.MultiLabelMarginLoss(),
          [values([3, 4], 106), labels])
@@ -347,6 +373,42 @@ def main():
          nn.LPPool1d(2, 3, stride=2), [x1])
     case("lp_pool2d", {"type": "nn.LPPool2d", "norm_type": 3, "kernel_size": [2, 3]},
          nn.LPPool2d(3, (2, 3)), [values([2, 3, 4, 6], 123).abs() + 0.1])
+    # ceil_mode (the last window may run past the padding), count_include_pad=False,
+    # divisor_override and return_indices.
+    x2p = values([2, 3, 7, 8], 124)
+    case("max_pool2d_ceil_padded_indices",
+         {"type": "nn.MaxPool2d", "kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+          "return_indices": True},
+         nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True, return_indices=True), [x2p])
+    case("max_pool2d_unbatched_ceil_dilation", {"type": "nn.MaxPool2d", "kernel_size": [2, 3], "stride": [2, 3],
+                                                 "dilation": [1, 2], "ceil_mode": True},
+         nn.MaxPool2d((2, 3), stride=(2, 3), dilation=(1, 2), ceil_mode=True), [x2p[0]])
+    case("max_pool1d_ceil_indices", {"type": "nn.MaxPool1d", "kernel_size": 2, "stride": 2, "ceil_mode": True,
+                                     "return_indices": True},
+         nn.MaxPool1d(2, stride=2, ceil_mode=True, return_indices=True), [x1])
+    case("max_pool3d_ceil_indices", {"type": "nn.MaxPool3d", "kernel_size": [2, 3, 2], "stride": 2, "padding": [1, 1, 0],
+                                     "ceil_mode": True, "return_indices": True},
+         nn.MaxPool3d((2, 3, 2), stride=2, padding=(1, 1, 0), ceil_mode=True, return_indices=True), [x3])
+    case("avg_pool2d_ceil_exclude_pad",
+         {"type": "nn.AvgPool2d", "kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+          "count_include_pad": False},
+         nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), [x2p])
+    case("avg_pool2d_ceil_include_pad", {"type": "nn.AvgPool2d", "kernel_size": [3, 2], "stride": [2, 3],
+                                         "padding": 1, "ceil_mode": True},
+         nn.AvgPool2d((3, 2), stride=(2, 3), padding=1, ceil_mode=True), [x2p])
+    case("avg_pool2d_divisor_override", {"type": "nn.AvgPool2d", "kernel_size": 2, "padding": 1, "divisor_override": 3},
+         nn.AvgPool2d(2, padding=1, divisor_override=3), [x2p])
+    case("avg_pool1d_ceil_exclude_pad", {"type": "nn.AvgPool1d", "kernel_size": 4, "stride": 3, "padding": 2,
+                                         "ceil_mode": True, "count_include_pad": False},
+         nn.AvgPool1d(4, stride=3, padding=2, ceil_mode=True, count_include_pad=False), [x1])
+    case("avg_pool3d_ceil_exclude_pad", {"type": "nn.AvgPool3d", "kernel_size": [2, 3, 4], "stride": [2, 2, 3],
+                                         "padding": [1, 1, 2], "ceil_mode": True, "count_include_pad": False},
+         nn.AvgPool3d((2, 3, 4), stride=(2, 2, 3), padding=(1, 1, 2), ceil_mode=True, count_include_pad=False), [x3])
+    case("avg_pool3d_divisor_override", {"type": "nn.AvgPool3d", "kernel_size": 2, "ceil_mode": True,
+                                         "divisor_override": 5},
+         nn.AvgPool3d(2, ceil_mode=True, divisor_override=5), [x3])
+    case("lp_pool2d_ceil", {"type": "nn.LPPool2d", "norm_type": 2, "kernel_size": 3, "stride": 2, "ceil_mode": True},
+         nn.LPPool2d(2, 3, stride=2, ceil_mode=True), [values([2, 3, 7, 8], 125).abs() + 0.1])
 
     # Convolutions in 1 to 3 dimensions, transposed convolutions, fold and unfold.
     def conv(name, kind, args, kwargs, x):

@@ -46,4 +46,32 @@ TEST(ModelSpec, ErrorsPointAtTheSpec) {
   expect_error([] { nn::model_from_spec(R"({"type": "nn.ReLU", "children": []})"); }, NNP_INVALID_ARGUMENT,
                {"only containers take \"children\""});
   expect_error([] { nn::model_from_spec_file("/no/such/spec.json"); }, NNP_IO_ERROR, {"cannot open"});
+  // null is PyTorch's None: refused for a required attribute, and a list of
+  // floats where ints are declared is refused naming both types.
+  expect_error([] { nn::model_from_spec(R"({"type": "nn.Linear", "in_features": null, "out_features": 2})"); },
+               NNP_INVALID_ARGUMENT, {"'in_features' is required and cannot be None"});
+  expect_error([] { nn::model_from_spec(R"({"type": "nn.MaxPool2d", "kernel_size": [2.5, 2]})"); },
+               NNP_INVALID_ARGUMENT, {"'kernel_size' must be a list of ints but a list of floats ([2.5,2.0])"});
+  expect_error([] { nn::model_from_spec(R"({"type": "nn.NLLLoss", "weight": [1, "2"]})"); }, NNP_INVALID_ARGUMENT,
+               {"lists may hold numbers only"});
+}
+
+TEST(ModelSpec, NullIsNoneAndNumberListsAreFloats) {
+  // momentum null: a cumulative average, printed as PyTorch prints it.
+  nn::ModuleHandle norm = nn::model_from_spec(R"({"type": "nn.BatchNorm1d", "num_features": 2, "momentum": null})");
+  EXPECT_EQ(norm.repr(), "BatchNorm1d(2, eps=1e-05, momentum=None, affine=True, track_running_stats=True)");
+  norm.train();
+  norm(from_vector(std::vector<float>{1, 2, 3, 6}, {2, 2}));
+  norm(from_vector(std::vector<float>{3, 4, 5, 8}, {2, 2}));
+  // Running mean: the plain average of the batches' means, (2, 4) and (4, 6).
+  const std::vector<float> mean = norm.named_buffers().at(0).second.to_vector<float>();
+  EXPECT_NEAR(mean[0], 3.0f, 1e-6);
+  EXPECT_NEAR(mean[1], 5.0f, 1e-6);
+  // Integers and floats mix in one list of numbers; the weight is a buffer.
+  nn::ModuleHandle loss = nn::model_from_spec(R"({"type": "nn.NLLLoss", "weight": [1, 0.5]})");
+  ASSERT_EQ(loss.named_buffers().size(), 1u);
+  EXPECT_EQ(loss.named_buffers().at(0).first, "weight");
+  EXPECT_EQ(loss.named_buffers().at(0).second.to_vector<float>(), (std::vector<float>{1.0f, 0.5f}));
+  // Without a weight there is no buffer and no state-dict entry, as PyTorch's None.
+  EXPECT_TRUE(nn::model_from_spec(R"({"type": "nn.NLLLoss"})").state_dict().empty());
 }

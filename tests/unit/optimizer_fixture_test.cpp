@@ -32,6 +32,8 @@ TEST_P(OptimizerFixture, TwentyStepsMatchPyTorch) {
   for (const auto& [name, value] : given.items()) {
     if (value.is_boolean())
       options.set(name, value.get<bool>());
+    else if (value.is_array())  // PyTorch's tuples: betas, etas, step_sizes
+      options.set(name, value.get<std::vector<double>>());
     else
       options.set(name, value.get<double>());
   }

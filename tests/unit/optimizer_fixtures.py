@@ -3,7 +3,8 @@
 # the same small problem, loss = mean((tanh(x w^T + b) - y)^2), from the same
 # start; the file holds the start, x and y, and w and b after every step.
 # The metadata gives the optimizer's kind and nnplug's options (PyTorch's
-# tuples as beta1/beta2, etaminus/etaplus, step_size_min/max). f64 throughout.
+# tuples as lists, or as beta1/beta2, etaminus/etaplus, step_size_min/max).
+# f64 throughout.
 # Run with Debian's PyTorch:
 #   /usr/bin/python3 tests/unit/optimizer_fixtures.py
 import json, os, sys
@@ -42,7 +43,7 @@ def main():
          {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01})
     case("sgd_dampening_maximize", "SGD", {"lr": 0.05, "momentum": 0.5, "dampening": 0.3, "maximize": True},
          {"lr": 0.05, "momentum": 0.5, "dampening": 0.3, "maximize": True})
-    case("adam_amsgrad", "Adam", {"lr": 0.05, "beta1": 0.8, "beta2": 0.99, "amsgrad": True, "weight_decay": 0.1},
+    case("adam_amsgrad", "Adam", {"lr": 0.05, "betas": [0.8, 0.99], "amsgrad": True, "weight_decay": 0.1},
          {"lr": 0.05, "betas": (0.8, 0.99), "amsgrad": True, "weight_decay": 0.1})
     case("adamw", "AdamW", {"lr": 0.05}, {"lr": 0.05})
     case("adagrad", "Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1},
@@ -64,8 +65,7 @@ def main():
     case("asgd_weight_decay_maximize", "ASGD", {"lr": 0.05, "weight_decay": 0.1, "maximize": True, "alpha": 0.5},
          {"lr": 0.05, "weight_decay": 0.1, "maximize": True, "alpha": 0.5})
     case("rprop", "Rprop", {"lr": 0.01}, {"lr": 0.01})
-    case("rprop_bounds", "Rprop", {"lr": 0.05, "etaminus": 0.3, "etaplus": 1.5, "step_size_min": 0.01,
-                                   "step_size_max": 0.08},
+    case("rprop_bounds", "Rprop", {"lr": 0.05, "etas": [0.3, 1.5], "step_sizes": [0.01, 0.08]},
          {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (0.01, 0.08)})
 
 

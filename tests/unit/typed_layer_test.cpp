@@ -286,16 +286,19 @@ std::map<std::string, Twin> twins() {
                             [] { return std::move(nn::Attrs().set("log_input", false)); }};
   t["nn.MarginRankingLoss"] = {[] { return nn::MarginRankingLoss(nn::MarginRankingLossOptions().margin(0.5)); },
                                [] { return std::move(nn::Attrs().set("margin", 0.5)); }};
-  t["nn.BCELoss"] = {[] { return nn::BCELoss("none"); },
-                     [] { return std::move(nn::Attrs().set("reduction", "none")); }};
-  t["nn.BCEWithLogitsLoss"] = {[] { return nn::BCEWithLogitsLoss(); }, none};
+  t["nn.BCELoss"] = {
+      [] { return nn::BCELoss(nn::BCELossOptions().weight(full({1}, 0.5)).reduction("none")); },
+      [] { return std::move(nn::Attrs().set("weight", std::vector<double>{0.5}).set("reduction", "none")); }};
+  t["nn.BCEWithLogitsLoss"] = {
+      [] { return nn::BCEWithLogitsLoss(nn::BCEWithLogitsLossOptions().pos_weight(full({1}, 2.0))); },
+      [] { return std::move(nn::Attrs().set("pos_weight", std::vector<double>{2.0})); }};
   t["nn.CrossEntropyLoss"] = {
       [] { return nn::CrossEntropyLoss(nn::CrossEntropyLossOptions().label_smoothing(0.1).reduction(kSum)); },
       [] { return std::move(nn::Attrs().set("label_smoothing", 0.1).set("reduction", "sum")); }};
   t["nn.NLLLoss"] = {[] { return nn::NLLLoss(nn::NLLLossOptions().ignore_index(3)); },
                      [] { return std::move(nn::Attrs().set("ignore_index", 3)); }};
   t["nn.BatchNorm1d"] = {[] { return nn::BatchNorm1d(nn::BatchNormOptions(5).momentum(std::nullopt)); },
-                         [] { return std::move(nn::Attrs().set("num_features", 5)); }};
+                         [] { return std::move(nn::Attrs().set("num_features", 5).set("momentum", std::nullopt)); }};
   t["nn.BatchNorm2d"] = {
       [] { return nn::BatchNorm2d(nn::BatchNormOptions(3).affine(false).eps(1e-3)); },
       [] { return std::move(nn::Attrs().set("num_features", 3).set("affine", false).set("eps", 1e-3)); }};

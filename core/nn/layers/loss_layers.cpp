@@ -33,6 +33,22 @@ struct Loss : nnp::nn::Module {
   virtual Tensor loss(const Tensor& input, const Tensor& target) = 0;
 };
 
+// PyTorch's _WeightedLoss: a `weight` buffer of per-class (or per-element)
+// weights from the attribute's numbers, None (no state-dict entry) when
+// not given.
+struct WeightedLoss : Loss {
+  Tensor weight;
+  WeightedLoss(const char* name, const Attrs& a) : Loss(name, a), weight(optional_buffer(a, "weight")) {}
+  Tensor optional_buffer(const Attrs& a, const char* key) {
+    Tensor values;
+    if (a.has(key)) {
+      const std::vector<double> numbers = a.reals(key);
+      values = nnp::from_vector(numbers, {static_cast<int64_t>(numbers.size())}).to(nnp::Dtype::f32);
+    }
+    return register_buffer(key, values);
+  }
+};
+
 struct MSELoss : Loss {
   explicit MSELoss(const Attrs& a) : Loss("MSELoss", a) {}
   Tensor loss(const Tensor& input, const Tensor& target) override { return F::mse_loss(input, target, reduction); }
@@ -43,11 +59,11 @@ struct L1Loss : Loss {
   Tensor loss(const Tensor& input, const Tensor& target) override { return F::l1_loss(input, target, reduction); }
 };
 
-struct CrossEntropyLoss : Loss {
+struct CrossEntropyLoss : WeightedLoss {
   int64_t ignore_index;
   double label_smoothing;
   explicit CrossEntropyLoss(const Attrs& a)
-      : Loss("CrossEntropyLoss", a),
+      : WeightedLoss("CrossEntropyLoss", a),
         ignore_index(a.integer("ignore_index")),
         label_smoothing(a.real("label_smoothing")) {
     if (label_smoothing < 0 || label_smoothing > 1)
@@ -55,32 +71,41 @@ struct CrossEntropyLoss : Loss {
                                             nnp::nn::format_float(label_smoothing));
   }
   Tensor loss(const Tensor& input, const Tensor& target) override {
-    return F::cross_entropy(
-        input, target,
-        F::CrossEntropyFuncOptions().ignore_index(ignore_index).reduction(reduction).label_smoothing(label_smoothing));
+    return F::cross_entropy(input, target,
+                            F::CrossEntropyFuncOptions()
+                                .weight(weight)
+                                .ignore_index(ignore_index)
+                                .reduction(reduction)
+                                .label_smoothing(label_smoothing));
   }
 };
 
-struct NLLLoss : Loss {
+struct NLLLoss : WeightedLoss {
   int64_t ignore_index;
-  explicit NLLLoss(const Attrs& a) : Loss("NLLLoss", a), ignore_index(a.integer("ignore_index")) {}
+  explicit NLLLoss(const Attrs& a) : WeightedLoss("NLLLoss", a), ignore_index(a.integer("ignore_index")) {}
   Tensor loss(const Tensor& input, const Tensor& target) override {
-    return F::nll_loss(input, target, F::NLLLossFuncOptions().ignore_index(ignore_index).reduction(reduction));
+    return F::nll_loss(input, target,
+                       F::NLLLossFuncOptions().weight(weight).ignore_index(ignore_index).reduction(reduction));
   }
 };
 
-struct BCELoss : Loss {
-  explicit BCELoss(const Attrs& a) : Loss("BCELoss", a) {}
+struct BCELoss : WeightedLoss {
+  explicit BCELoss(const Attrs& a) : WeightedLoss("BCELoss", a) {}
   Tensor loss(const Tensor& input, const Tensor& target) override {
-    return F::binary_cross_entropy(input, target, F::BinaryCrossEntropyFuncOptions().reduction(reduction));
+    return F::binary_cross_entropy(input, target,
+                                   F::BinaryCrossEntropyFuncOptions().weight(weight).reduction(reduction));
   }
 };
 
-struct BCEWithLogitsLoss : Loss {
-  explicit BCEWithLogitsLoss(const Attrs& a) : Loss("BCEWithLogitsLoss", a) {}
+// weight (per element, broadcast) and pos_weight (per class) are buffers.
+struct BCEWithLogitsLoss : WeightedLoss {
+  Tensor pos_weight;
+  explicit BCEWithLogitsLoss(const Attrs& a)
+      : WeightedLoss("BCEWithLogitsLoss", a), pos_weight(optional_buffer(a, "pos_weight")) {}
   Tensor loss(const Tensor& x, const Tensor& target) override {
-    return F::binary_cross_entropy_with_logits(x, target,
-                                               F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(reduction));
+    return F::binary_cross_entropy_with_logits(
+        x, target,
+        F::BinaryCrossEntropyWithLogitsFuncOptions().weight(weight).pos_weight(pos_weight).reduction(reduction));
   }
 };
 
@@ -133,9 +158,12 @@ struct PoissonNLLLoss : Loss {
   Tensor loss(const Tensor& x, const Tensor& t) override { return F::poisson_nll_loss(x, t, options); }
 };
 
-struct MultiLabelSoftMarginLoss : Loss {
-  explicit MultiLabelSoftMarginLoss(const Attrs& a) : Loss("MultiLabelSoftMarginLoss", a) {}
-  Tensor loss(const Tensor& x, const Tensor& t) override { return F::multilabel_soft_margin_loss(x, t, reduction); }
+struct MultiLabelSoftMarginLoss : WeightedLoss {
+  explicit MultiLabelSoftMarginLoss(const Attrs& a) : WeightedLoss("MultiLabelSoftMarginLoss", a) {}
+  Tensor loss(const Tensor& x, const Tensor& t) override {
+    return F::multilabel_soft_margin_loss(x, t,
+                                          F::MultiLabelSoftMarginLossFuncOptions().weight(weight).reduction(reduction));
+  }
 };
 
 // A loss of more than (input, target): the inputs by name, for messages.
@@ -172,15 +200,17 @@ struct CosineEmbeddingLoss : MultiInputLoss {
   Tensor loss(const std::vector<Tensor>& in) override { return F::cosine_embedding_loss(in[0], in[1], in[2], options); }
 };
 
-struct MultiMarginLoss : Loss {
+struct MultiMarginLoss : WeightedLoss {
   F::MultiMarginLossFuncOptions options;
-  explicit MultiMarginLoss(const Attrs& a) : Loss("MultiMarginLoss", a) {
+  explicit MultiMarginLoss(const Attrs& a) : WeightedLoss("MultiMarginLoss", a) {
     options.reduction(reduction).p(a.integer("p")).margin(a.real("margin"));
     if (options.p() != 1 && options.p() != 2)
       throw Error(NNP_INVALID_ARGUMENT,
                   "MultiMarginLoss: only p == 1 and p == 2 supported, got " + std::to_string(options.p()));
   }
-  Tensor loss(const Tensor& x, const Tensor& t) override { return F::multi_margin_loss(x, t, options); }
+  Tensor loss(const Tensor& x, const Tensor& t) override {
+    return F::multi_margin_loss(x, t, F::MultiMarginLossFuncOptions(options).weight(weight));
+  }
 };
 
 struct MultiLabelMarginLoss : Loss {
@@ -239,19 +269,26 @@ struct CTCLoss : MultiInputLoss {
 
 void register_loss_layers(LayerRegistry& registry) {
   const AttrDecl reduction{"reduction", NNP_ATTR_STRING, false, "\"mean\"", "'none', 'mean' or 'sum'"};
+  const AttrDecl weight{"weight", NNP_ATTR_FLOATS, false, nullptr, "a weight per class (a buffer; null: none)"};
   add_builtin<MSELoss>(registry, "nn.MSELoss", "mean squared error between input and target", {reduction});
   add_builtin<L1Loss>(registry, "nn.L1Loss", "mean absolute error between input and target", {reduction});
   add_builtin<CrossEntropyLoss>(
       registry, "nn.CrossEntropyLoss", "cross entropy of logits [N, C, ...] against class indices or probabilities",
-      {{"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"},
+      {weight,
+       {"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"},
        reduction,
        {"label_smoothing", NNP_ATTR_FLOAT, false, "0.0", "share of the target mass spread over all classes"}});
   add_builtin<NLLLoss>(
       registry, "nn.NLLLoss", "negative log likelihood of log-probabilities [N, C, ...]",
-      {{"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"}, reduction});
-  add_builtin<BCELoss>(registry, "nn.BCELoss", "binary cross entropy of probabilities", {reduction});
-  add_builtin<BCEWithLogitsLoss>(registry, "nn.BCEWithLogitsLoss", "binary cross entropy of logits (stable)",
-                                 {reduction});
+      {weight, {"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"}, reduction});
+  const AttrDecl element_weight{"weight", NNP_ATTR_FLOATS, false, nullptr,
+                                "weights broadcast over the last dimension (a buffer; null: none)"};
+  add_builtin<BCELoss>(registry, "nn.BCELoss", "binary cross entropy of probabilities", {element_weight, reduction});
+  add_builtin<BCEWithLogitsLoss>(
+      registry, "nn.BCEWithLogitsLoss", "binary cross entropy of logits (stable)",
+      {element_weight,
+       reduction,
+       {"pos_weight", NNP_ATTR_FLOATS, false, nullptr, "weight of positive examples per class (a buffer)"}});
   add_builtin<SmoothL1Loss>(registry, "nn.SmoothL1Loss", "squared error below beta, absolute error above",
                             {reduction, {"beta", NNP_ATTR_FLOAT, false, "1.0", "where the loss turns linear (>= 0)"}});
   add_builtin<HuberLoss>(registry, "nn.HuberLoss", "squared error below delta, delta-scaled absolute error above",
@@ -271,7 +308,7 @@ void register_loss_layers(LayerRegistry& registry) {
                                reduction});
   add_builtin<MultiLabelSoftMarginLoss>(registry, "nn.MultiLabelSoftMarginLoss",
                                         "per-class binary cross entropy of logits [N, C], averaged over classes",
-                                        {reduction});
+                                        {weight, reduction});
   add_builtin<CosineEmbeddingLoss>(
       registry, "nn.CosineEmbeddingLoss",
       "1 - cos(x1, x2) for target 1, max(0, cos - margin) for -1; (input1, input2, target)",
@@ -279,6 +316,7 @@ void register_loss_layers(LayerRegistry& registry) {
   add_builtin<MultiMarginLoss>(registry, "nn.MultiMarginLoss", "multi-class hinge loss of class scores",
                                {{"p", NNP_ATTR_INT, false, "1", "1 or 2: the hinge's power"},
                                 {"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
+                                weight,
                                 reduction});
   add_builtin<MultiLabelMarginLoss>(registry, "nn.MultiLabelMarginLoss",
                                     "multi-label hinge loss; targets list class indices ending in -1", {reduction});

@@ -125,7 +125,7 @@ struct InstanceNorm : RunningNorm {
                                            .use_input_stats(use_input_stats)
                                            .momentum(momentum)
                                            .eps(eps));
-    if (track && is_training()) count_batch();
+    // PyTorch's instance norm leaves num_batches_tracked alone (always 0).
     return batched ? y : y.squeeze(0);
   }
   std::string extra_repr() const override { return repr_with(nnp::nn::format_float(momentum)); }
@@ -258,7 +258,7 @@ void register_norm_layers(LayerRegistry& registry) {
   const std::vector<AttrDecl> batch_norm = {
       {"num_features", NNP_ATTR_INT, true, nullptr, "number of channels C"},
       {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
-      {"momentum", NNP_ATTR_FLOAT, false, "0.1", "running statistics update factor (absent: cumulative average)"},
+      {"momentum", NNP_ATTR_FLOAT, false, "0.1", "running statistics update factor (null: a cumulative average)"},
       {"affine", NNP_ATTR_BOOL, false, "true", "learn a per-channel scale and shift"},
       {"track_running_stats", NNP_ATTR_BOOL, false, "true", "keep running mean and variance for eval"}};
   add_builtin<BatchNorm1d>(registry, "nn.BatchNorm1d", "batch normalization of [N, C] or [N, C, L]", batch_norm);

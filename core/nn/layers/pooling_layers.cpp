@@ -4,7 +4,9 @@
 // nnp/functional/{pooling,pooling_nd,unpooling}.hpp with PyTorch's attributes and reprs.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nnp/nnp.hpp>
+#include <optional>
 
 #include "builtin.hpp"
 #include "call_args.hpp"
@@ -56,51 +58,6 @@ std::string number_text(double v) {  // PyTorch prints the int it was given
 
 }  // namespace
 
-// The 2-D pools keep an index of their windows between calls.
-struct Pool2d : nnp::nn::Module {
-  Pair kernel, stride, padding;
-  WindowIndexCache windows;
-  Pool2d(const char* name, const Attrs& a)
-      : Module(name),
-        kernel(pair_of(a, "kernel_size", name)),
-        stride(a.has("stride") ? pair_of(a, "stride", name) : kernel),
-        padding(pair_of(a, "padding", name)) {
-    F::detail::check_at_least(name, "kernel_size", kernel, 1);
-    F::detail::check_at_least(name, "stride", stride, 1);
-    if (padding.h * 2 > kernel.h || padding.w * 2 > kernel.w)
-      throw Error(NNP_INVALID_ARGUMENT,
-                  std::string(name) + ": pad should be at most half of the effective kernel size");
-    if (a.boolean("ceil_mode"))
-      throw Error(NNP_UNIMPLEMENTED, std::string(name) + ": ceil_mode=True is not supported yet; use padding instead");
-  }
-  static std::string number(Pair p) { return p.h == p.w ? std::to_string(p.h) : pair_text(p); }
-};
-
-struct MaxPool2d : Pool2d {
-  Pair dilation;
-  explicit MaxPool2d(const Attrs& a) : Pool2d("MaxPool2d", a), dilation(pair_of(a, "dilation", "MaxPool2d")) {}
-  Tensor forward(const Tensor& x) override {
-    return F::detail::max_pool2d_windows("MaxPool2d", x, {kernel, stride, padding, dilation}, windows);
-  }
-  std::string extra_repr() const override {
-    return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding) +
-           ", dilation=" + number(dilation) + ", ceil_mode=False";
-  }
-};
-
-struct AvgPool2d : Pool2d {
-  explicit AvgPool2d(const Attrs& a) : Pool2d("AvgPool2d", a) {
-    if (!a.boolean("count_include_pad"))
-      throw Error(NNP_UNIMPLEMENTED, "AvgPool2d: count_include_pad=False is not supported yet");
-  }
-  Tensor forward(const Tensor& x) override {
-    return F::detail::avg_pool2d_windows("AvgPool2d", x, {kernel, stride, padding, {1, 1}}, windows);
-  }
-  std::string extra_repr() const override {
-    return "kernel_size=" + number(kernel) + ", stride=" + number(stride) + ", padding=" + number(padding);
-  }
-};
-
 struct AdaptiveAvgPool2d : nnp::nn::Module {
   Pair output;
   explicit AdaptiveAvgPool2d(const Attrs& a)
@@ -114,79 +71,139 @@ struct AdaptiveAvgPool2d : nnp::nn::Module {
 };
 
 // Windowed pooling in D dimensions: kernel_size, stride (default the
-// kernel), padding, dilation (max only).
+// kernel), padding, dilation (max only), ceil_mode. The 1-D and 2-D pools
+// run as one 2-D pass and keep its window index between calls.
 template <size_t D>
 struct WindowPool : nnp::nn::Module {
   std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode;
+  WindowIndexCache windows;
   WindowPool(const char* name, const Attrs& a, bool with_dilation)
       : Module(name),
         kernel(a.integers("kernel_size")),
         stride(a.has("stride") ? a.integers("stride") : kernel),
         padding(a.integers("padding")),
-        dilation(with_dilation ? a.integers("dilation") : std::vector<int64_t>{1}) {
-    if (a.boolean("ceil_mode"))
-      throw Error(NNP_UNIMPLEMENTED, std::string(name) + ": ceil_mode=True is not supported yet; use padding instead");
+        dilation(with_dilation ? a.integers("dilation") : std::vector<int64_t>{1}),
+        ceil_mode(a.boolean("ceil_mode")) {
     for (const auto* v : {&kernel, &stride, &padding, &dilation}) expand<D>(name, "a size", *v);
+    if constexpr (D == 3)
+      F::detail::check_pool3d(name, k(), s(), p(), d());
+    else
+      F::detail::check_pool(name, window());
   }
   nnp::ExpandingArray<D> k() const { return expand<D>(type_name(), "kernel_size", kernel); }
   nnp::ExpandingArray<D> s() const { return expand<D>(type_name(), "stride", stride); }
   nnp::ExpandingArray<D> p() const { return expand<D>(type_name(), "padding", padding); }
   nnp::ExpandingArray<D> d() const { return expand<D>(type_name(), "dilation", dilation); }
-  // [C, ...] unbatched runs as one sample.
-  Tensor batched(const Tensor& x, const std::function<Tensor(const Tensor&)>& pool) const {
-    if (x.ndim() == static_cast<int32_t>(D) + 1) return pool(x.unsqueeze(0)).squeeze(0);
-    return pool(x);
+  F::detail::Window window() const { return F::detail::window_of<D>(k(), s(), p(), d()); }
+  // [C, ...] unbatched runs as one sample; 1-D runs as 2-D over [N, C, 1, L].
+  F::detail::MaxPooled batched(const Tensor& x, const std::function<F::detail::MaxPooled(const Tensor&)>& pool) const {
+    const int32_t ndim = static_cast<int32_t>(D);
+    if (x.ndim() != ndim + 1 && x.ndim() != ndim + 2)
+      throw Error(NNP_SHAPE_MISMATCH, type_name() + ": expected " + std::to_string(ndim + 1) + "-D or " +
+                                          std::to_string(ndim + 2) + "-D input, got " + shape_text(x.shape()));
+    const bool unbatched = x.ndim() == ndim + 1;
+    Tensor in = unbatched ? x.unsqueeze(0) : x;
+    if constexpr (D == 1) in = in.unsqueeze(2);
+    F::detail::MaxPooled out = pool(in);
+    for (Tensor* t : {&out.values, &out.indices}) {
+      if (!t->defined()) continue;
+      if constexpr (D == 1) *t = t->squeeze(2);
+      if (unbatched) *t = t->squeeze(0);
+    }
+    return out;
+  }
+  std::string window_repr(bool tuples) const {
+    return "kernel_size=" + sizes_text(kernel, tuples) + ", stride=" + sizes_text(stride, tuples) +
+           ", padding=" + sizes_text(padding, tuples);
   }
 };
 
-struct MaxPool1d : WindowPool<1> {
-  explicit MaxPool1d(const Attrs& a) : WindowPool("MaxPool1d", a, true) {}
-  Tensor forward(const Tensor& x) override {
-    return batched(x, [&](const Tensor& t) {
-      return F::max_pool1d(t, F::MaxPool1dFuncOptions(k()).stride(s()).padding(p()).dilation(d()));
-    });
+// return_indices=True makes a call give (output, indices), the indices
+// flat within each input plane as MaxUnpool takes them.
+template <size_t D>
+struct MaxPool : WindowPool<D> {
+  bool return_indices;
+  MaxPool(const char* name, const Attrs& a)
+      : WindowPool<D>(name, a, true), return_indices(a.boolean("return_indices")) {}
+  F::detail::MaxPooled pool(const Tensor& x, bool with_indices) {
+    if constexpr (D == 3) {
+      return F::detail::max_pool3d(
+          this->type_name(), x,
+          F::MaxPool3dFuncOptions(this->k()).stride(this->s()).padding(this->p()).dilation(this->d()).ceil_mode(
+              this->ceil_mode),
+          with_indices);
+    } else {
+      return this->batched(x, [&](const Tensor& t) {
+        return F::detail::max_pool2d_windows(this->type_name(), t, this->window(), this->windows, this->ceil_mode,
+                                             with_indices);
+      });
+    }
+  }
+  Tensor forward(const Tensor& x) override { return pool(x, false).values; }
+  std::vector<nnp::Value> forward_values(const std::vector<nnp::Value>& args) override {
+    const CallArgs call(this->type_name(), args, {"input"}, 1);
+    if (!return_indices) return {forward(call.tensor(0))};
+    F::detail::MaxPooled out = pool(call.tensor(0), true);
+    return {out.values, out.indices};
   }
   std::string extra_repr() const override {
-    return "kernel_size=" + sizes_text(kernel) + ", stride=" + sizes_text(stride) + ", padding=" + sizes_text(padding) +
-           ", dilation=" + sizes_text(dilation) + ", ceil_mode=False";
+    return this->window_repr(false) + ", dilation=" + sizes_text(this->dilation) +
+           ", ceil_mode=" + nnp::nn::format_bool(this->ceil_mode);
   }
 };
-
-struct MaxPool3d : WindowPool<3> {
-  explicit MaxPool3d(const Attrs& a) : WindowPool("MaxPool3d", a, true) {}
-  Tensor forward(const Tensor& x) override {
-    return F::max_pool3d(x, F::MaxPool3dFuncOptions(k()).stride(s()).padding(p()).dilation(d()));
-  }
-  std::string extra_repr() const override {
-    return "kernel_size=" + sizes_text(kernel) + ", stride=" + sizes_text(stride) + ", padding=" + sizes_text(padding) +
-           ", dilation=" + sizes_text(dilation) + ", ceil_mode=False";
-  }
+struct MaxPool1d : MaxPool<1> {
+  explicit MaxPool1d(const Attrs& a) : MaxPool("MaxPool1d", a) {}
+};
+struct MaxPool2d : MaxPool<2> {
+  explicit MaxPool2d(const Attrs& a) : MaxPool("MaxPool2d", a) {}
+};
+struct MaxPool3d : MaxPool<3> {
+  explicit MaxPool3d(const Attrs& a) : MaxPool("MaxPool3d", a) {}
 };
 
 template <size_t D>
 struct AvgPool : WindowPool<D> {
-  AvgPool(const char* name, const Attrs& a) : WindowPool<D>(name, a, false) {
-    if (!a.boolean("count_include_pad"))
-      throw Error(NNP_UNIMPLEMENTED, std::string(name) + ": count_include_pad=False is not supported yet");
+  bool count_include_pad;
+  std::optional<int64_t> divisor_override;
+  AvgPool(const char* name, const Attrs& a)
+      : WindowPool<D>(name, a, false), count_include_pad(a.boolean("count_include_pad")) {
+    if (a.has("divisor_override")) {
+      divisor_override = a.integer("divisor_override");
+      if (*divisor_override == 0)
+        throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": divisor_override must not be 0");
+    }
   }
-  std::string extra_repr() const override {
-    const bool tuples = D == 1;  // PyTorch keeps AvgPool1d's sizes as 1-tuples
-    return "kernel_size=" + sizes_text(this->kernel, tuples) + ", stride=" + sizes_text(this->stride, tuples) +
-           ", padding=" + sizes_text(this->padding, tuples);
+  Tensor forward(const Tensor& x) override {
+    if constexpr (D == 3) {
+      return F::avg_pool3d(x, F::AvgPool3dFuncOptions(this->k())
+                                  .stride(this->s())
+                                  .padding(this->p())
+                                  .ceil_mode(this->ceil_mode)
+                                  .count_include_pad(count_include_pad)
+                                  .divisor_override(divisor_override));
+    } else {
+      return this
+          ->batched(x,
+                    [&](const Tensor& t) {
+                      return F::detail::MaxPooled{
+                          F::detail::avg_pool2d_windows(this->type_name(), t, this->window(), this->windows,
+                                                        {this->ceil_mode, count_include_pad, divisor_override}),
+                          Tensor()};
+                    })
+          .values;
+    }
   }
+  std::string extra_repr() const override { return this->window_repr(D == 1); }  // 1-d keeps 1-tuples
 };
 struct AvgPool1d : AvgPool<1> {
   explicit AvgPool1d(const Attrs& a) : AvgPool("AvgPool1d", a) {}
-  Tensor forward(const Tensor& x) override {
-    return batched(
-        x, [&](const Tensor& t) { return F::avg_pool1d(t, F::AvgPool1dFuncOptions(k()).stride(s()).padding(p())); });
-  }
+};
+struct AvgPool2d : AvgPool<2> {
+  explicit AvgPool2d(const Attrs& a) : AvgPool("AvgPool2d", a) {}
 };
 struct AvgPool3d : AvgPool<3> {
   explicit AvgPool3d(const Attrs& a) : AvgPool("AvgPool3d", a) {}
-  Tensor forward(const Tensor& x) override {
-    return F::avg_pool3d(x, F::AvgPool3dFuncOptions(k()).stride(s()).padding(p()));
-  }
 };
 
 template <size_t D, bool Max>
@@ -222,15 +239,14 @@ template <size_t D>
 struct LPPool : nnp::nn::Module {
   double norm_type;
   std::vector<int64_t> kernel, stride;
-  bool has_stride;
+  bool has_stride, ceil_mode;
   LPPool(const char* name, const Attrs& a)
       : Module(name),
         norm_type(a.real("norm_type")),
         kernel(a.integers("kernel_size")),
         stride(a.has("stride") ? a.integers("stride") : kernel),
-        has_stride(a.has("stride")) {
-    if (a.boolean("ceil_mode"))
-      throw Error(NNP_UNIMPLEMENTED, std::string(name) + ": ceil_mode=True is not supported yet");
+        has_stride(a.has("stride")),
+        ceil_mode(a.boolean("ceil_mode")) {
     if (!(norm_type > 0)) throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": norm_type must be > 0");
     expand<D>(name, "kernel_size", kernel);
     expand<D>(name, "stride", stride);
@@ -238,13 +254,13 @@ struct LPPool : nnp::nn::Module {
   Tensor forward(const Tensor& x) override {
     const auto k = expand<D>(type_name(), "kernel_size", kernel), s = expand<D>(type_name(), "stride", stride);
     if constexpr (D == 1)
-      return F::lp_pool1d(x, norm_type, k[0], s[0]);
+      return F::lp_pool1d(x, norm_type, k[0], s[0], ceil_mode);
     else
-      return F::lp_pool2d(x, norm_type, k, s);
+      return F::lp_pool2d(x, norm_type, k, s, ceil_mode);
   }
   std::string extra_repr() const override {
     return "norm_type=" + number_text(norm_type) + ", kernel_size=" + sizes_text(kernel) +
-           ", stride=" + (has_stride ? sizes_text(stride) : "None") + ", ceil_mode=False";
+           ", stride=" + (has_stride ? sizes_text(stride) : "None") + ", ceil_mode=" + nnp::nn::format_bool(ceil_mode);
   }
 };
 struct LPPool1d : LPPool<1> {
@@ -301,34 +317,30 @@ struct MaxUnpool3d : MaxUnpool<3> {
 void register_pooling_layers(LayerRegistry& registry) {
   const AttrDecl kernel{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"};
   const AttrDecl stride{"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"};
-  const AttrDecl ceil{"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up (not supported yet)"};
-  const std::vector<AttrDecl> max{kernel,
-                                  stride,
-                                  {"padding", NNP_ATTR_INTS, false, "0", "-inf added on each side"},
-                                  {"dilation", NNP_ATTR_INTS, false, "1", "spacing between window elements"},
-                                  ceil};
-  const std::vector<AttrDecl> avg{kernel,
-                                  stride,
-                                  {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
-                                  ceil,
-                                  {"count_include_pad", NNP_ATTR_BOOL, false, "true", "count padding in the mean"}};
-  add_builtin<MaxPool2d>(registry, "nn.MaxPool2d", "maximum over sliding windows",
-                         {{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size"},
-                          {"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"},
-                          {"padding", NNP_ATTR_INTS, false, "0", "-inf added on each side"},
-                          {"dilation", NNP_ATTR_INTS, false, "1", "spacing between window elements"},
-                          {"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up (not supported yet)"}});
-  add_builtin<AvgPool2d>(registry, "nn.AvgPool2d", "mean over sliding windows",
-                         {{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size"},
-                          {"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"},
-                          {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
-                          {"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up (not supported yet)"},
-                          {"count_include_pad", NNP_ATTR_BOOL, false, "true", "count padding in the mean"}});
+  const AttrDecl ceil{"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up, as PyTorch does"};
+  const std::vector<AttrDecl> max{
+      kernel,
+      stride,
+      {"padding", NNP_ATTR_INTS, false, "0", "-inf added on each side"},
+      {"dilation", NNP_ATTR_INTS, false, "1", "spacing between window elements"},
+      {"return_indices", NNP_ATTR_BOOL, false, "false", "also return each maximum's flat position in its input plane"},
+      ceil};
+  const std::vector<AttrDecl> avg{
+      kernel,
+      stride,
+      {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
+      ceil,
+      {"count_include_pad", NNP_ATTR_BOOL, false, "true", "count padding in the mean"},
+      {"divisor_override", NNP_ATTR_INT, false, nullptr, "divide every window's sum by this instead"}};
+  std::vector<AttrDecl> avg1d = avg;
+  avg1d.pop_back();  // PyTorch's AvgPool1d has no divisor_override
+  add_builtin<MaxPool2d>(registry, "nn.MaxPool2d", "maximum over sliding windows", max);
+  add_builtin<AvgPool2d>(registry, "nn.AvgPool2d", "mean over sliding windows", avg);
   add_builtin<AdaptiveAvgPool2d>(registry, "nn.AdaptiveAvgPool2d", "mean pooling to a fixed output size",
                                  {{"output_size", NNP_ATTR_INTS, true, nullptr, "output height and width"}});
   add_builtin<MaxPool1d>(registry, "nn.MaxPool1d", "maximum over sliding windows of [N, C, L]", max);
   add_builtin<MaxPool3d>(registry, "nn.MaxPool3d", "maximum over sliding windows of [N, C, D, H, W]", max);
-  add_builtin<AvgPool1d>(registry, "nn.AvgPool1d", "mean over sliding windows of [N, C, L]", avg);
+  add_builtin<AvgPool1d>(registry, "nn.AvgPool1d", "mean over sliding windows of [N, C, L]", avg1d);
   add_builtin<AvgPool3d>(registry, "nn.AvgPool3d", "mean over sliding windows of [N, C, D, H, W]", avg);
   const std::vector<AttrDecl> adaptive{{"output_size", NNP_ATTR_INTS, true, nullptr, "the output's size"}};
   add_builtin<AdaptiveAvgPool1d>(registry, "nn.AdaptiveAvgPool1d", "mean pooling of [N, C, L] to a fixed size",

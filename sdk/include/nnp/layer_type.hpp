@@ -26,6 +26,8 @@ inline const char* attr_type_name(nnp_attr_type type) {
     case NNP_ATTR_STRING: return "string";
     case NNP_ATTR_INTS: return "list of ints";
     case NNP_ATTR_INTS_OR_STRING: return "list of ints or string";
+    case NNP_ATTR_FLOATS: return "list of floats";
+    case NNP_ATTR_NONE: return "None";
     default: return "unknown type";
   }
 }

@@ -471,6 +471,16 @@ class Attrs {
   Attrs& set(const std::string& name, const std::vector<int64_t>& v) {
     return put(api().attrs_set_ints(attrs_, name.c_str(), v.data(), static_cast<int32_t>(v.size())));
   }
+  Attrs& set(const std::string& name, const std::vector<double>& v) {
+    return put(api().attrs_set_floats(attrs_, name.c_str(), v.data(), static_cast<int32_t>(v.size())));
+  }
+  // PyTorch's None: the layer sees `name` absent, its default not applied.
+  Attrs& set(const std::string& name, std::nullopt_t) { return put(api().attrs_set_none(attrs_, name.c_str())); }
+  // An optional value: set when it has one, None when not.
+  template <typename T>
+  Attrs& set(const std::string& name, const std::optional<T>& v) {
+    return v ? set(name, *v) : set(name, std::nullopt);
+  }
 
   bool has(const std::string& name) const {
     int32_t count = 0;
@@ -482,7 +492,8 @@ class Attrs {
            api().attrs_get_float(attrs_, name.c_str(), &f) == NNP_OK ||
            api().attrs_get_bool(attrs_, name.c_str(), &b) == NNP_OK ||
            api().attrs_get_string(attrs_, name.c_str(), &s) == NNP_OK ||
-           api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK;
+           api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK ||
+           api().attrs_get_floats(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK;
   }
   int64_t integer(const std::string& name) const {
     int64_t v = 0;
@@ -515,6 +526,14 @@ class Attrs {
     check(api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count));
     std::vector<int64_t> v(static_cast<size_t>(count));
     check(api().attrs_get_ints(attrs_, name.c_str(), v.data(), count, &count));
+    return v;
+  }
+  // A list of numbers (a list of ints reads as one too).
+  std::vector<double> reals(const std::string& name) const {
+    int32_t count = 0;
+    check(api().attrs_get_floats(attrs_, name.c_str(), nullptr, 0, &count));
+    std::vector<double> v(static_cast<size_t>(count));
+    check(api().attrs_get_floats(attrs_, name.c_str(), v.data(), count, &count));
     return v;
   }
 

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" to "(1.4)": check api->abi_minor, or struct_size, before
+ * "(1.1)" to "(1.5)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 4
+#define NNP_ABI_MINOR 5
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -314,7 +314,15 @@ enum {
   NNP_ATTR_INTS = 4, /* a list of integers, e.g. kernel_size [3,3] */
   /* (1.4) a list of integers or a word, e.g. a convolution's padding: 1,
    * [1, 2] or "same". Given values keep their own type (INTS or STRING). */
-  NNP_ATTR_INTS_OR_STRING = 5
+  NNP_ATTR_INTS_OR_STRING = 5,
+  /* (1.5) a list of numbers, e.g. a loss's class weights [1, 0.5] or
+   * Adam's betas [0.9, 0.999]; integers given convert. */
+  NNP_ATTR_FLOATS = 6,
+  /* (1.5) PyTorch's None, given for an optional attribute (attrs_set_none,
+   * null in a model spec): the layer sees the attribute absent, its default
+   * not applied (BatchNorm's momentum None, a cumulative average). A
+   * declaration never has this type. */
+  NNP_ATTR_NONE = 7
 };
 
 /* A set of named attribute values. */
@@ -615,7 +623,8 @@ struct nnp_api {
   /* -- optimizers (torch.optim) -- */
   /* kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop". params: the
    * first group's tensors (names are ignored); options: PyTorch's keyword
-   * arguments as attributes (lr, momentum, ...; Adam's betas as beta1, beta2). */
+   * arguments as attributes (lr, momentum, ...; Adam's betas as beta1, beta2, or
+   * from 1.5 as PyTorch's list "betas" [0.9, 0.999]; Rprop's etas and step_sizes too). */
   nnp_status (*optimizer_create)(const char* kind, const nnp_list* params, const nnp_attrs* options,
                                  nnp_optimizer** out);
   void (*optimizer_release)(nnp_optimizer* opt);
@@ -748,6 +757,17 @@ struct nnp_api {
   nnp_status (*device_manual_seed)(nnp_device device, uint64_t seed);
   nnp_status (*device_get_rng_state)(nnp_device device, uint64_t* seed, uint64_t* offset); /* either may be NULL */
   nnp_status (*device_set_rng_state)(nnp_device device, uint64_t seed, uint64_t offset);
+
+  /* ---- ABI 1.5 ---- */
+
+  /* -- attribute lists of numbers, and None -- */
+  nnp_status (*attrs_set_floats)(nnp_attrs* attrs, const char* name, const double* values, int32_t count);
+  /* As attrs_get_ints; an INTS value reads as floats too. */
+  nnp_status (*attrs_get_floats)(const nnp_attrs* attrs, const char* name, double* values, int32_t capacity,
+                                 int32_t* count);
+  /* Gives `name` PyTorch's None (NNP_ATTR_NONE): layer_create then leaves
+   * the attribute out, default included; a required one is refused. */
+  nnp_status (*attrs_set_none)(nnp_attrs* attrs, const char* name);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -756,6 +776,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
 #define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, device_set_rng_state)
+#define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

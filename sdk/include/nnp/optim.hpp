@@ -1,12 +1,13 @@
 // optim.hpp - torch.optim in C++ over the C table (included by nnp.hpp):
 // the optimizers (by name, or by type: Adam, SGD, ...), clip_grad_norm_ and
-// the StepLR / CosineAnnealingLR schedulers.
+// the learning-rate schedulers (nnp/lr_scheduler.hpp).
 #pragma once
 
 #include <cmath>
 #include <nnp/nn.hpp>
 #include <nnp/optimizers.hpp>
 #include <nnp/tensor.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,11 +57,29 @@ class Optimizer : public detail::Handle<nnp_optimizer, detail::OptimizerTraits> 
     check(api().optimizer_load_state_dict(get(), list.get()));
   }
 
+  // PyTorch's group['initial_lr']: the lr before the first scheduler, where
+  // every scheduler on this optimizer starts from.
+  double initial_lr(int32_t group) {
+    if (group < 0 || group >= group_count())
+      throw Error(NNP_INVALID_ARGUMENT, "initial_lr: no parameter group " + std::to_string(group));
+    if (initial_lr_.size() <= static_cast<size_t>(group)) initial_lr_.resize(static_cast<size_t>(group) + 1);
+    std::optional<double>& lr = initial_lr_[static_cast<size_t>(group)];
+    if (!lr) lr = get("lr", group);
+    return *lr;
+  }
+  void set_initial_lr(int32_t group, double lr) {
+    initial_lr(group);
+    initial_lr_[static_cast<size_t>(group)] = lr;
+  }
+
   static detail::List list_of(const std::vector<Tensor>& params) {
     detail::List list;
     for (const Tensor& p : params) check(api().list_append_tensor(list.get(), "", p.get()));
     return list;
   }
+
+ private:
+  std::vector<std::optional<double>> initial_lr_;
 };
 
 // The optimizers by type (options in nnp/optimizers.hpp).
@@ -96,62 +115,7 @@ inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm
   return total;
 }
 
-// What the schedulers share: each group's starting lr and the epoch count.
-// Subclasses say what the lr is at an epoch; step() once per epoch applies it.
-class LRScheduler {
- public:
-  explicit LRScheduler(Optimizer& opt) : opt_(opt) {
-    for (int32_t g = 0; g < opt.group_count(); ++g) base_.push_back(opt.get("lr", g));
-  }
-  virtual ~LRScheduler() = default;
-  void step() {
-    ++epoch_;
-    for (int32_t g = 0; g < opt_.group_count(); ++g) opt_.set("lr", lr_at(base_[static_cast<size_t>(g)], epoch_), g);
-  }
-  int64_t last_epoch() const { return epoch_; }
-
- protected:
-  virtual double lr_at(double base_lr, int64_t epoch) const = 0;
-
- private:
-  Optimizer& opt_;
-  std::vector<double> base_;
-  int64_t epoch_ = 0;
-};
-
-// lr = base_lr * gamma^(epoch // step_size).
-class StepLR : public LRScheduler {
- public:
-  StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1)
-      : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {}
-
- protected:
-  double lr_at(double base_lr, int64_t epoch) const override {
-    return base_lr * std::pow(gamma_, static_cast<double>(epoch / step_size_));
-  }
-
- private:
-  int64_t step_size_;
-  double gamma_;
-};
-
-// lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2.
-class CosineAnnealingLR : public LRScheduler {
- public:
-  CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min = 0)
-      : LRScheduler(opt), t_max_(t_max), eta_min_(eta_min) {}
-
- protected:
-  double lr_at(double base_lr, int64_t epoch) const override {
-    const double pi = 3.14159265358979323846;
-    return eta_min_ +
-           (base_lr - eta_min_) * (1 + std::cos(pi * static_cast<double>(epoch) / static_cast<double>(t_max_))) / 2;
-  }
-
- private:
-  int64_t t_max_;
-  double eta_min_;
-};
-
 }  // namespace optim
 }  // namespace nnp
+
+#include <nnp/lr_scheduler.hpp>  // the schedulers, over the Optimizer above

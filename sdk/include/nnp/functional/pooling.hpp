@@ -3,11 +3,14 @@
 // code with an index they keep between calls.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <nnp/functional/windows.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace nnp::nn::functional {
@@ -40,35 +43,99 @@ struct AvgPoolFuncOptions {
   NNP_ARG(ExpandingArray<D>, padding) = 0;
   NNP_ARG(bool, ceil_mode) = false;
   NNP_ARG(bool, count_include_pad) = true;
+  NNP_ARG(std::optional<int64_t>, divisor_override);  // 2-D and 3-D only, as PyTorch's
 };
 using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
 using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
 
 namespace detail {
 
-inline void check_pool(const std::string& who, const Window& w, bool ceil_mode, bool count_include_pad) {
+inline void check_pool(const std::string& who, const Window& w) {
   check_at_least(who, "kernel_size", w.kernel, 1);
   check_at_least(who, "stride", w.stride, 1);
   check_at_least(who, "padding", w.padding, 0);
   check_at_least(who, "dilation", w.dilation, 1);
   if (w.padding.h * 2 > w.kernel.h || w.padding.w * 2 > w.kernel.w)
     throw Error(NNP_INVALID_ARGUMENT, who + ": pad should be at most half of the effective kernel size");
-  if (ceil_mode) throw Error(NNP_UNIMPLEMENTED, who + ": ceil_mode=True is not supported yet; use padding instead");
-  if (!count_include_pad) throw Error(NNP_UNIMPLEMENTED, who + ": count_include_pad=False is not supported yet");
 }
 
-inline Tensor max_pool2d_windows(const std::string& who, const Tensor& x, const Window& w, WindowIndexCache& cache) {
-  const Geometry g = geometry(who, x, w);
+// Max pooling's values and, when asked, where each came from: the flat
+// position in its input plane, as PyTorch's return_indices gives.
+struct MaxPooled {
+  Tensor values, indices;
+};
+
+// Input plane position (row * W + column) of each tap of each window,
+// window-major as unfold_windows lays them out; -1 for padding.
+inline std::vector<int64_t> tap_positions(const Tensor& x, const Window& w, const Geometry& g) {
+  const int64_t h = x.size(2), width = x.size(3);
+  std::vector<int64_t> positions;
+  positions.reserve(static_cast<size_t>(g.oh * g.ow * w.kernel.h * w.kernel.w));
+  for (int64_t i = 0; i < g.oh; ++i)
+    for (int64_t j = 0; j < g.ow; ++j)
+      for (int64_t ki = 0; ki < w.kernel.h; ++ki)
+        for (int64_t kj = 0; kj < w.kernel.w; ++kj) {
+          const int64_t r = i * w.stride.h + ki * w.dilation.h - w.padding.h;
+          const int64_t c = j * w.stride.w + kj * w.dilation.w - w.padding.w;
+          positions.push_back(r >= 0 && r < h && c >= 0 && c < width ? r * width + c : -1);
+        }
+  return positions;
+}
+
+inline MaxPooled max_pool2d_windows(const std::string& who, const Tensor& x, const Window& w, WindowIndexCache& cache,
+                                    bool ceil_mode = false, bool with_indices = false) {
+  const Geometry g = geometry(who, x, w, ceil_mode);
   Tensor cols = unfold_windows(x, w, g, -std::numeric_limits<double>::infinity(), cache);
   // The first maximum of each window takes the gradient, as PyTorch's does.
   Tensor best = cols.argmax(3, true);
-  return cols.gather(3, best).reshape({x.size(0), x.size(1), g.oh, g.ow});
+  const Shape out{x.size(0), x.size(1), g.oh, g.ow};
+  MaxPooled pooled{cols.gather(3, best).reshape(out), Tensor()};
+  if (with_indices) {
+    const Tensor table = from_vector(tap_positions(x, w, g), {1, 1, g.oh * g.ow, w.kernel.h * w.kernel.w}, x.device());
+    pooled.indices = table.expand(cols.shape()).contiguous().gather(3, best).reshape(out);
+  }
+  return pooled;
 }
 
-inline Tensor avg_pool2d_windows(const std::string& who, const Tensor& x, const Window& w, WindowIndexCache& cache) {
-  const Geometry g = geometry(who, x, w);
+// How average pooling divides each window's sum (PyTorch's avg_pool2d).
+struct AvgRule {
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // count the padding (never the ceil_mode overhang)
+  std::optional<int64_t> divisor_override;
+};
+
+// Each window's divisor, or nothing when every window counts the whole kernel.
+inline std::vector<double> avg_divisors(const Tensor& x, const Window& w, const Geometry& g, bool count_include_pad) {
+  const auto counted = [&](int64_t start, int64_t kernel, int64_t size, int64_t pad) {
+    const int64_t end = std::min(start + kernel, size + pad);
+    return count_include_pad ? end - start : std::min(end, size) - std::max<int64_t>(start, 0);
+  };
+  std::vector<double> divisors;
+  divisors.reserve(static_cast<size_t>(g.oh * g.ow));
+  bool uniform = true;
+  for (int64_t i = 0; i < g.oh; ++i)
+    for (int64_t j = 0; j < g.ow; ++j) {
+      const int64_t n = counted(i * w.stride.h - w.padding.h, w.kernel.h, x.size(2), w.padding.h) *
+                        counted(j * w.stride.w - w.padding.w, w.kernel.w, x.size(3), w.padding.w);
+      uniform = uniform && n == w.kernel.h * w.kernel.w;
+      divisors.push_back(static_cast<double>(n));
+    }
+  if (uniform) divisors.clear();
+  return divisors;
+}
+
+inline Tensor avg_pool2d_windows(const std::string& who, const Tensor& x, const Window& w, WindowIndexCache& cache,
+                                 const AvgRule& rule = {}) {
+  const Geometry g = geometry(who, x, w, rule.ceil_mode);
   Tensor cols = unfold_windows(x, w, g, 0.0, cache);
-  return cols.mean({3}).reshape({x.size(0), x.size(1), g.oh, g.ow});
+  const Shape out{x.size(0), x.size(1), g.oh, g.ow};
+  if (rule.divisor_override) {
+    if (*rule.divisor_override == 0) throw Error(NNP_INVALID_ARGUMENT, who + ": divisor_override must not be 0");
+    return (cols.sum({3}) / static_cast<double>(*rule.divisor_override)).reshape(out);
+  }
+  const std::vector<double> divisors = avg_divisors(x, w, g, rule.count_include_pad);
+  if (divisors.empty()) return cols.mean({3}).reshape(out);
+  return (cols.sum({3}) / from_vector(divisors, {g.oh * g.ow}, x.device()).to(x.dtype())).reshape(out);
 }
 
 template <size_t D>
@@ -86,33 +153,58 @@ inline void check_ndim(const std::string& who, const Tensor& x, int32_t ndim, co
     throw Error(NNP_SHAPE_MISMATCH, who + ": expected " + layout + ", got " + shape_text(x.shape()));
 }
 
+// A 1-D pooling runs as 2-D over [N, C, 1, L].
+inline MaxPooled squeeze_rows(MaxPooled p) {
+  p.values = p.values.squeeze(2);
+  if (p.indices.defined()) p.indices = p.indices.squeeze(2);
+  return p;
+}
+
+template <size_t D>
+MaxPooled max_pool_2d_or_1d(const std::string& who, const Tensor& x, const MaxPoolFuncOptions<D>& o,
+                            bool with_indices) {
+  const Window w = window_of<D>(o.kernel_size(), o.stride(), o.padding(), o.dilation());
+  check_pool(who, w);
+  WindowIndexCache cache;
+  if constexpr (D == 1) {
+    check_ndim(who, x, 3, "[N, C, L]");
+    return squeeze_rows(max_pool2d_windows(who, x.unsqueeze(2), w, cache, o.ceil_mode(), with_indices));
+  } else {
+    return max_pool2d_windows(who, x, w, cache, o.ceil_mode(), with_indices);
+  }
+}
+
 }  // namespace detail
 
 inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
-  const detail::Window w = detail::window_of<2>(o.kernel_size(), o.stride(), o.padding(), o.dilation());
-  detail::check_pool("max_pool2d", w, o.ceil_mode(), true);
-  detail::WindowIndexCache cache;
-  return detail::max_pool2d_windows("max_pool2d", x, w, cache);
+  return detail::max_pool_2d_or_1d<2>("max_pool2d", x, o, false).values;
+}
+inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  detail::MaxPooled p = detail::max_pool_2d_or_1d<2>("max_pool2d", x, o, true);
+  return {p.values, p.indices};
 }
 inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
-  detail::check_ndim("max_pool1d", x, 3, "[N, C, L]");
-  const detail::Window w = detail::window_of<1>(o.kernel_size(), o.stride(), o.padding(), o.dilation());
-  detail::check_pool("max_pool1d", w, o.ceil_mode(), true);
-  detail::WindowIndexCache cache;
-  return detail::max_pool2d_windows("max_pool1d", x.unsqueeze(2), w, cache).squeeze(2);
+  return detail::max_pool_2d_or_1d<1>("max_pool1d", x, o, false).values;
+}
+inline std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  detail::MaxPooled p = detail::max_pool_2d_or_1d<1>("max_pool1d", x, o, true);
+  return {p.values, p.indices};
 }
 inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
   const detail::Window w = detail::window_of<2>(o.kernel_size(), o.stride(), o.padding(), 1);
-  detail::check_pool("avg_pool2d", w, o.ceil_mode(), o.count_include_pad());
+  detail::check_pool("avg_pool2d", w);
   detail::WindowIndexCache cache;
-  return detail::avg_pool2d_windows("avg_pool2d", x, w, cache);
+  return detail::avg_pool2d_windows("avg_pool2d", x, w, cache,
+                                    {o.ceil_mode(), o.count_include_pad(), o.divisor_override()});
 }
 inline Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
   detail::check_ndim("avg_pool1d", x, 3, "[N, C, L]");
   const detail::Window w = detail::window_of<1>(o.kernel_size(), o.stride(), o.padding(), 1);
-  detail::check_pool("avg_pool1d", w, o.ceil_mode(), o.count_include_pad());
+  detail::check_pool("avg_pool1d", w);
   detail::WindowIndexCache cache;
-  return detail::avg_pool2d_windows("avg_pool1d", x.unsqueeze(2), w, cache).squeeze(2);
+  return detail::avg_pool2d_windows("avg_pool1d", x.unsqueeze(2), w, cache,
+                                    {o.ceil_mode(), o.count_include_pad(), o.divisor_override()})
+      .squeeze(2);
 }
 
 // Window i of n over a size covers [floor(i size / n), ceil((i + 1) size / n)).

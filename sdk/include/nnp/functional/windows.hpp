@@ -4,6 +4,7 @@
 // heavy work of a convolution.
 #pragma once
 
+#include <algorithm>
 #include <mutex>
 #include <nnp/functional/normalization.hpp>
 #include <nnp/tensor.hpp>
@@ -24,32 +25,53 @@ inline void check_at_least(const std::string& who, const char* name, Pair p, int
                 who + ": " + name + " " + pair_text(p) + " must be >= " + std::to_string(minimum));
 }
 
-// Pads dims 2 and 3 of x with `value` (differentiable: cat of constants).
-inline Tensor pad2d(const Tensor& x, Pair pad, double value) {
-  if (pad.h == 0 && pad.w == 0) return x;
-  Shape s = x.shape();
+// Pads dims 2 and 3 of x with `value` (differentiable: cat of constants),
+// `before` rows and columns ahead and `after` behind.
+inline Tensor pad2d(const Tensor& x, Pair before, Pair after, double value) {
   Tensor out = x;
-  if (pad.h > 0) {
-    Tensor rows = full({s[0], s[1], pad.h, s[3]}, value, x.dtype(), x.device());
-    out = cat({rows, out, rows}, 2);
-  }
-  if (pad.w > 0) {
-    Shape t = out.shape();
-    Tensor cols = full({t[0], t[1], t[2], pad.w}, value, x.dtype(), x.device());
-    out = cat({cols, out, cols}, 3);
-  }
+  const auto pad_dim = [&](int32_t dim, int64_t ahead, int64_t behind) {
+    if (ahead == 0 && behind == 0) return;
+    std::vector<Tensor> parts;
+    Shape s = out.shape();
+    if (ahead > 0) {
+      s[static_cast<size_t>(dim)] = ahead;
+      parts.push_back(full(s, value, x.dtype(), x.device()));
+    }
+    parts.push_back(out);
+    if (behind > 0) {
+      s[static_cast<size_t>(dim)] = behind;
+      parts.push_back(full(s, value, x.dtype(), x.device()));
+    }
+    out = cat(parts, dim);
+  };
+  pad_dim(2, before.h, after.h);
+  pad_dim(3, before.w, after.w);
   return out;
 }
+inline Tensor pad2d(const Tensor& x, Pair pad, double value) { return pad2d(x, pad, pad, value); }
 
 // The windows of one op: sizes, and the output they give on a padded input.
 struct Window {
   Pair kernel, stride, padding, dilation;
 };
+// hp, wp: the padded plane, with `overhang` more rows and columns behind
+// where ceil_mode lets the last window run past the padding.
 struct Geometry {
   int64_t hp, wp, oh, ow;
+  Pair overhang{0, 0};
 };
 
-inline Geometry geometry(const std::string& who, const Tensor& x, const Window& w) {
+// Output size along one dimension, PyTorch's rule: with ceil_mode the last
+// window must still start inside the input or its leading padding.
+inline int64_t windows_along(__int128 padded, __int128 span, int64_t stride, int64_t size, int64_t pad,
+                             bool ceil_mode) {
+  const __int128 room = padded - span;
+  __int128 out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= __int128{size} + pad) --out;
+  return static_cast<int64_t>(out);
+}
+
+inline Geometry geometry(const std::string& who, const Tensor& x, const Window& w, bool ceil_mode = false) {
   if (x.ndim() != 4) throw Error(NNP_SHAPE_MISMATCH, who + ": expected [N, C, H, W], got " + shape_text(x.shape()));
   // In 128 bits: padding, dilation and kernel sizes come from specs and may
   // be anything up to INT64_MAX.
@@ -64,10 +86,12 @@ inline Geometry geometry(const std::string& who, const Tensor& x, const Window& 
                                         pair_text(w.dilation) + " spans more than the padded input " +
                                         shape_text(x.shape()));
   Geometry g;
-  g.hp = static_cast<int64_t>(hp);
-  g.wp = static_cast<int64_t>(wp);
-  g.oh = static_cast<int64_t>((hp - span_h) / w.stride.h + 1);
-  g.ow = static_cast<int64_t>((wp - span_w) / w.stride.w + 1);
+  g.oh = windows_along(hp, span_h, w.stride.h, x.size(2), w.padding.h, ceil_mode);
+  g.ow = windows_along(wp, span_w, w.stride.w, x.size(3), w.padding.w, ceil_mode);
+  g.overhang.h = std::max<int64_t>(0, static_cast<int64_t>(Wide{g.oh - 1} * w.stride.h + span_h - hp));
+  g.overhang.w = std::max<int64_t>(0, static_cast<int64_t>(Wide{g.ow - 1} * w.stride.w + span_w - wp));
+  g.hp = static_cast<int64_t>(hp) + g.overhang.h;
+  g.wp = static_cast<int64_t>(wp) + g.overhang.w;
   return g;
 }
 
@@ -118,7 +142,8 @@ inline Tensor unfold_windows(const Tensor& x, const Window& w, const Geometry& g
           for (int64_t kj = 0; kj < w.kernel.w; ++kj) offsets.push_back(tap_offset(w, g, ki, kj, i, j));
     return offsets;
   });
-  Tensor flat = pad2d(x, w.padding, pad_value).reshape({n, c, g.hp * g.wp});
+  const Pair after{w.padding.h + g.overhang.h, w.padding.w + g.overhang.w};
+  Tensor flat = pad2d(x, w.padding, after, pad_value).reshape({n, c, g.hp * g.wp});
   return flat.index_select(2, index).reshape({n, c, g.oh * g.ow, taps});
 }
 

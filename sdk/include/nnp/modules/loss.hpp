@@ -35,12 +35,58 @@ namespace nnp::nn {
 
 NNP_REDUCTION_LOSS(MSELoss);
 NNP_REDUCTION_LOSS(L1Loss);
-NNP_REDUCTION_LOSS(BCELoss);
-NNP_REDUCTION_LOSS(BCEWithLogitsLoss);
 NNP_REDUCTION_LOSS(SoftMarginLoss);
-NNP_REDUCTION_LOSS(MultiLabelSoftMarginLoss);
 NNP_REDUCTION_LOSS(MultiLabelMarginLoss);
 #undef NNP_REDUCTION_LOSS
+
+namespace detail {
+// A weight tensor as the layer's attribute (its buffer is made from the
+// numbers, in the default dtype); an undefined one is None.
+inline Attrs& set_weight(Attrs& a, const char* name, const Tensor& weight) {
+  if (!weight.defined()) return a.set(name, std::nullopt);
+  return a.set(name, weight.detach().reshape({-1}).to(Dtype::f64).to(Device::cpu()).to_vector<double>());
+}
+}  // namespace detail
+
+// Losses whose options are a weight and the reduction.
+#define NNP_WEIGHTED_LOSS(Name)                                                                    \
+  struct Name##Options {                                                                           \
+    NNP_ARG(Tensor, weight);                                                                       \
+    NNP_ARG(std::string, reduction) = kMean;                                                       \
+  };                                                                                               \
+  struct Name##Impl : Layer {                                                                      \
+    explicit Name##Impl(const Name##Options& o = {}) : Layer("nn." #Name, attrs(o)), options(o) {} \
+    static Attrs attrs(const Name##Options& o) {                                                   \
+      Attrs a;                                                                                     \
+      detail::set_weight(a, "weight", o.weight()).set("reduction", o.reduction());                 \
+      return a;                                                                                    \
+    }                                                                                              \
+    Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }    \
+    Name##Options options;                                                                         \
+  };                                                                                               \
+  NNP_MODULE(Name)
+NNP_WEIGHTED_LOSS(BCELoss);
+NNP_WEIGHTED_LOSS(MultiLabelSoftMarginLoss);
+#undef NNP_WEIGHTED_LOSS
+
+struct BCEWithLogitsLossOptions {
+  NNP_ARG(Tensor, weight);
+  NNP_ARG(std::string, reduction) = kMean;
+  NNP_ARG(Tensor, pos_weight);
+};
+struct BCEWithLogitsLossImpl : Layer {
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& o = {})
+      : Layer("nn.BCEWithLogitsLoss", attrs(o)), options(o) {}
+  static Attrs attrs(const BCEWithLogitsLossOptions& o) {
+    Attrs a;
+    detail::set_weight(a, "weight", o.weight()).set("reduction", o.reduction());
+    detail::set_weight(a, "pos_weight", o.pos_weight());
+    return a;
+  }
+  Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
+  BCEWithLogitsLossOptions options;
+};
+NNP_MODULE(BCEWithLogitsLoss);
 
 using SmoothL1LossOptions = functional::SmoothL1LossFuncOptions;
 struct SmoothL1LossImpl : Layer {
@@ -115,17 +161,21 @@ struct CosineEmbeddingLossImpl : Layer {
 };
 NNP_MODULE(CosineEmbeddingLoss);
 
-// (libtorch's weight option is F::multi_margin_loss's: a model spec holds
-// no per-class list.)
 struct MultiMarginLossOptions {
   NNP_ARG(int64_t, p) = 1;
   NNP_ARG(double, margin) = 1.0;
+  NNP_ARG(Tensor, weight);
   NNP_ARG(std::string, reduction) = kMean;
 };
 struct MultiMarginLossImpl : Layer {
   explicit MultiMarginLossImpl(const MultiMarginLossOptions& o = {})
-      : Layer("nn.MultiMarginLoss", Attrs().set("p", o.p()).set("margin", o.margin()).set("reduction", o.reduction())),
-        options(o) {}
+      : Layer("nn.MultiMarginLoss", attrs(o)), options(o) {}
+  static Attrs attrs(const MultiMarginLossOptions& o) {
+    Attrs a;
+    a.set("p", o.p()).set("margin", o.margin()).set("reduction", o.reduction());
+    detail::set_weight(a, "weight", o.weight());
+    return a;
+  }
   Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
   MultiMarginLossOptions options;
 };
@@ -192,30 +242,39 @@ struct CTCLossImpl : Layer {
 NNP_MODULE(CTCLoss);
 
 struct CrossEntropyLossOptions {
+  NNP_ARG(Tensor, weight);
   NNP_ARG(int64_t, ignore_index) = -100;
   NNP_ARG(std::string, reduction) = kMean;
   NNP_ARG(double, label_smoothing) = 0.0;
 };
 struct CrossEntropyLossImpl : Layer {
   explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& o = {})
-      : Layer("nn.CrossEntropyLoss", Attrs()
-                                         .set("ignore_index", o.ignore_index())
-                                         .set("reduction", o.reduction())
-                                         .set("label_smoothing", o.label_smoothing())),
-        options(o) {}
+      : Layer("nn.CrossEntropyLoss", attrs(o)), options(o) {}
+  static Attrs attrs(const CrossEntropyLossOptions& o) {
+    Attrs a;
+    detail::set_weight(a, "weight", o.weight())
+        .set("ignore_index", o.ignore_index())
+        .set("reduction", o.reduction())
+        .set("label_smoothing", o.label_smoothing());
+    return a;
+  }
   Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
   CrossEntropyLossOptions options;
 };
 NNP_MODULE(CrossEntropyLoss);
 
 struct NLLLossOptions {
+  NNP_ARG(Tensor, weight);
   NNP_ARG(int64_t, ignore_index) = -100;
   NNP_ARG(std::string, reduction) = kMean;
 };
 struct NLLLossImpl : Layer {
-  explicit NLLLossImpl(const NLLLossOptions& o = {})
-      : Layer("nn.NLLLoss", Attrs().set("ignore_index", o.ignore_index()).set("reduction", o.reduction())),
-        options(o) {}
+  explicit NLLLossImpl(const NLLLossOptions& o = {}) : Layer("nn.NLLLoss", attrs(o)), options(o) {}
+  static Attrs attrs(const NLLLossOptions& o) {
+    Attrs a;
+    detail::set_weight(a, "weight", o.weight()).set("ignore_index", o.ignore_index()).set("reduction", o.reduction());
+    return a;
+  }
   Tensor forward(const Tensor& input, const Tensor& target) { return call({input, target}); }
   NLLLossOptions options;
 };

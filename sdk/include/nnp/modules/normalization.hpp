@@ -40,7 +40,7 @@ struct BatchNormImpl : Layer {
     Attrs a;
     a.set("num_features", o.num_features()).set("eps", o.eps()).set("affine", o.affine());
     a.set("track_running_stats", o.track_running_stats());
-    if (o.momentum()) a.set("momentum", *o.momentum());
+    a.set("momentum", o.momentum());  // None: a cumulative average
     return a;
   }
 };

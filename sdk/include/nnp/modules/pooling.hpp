@@ -36,18 +36,27 @@ struct MaxPoolImpl : Layer {
                         .set("ceil_mode", o.ceil_mode())),
         options(o) {}
   Tensor forward(const Tensor& x) { return call({x}); }
+  // libtorch's: the output and each maximum's flat position in its plane.
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x) {
+    if constexpr (D == 1) return functional::max_pool1d_with_indices(x, options);
+    if constexpr (D == 2) return functional::max_pool2d_with_indices(x, options);
+    if constexpr (D == 3) return functional::max_pool3d_with_indices(x, options);
+  }
   functional::MaxPoolFuncOptions<D> options;
 };
 template <size_t D, const char* Type>
 struct AvgPoolImpl : Layer {
-  explicit AvgPoolImpl(const functional::AvgPoolFuncOptions<D>& o)
-      : Layer(Type, Attrs()
-                        .set("kernel_size", o.kernel_size().vec())
-                        .set("stride", o.stride().vec())
-                        .set("padding", o.padding().vec())
-                        .set("ceil_mode", o.ceil_mode())
-                        .set("count_include_pad", o.count_include_pad())),
-        options(o) {}
+  explicit AvgPoolImpl(const functional::AvgPoolFuncOptions<D>& o) : Layer(Type, attrs(o)), options(o) {}
+  static Attrs attrs(const functional::AvgPoolFuncOptions<D>& o) {
+    Attrs a;
+    a.set("kernel_size", o.kernel_size().vec())
+        .set("stride", o.stride().vec())
+        .set("padding", o.padding().vec())
+        .set("ceil_mode", o.ceil_mode())
+        .set("count_include_pad", o.count_include_pad());
+    if (o.divisor_override()) a.set("divisor_override", *o.divisor_override());
+    return a;
+  }
   Tensor forward(const Tensor& x) { return call({x}); }
   functional::AvgPoolFuncOptions<D> options;
 };
