@@ -23,10 +23,17 @@ def case(name, kind, options, torch_options):
     w, b = w0.clone().requires_grad_(), b0.clone().requires_grad_()
     opt = getattr(torch.optim, kind)([w, b], **torch_options)
     tensors = {"start.w": w0, "start.b": b0, "x": x, "y": y}
-    for step in range(STEPS):
+    def closure():
         opt.zero_grad()
-        ((torch.tanh(x @ w.T + b) - y) ** 2).mean().backward()
-        opt.step()
+        loss = ((torch.tanh(x @ w.T + b) - y) ** 2).mean()
+        loss.backward()
+        return loss
+    for step in range(STEPS):
+        if kind == "LBFGS":  # several evaluations per step
+            opt.step(closure)
+        else:
+            closure()
+            opt.step()
         tensors["step%d.w" % step] = w.detach().clone()
         tensors["step%d.b" % step] = b.detach().clone()
     write_safetensors(os.path.join(OUT, name + ".safetensors"), tensors,
@@ -67,6 +74,15 @@ def main():
     case("rprop", "Rprop", {"lr": 0.01}, {"lr": 0.01})
     case("rprop_bounds", "Rprop", {"lr": 0.05, "etas": [0.3, 1.5], "step_sizes": [0.01, 0.08]},
          {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (0.01, 0.08)})
+    # LBFGS takes a closure; each of its steps runs up to max_iter iterations.
+    # Its curvature pairs are differences of nearby gradients, so rounding
+    # grows faster than in the other optimizers: the test allows 1e-8.
+    case("lbfgs", "LBFGS", {"lr": 0.1, "max_iter": 3, "history_size": 4},
+         {"lr": 0.1, "max_iter": 3, "history_size": 4})
+    case("lbfgs_strong_wolfe", "LBFGS", {"max_iter": 2, "line_search_fn": "strong_wolfe", "history_size": 5},
+         {"max_iter": 2, "line_search_fn": "strong_wolfe", "history_size": 5})
+    case("lbfgs_max_eval_tolerance", "LBFGS", {"lr": 0.8, "max_iter": 10, "max_eval": 4, "tolerance_grad": 1e-3},
+         {"lr": 0.8, "max_iter": 10, "max_eval": 4, "tolerance_grad": 1e-3})
 
 
 if __name__ == "__main__":

@@ -298,3 +298,24 @@ TEST(Optimizers, TypedOptimizersMatchTheNamedOnes) {
   EXPECT_DOUBLE_EQ(Adagrad({p}).get("lr"), 1e-2);
   EXPECT_DOUBLE_EQ(Adadelta({p}, AdadeltaOptions().rho(0.5)).get("rho"), 0.5);
 }
+
+TEST(Optimizers, LBFGSMinimisesAQuadraticAndRefusesBadOptions) {
+  // f(x) = sum(a * (x - c)^2): one strong-Wolfe LBFGS step of 20 iterations finds c.
+  const Tensor a = from_vector(std::vector<double>{1, 10, 100}), c = from_vector(std::vector<double>{3, -2, 0.5});
+  Tensor x = zeros({3}, Dtype::f64).requires_grad_();
+  optim::LBFGS lbfgs({x}, optim::LBFGSOptions().line_search_fn("strong_wolfe"));
+  const Tensor first = lbfgs.step([&] {
+    lbfgs.zero_grad();
+    Tensor d = x - c;
+    Tensor f = (a * d * d).sum();
+    f.backward();
+    return f;
+  });
+  EXPECT_NEAR(first.item<double>(), 9 + 40 + 25, 1e-12);  // the loss at the start
+  const std::vector<double> found = x.detach().to_vector<double>();
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(found[i], c.to_vector<double>()[i], 1e-6);
+  EXPECT_GT(lbfgs.func_evals(), 1);
+  expect_error([&] { optim::LBFGS({x}, optim::LBFGSOptions().line_search_fn("armijo")); }, NNP_INVALID_ARGUMENT,
+               {"only 'strong_wolfe'"});
+  expect_error([] { optim::LBFGS({}); }, NNP_INVALID_ARGUMENT, {"empty parameter list"});
+}

@@ -118,4 +118,5 @@ inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm
 }  // namespace optim
 }  // namespace nnp
 
+#include <nnp/lbfgs.hpp>         // LBFGS, stepped with a closure
 #include <nnp/lr_scheduler.hpp>  // the schedulers, over the Optimizer above
