@@ -295,6 +295,16 @@ def main():
     case("multi_margin_loss", {"type": "nn.MultiMarginLoss"}, nn.MultiMarginLoss(), [values([3, 4], 105), classes])
     case("multi_margin_loss_p2_sum", {"type": "nn.MultiMarginLoss", "p": 2, "margin": 0.5, "reduction": "sum"},
          nn.MultiMarginLoss(p=2, margin=0.5, reduction="sum"), [values([3, 4], 105), classes])
+    # The adaptive softmax: targets in the shortlist and in both clusters.
+    case("adaptive_log_softmax_with_loss",
+         {"type": "nn.AdaptiveLogSoftmaxWithLoss", "in_features": 8, "n_classes": 10, "cutoffs": [3, 6],
+          "div_value": 2.0},
+         nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0),
+         [values([5, 8], 116), torch.tensor([0, 4, 9, 2, 7])])
+    case("adaptive_log_softmax_with_loss_head_bias_unbatched",
+         {"type": "nn.AdaptiveLogSoftmaxWithLoss", "in_features": 6, "n_classes": 5, "cutoffs": [2],
+          "head_bias": True},
+         nn.AdaptiveLogSoftmaxWithLoss(6, 5, [2], head_bias=True), [values([6], 117), torch.tensor(4)])
     # Class weights: PyTorch's _WeightedLoss buffer "weight" (and BCEWithLogits' pos_weight).
     w4 = [0.5, 2.0, 1.0, 1.5]
     tw4 = torch.tensor(w4)
@@ -373,6 +383,31 @@ def main():
          nn.LPPool1d(2, 3, stride=2), [x1])
     case("lp_pool2d", {"type": "nn.LPPool2d", "norm_type": 3, "kernel_size": [2, 3]},
          nn.LPPool2d(3, (2, 3)), [values([2, 3, 4, 6], 123).abs() + 0.1])
+    # Fractional max pooling with the windows' samples given, as PyTorch's
+    # _random_samples (a call argument in nnplug, a constructor one in PyTorch).
+    class Fractional(nn.Module):
+        def __init__(self, pool):
+            super().__init__()
+            self.pool = pool
+
+        def forward(self, x, samples):
+            p = self.pool
+            return getattr(torch.nn.functional, "fractional_max_pool%dd" % samples.shape[-1])(
+                x, p.kernel_size, p.output_size, p.output_ratio, p.return_indices, _random_samples=samples.detach())
+    x2f = values([2, 3, 7, 9], 126)
+    u2 = values([2, 3, 2], 127).abs() / 4 % 1
+    case("fractional_max_pool2d_size_indices",
+         {"type": "nn.FractionalMaxPool2d", "kernel_size": 2, "output_size": [4, 5], "return_indices": True},
+         Fractional(nn.FractionalMaxPool2d(2, output_size=(4, 5), return_indices=True)), [x2f, u2],
+         repr_text="FractionalMaxPool2d()")
+    case("fractional_max_pool2d_ratio_unbatched",
+         {"type": "nn.FractionalMaxPool2d", "kernel_size": [3, 2], "output_ratio": [0.5, 0.7]},
+         Fractional(nn.FractionalMaxPool2d((3, 2), output_ratio=(0.5, 0.7))), [x2f[0], u2[:1]],
+         repr_text="FractionalMaxPool2d()")
+    case("fractional_max_pool3d_indices",
+         {"type": "nn.FractionalMaxPool3d", "kernel_size": [2, 2, 3], "output_size": [2, 2, 3], "return_indices": True},
+         Fractional(nn.FractionalMaxPool3d((2, 2, 3), output_size=(2, 2, 3), return_indices=True)),
+         [x3, values([2, 2, 3], 128).abs() / 4 % 1], repr_text="FractionalMaxPool3d()")
     # ceil_mode (the last window may run past the padding), count_include_pad=False,
     # divisor_override and return_indices.
     x2p = values([2, 3, 7, 8], 124)

@@ -54,6 +54,32 @@ std::map<std::string, Twin> twins() {
                          [] {
                            return std::move(nn::Attrs().set("kernel_size", std::vector<int64_t>{2, 1, 2}));
                          }};
+  t["nn.AdaptiveLogSoftmaxWithLoss"] = {
+      [] {
+        return nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {3, 6}).div_value(2.0));
+      },
+      [] {
+        return std::move(nn::Attrs()
+                             .set("in_features", 8)
+                             .set("n_classes", 10)
+                             .set("cutoffs", std::vector<int64_t>{3, 6})
+                             .set("div_value", 2.0));
+      }};
+  t["nn.FractionalMaxPool2d"] = {
+      [] {
+        return nn::FractionalMaxPool2d(nn::FractionalMaxPool2dOptions(2).output_size({3, 2}));
+      },
+      [] {
+        return std::move(
+            nn::Attrs().set("kernel_size", std::vector<int64_t>{2, 2}).set("output_size", std::vector<int64_t>{3, 2}));
+      }};
+  t["nn.FractionalMaxPool3d"] = {
+      [] { return nn::FractionalMaxPool3d(nn::FractionalMaxPool3dOptions(2).output_ratio(std::vector<double>{0.5})); },
+      [] {
+        return std::move(nn::Attrs()
+                             .set("kernel_size", std::vector<int64_t>{2, 2, 2})
+                             .set("output_ratio", std::vector<double>{0.5}));
+      }};
   t["nn.Upsample"] = {
       [] { return nn::Upsample(nn::UpsampleOptions().scale_factor(2.0).mode("bilinear").align_corners(true)); },
       [] {
@@ -557,6 +583,66 @@ TEST(TypedLayers, ConvTransposeUndoesTheShapeOfAStridedConv) {
                {"invalid padding string 'full'"});
   expect_error([] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).output_padding(1)); }, NNP_INVALID_ARGUMENT,
                {"output_padding", "smaller than either stride or dilation"});
+}
+
+TEST(TypedLayers, AdaptiveLogSoftmaxGivesTheFullDistribution) {
+  nn::AdaptiveLogSoftmaxWithLoss asm_(nn::AdaptiveLogSoftmaxWithLossOptions(6, 9, {2, 5}).head_bias(true));
+  Tensor x = randn({4, 6}, Dtype::f64);
+  asm_->to(Dtype::f64);
+  Tensor target = from_vector(std::vector<int64_t>{0, 3, 8, 5});
+  nn::ASMoutput out = asm_(x, target);
+  Tensor all = asm_->log_prob(x);
+  ASSERT_EQ(all.shape(), (Shape{4, 9}));
+  // Each row is a distribution, and forward's output is its entry at the target.
+  for (double total : all.exp().sum({1}).to_vector<double>()) EXPECT_NEAR(total, 1.0, 1e-12);
+  const std::vector<double> picked = all.gather(1, target.reshape({4, 1})).reshape({4}).to_vector<double>();
+  const std::vector<double> output = out.output.to_vector<double>();
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(output[i], picked[i], 1e-12);
+  double mean = 0;
+  for (double v : output) mean -= v / 4;
+  EXPECT_NEAR(out.loss.item<double>(), mean, 1e-12);
+  EXPECT_EQ(asm_->predict(x).to_vector<int64_t>(), all.argmax(1).to_vector<int64_t>());
+  expect_error(
+      [&] {
+        asm_(x, from_vector(std::vector<int64_t>{0, 3, 9, 1}));
+      },
+      NNP_INVALID_ARGUMENT, {"Target values should be in [0, 8], but values in range [0, 9] were found"});
+  expect_error(
+      [] {
+        nn::AdaptiveLogSoftmaxWithLoss(nn::AdaptiveLogSoftmaxWithLossOptions(4, 5, {3, 2}));
+      },
+      NNP_INVALID_ARGUMENT, {"cutoffs should be a sequence of unique, positive integers sorted"});
+}
+
+TEST(TypedLayers, FractionalMaxPoolDrawsOrTakesItsSamples) {
+  // Samples fix the windows: the same samples give the same output, and the
+  // maxima of arange lie where the indices say.
+  Tensor x = arange(0, 2 * 3 * 8 * 8, 1, Dtype::f32).reshape({2, 3, 8, 8});
+  nn::FractionalMaxPool2d pool(nn::FractionalMaxPool2dOptions(2).output_size({5, 4}));
+  Tensor samples = rand({2, 3, 2});
+  auto [values, indices] = pool->forward_with_indices(x, samples);
+  ASSERT_EQ(values.shape(), (Shape{2, 3, 5, 4}));
+  EXPECT_EQ(pool(x, samples).to_vector<float>(), values.to_vector<float>());
+  const std::vector<float> v = values.to_vector<float>();
+  const std::vector<int64_t> at = indices.to_vector<int64_t>();
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], static_cast<float>((i / 20) * 64 + at[i])) << i;
+  // Without samples each call draws its own, within the same bounds.
+  Tensor drawn = pool(x);
+  EXPECT_EQ(drawn.shape(), (Shape{2, 3, 5, 4}));
+  expect_error([&] { pool(x, rand({2, 3, 3})); }, NNP_SHAPE_MISMATCH, {"_random_samples must be [N, C, 2]"});
+  expect_error(
+      [&] {
+        nn::FractionalMaxPool2d(nn::FractionalMaxPool2dOptions(6).output_size({4, 4}))(x);
+      },
+      NNP_SHAPE_MISMATCH, {"pool height 6 too large relative to input height 8"});
+  expect_error([] { nn::create_layer("nn.FractionalMaxPool2d", std::move(nn::Attrs().set("kernel_size", 2))); },
+               NNP_INVALID_ARGUMENT, {"either an output size, or a pooling ratio"});
+  expect_error(
+      [] {
+        nn::create_layer("nn.FractionalMaxPool3d",
+                         std::move(nn::Attrs().set("kernel_size", 2).set("output_ratio", std::vector<double>{1.5})));
+      },
+      NNP_INVALID_ARGUMENT, {"output_ratio must be between 0 and 1"});
 }
 
 TEST(TypedLayers, MaxUnpoolTakesAnOutputSize) {

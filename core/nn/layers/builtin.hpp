@@ -36,5 +36,6 @@ void register_distance_layers(LayerRegistry& registry);
 void register_pooling_layers(LayerRegistry& registry);
 void register_embedding_layers(LayerRegistry& registry);
 void register_upsampling_layers(LayerRegistry& registry);
+void register_adaptive_softmax_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

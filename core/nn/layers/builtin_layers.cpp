@@ -19,6 +19,7 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_pooling_layers(registry);
   layers::register_embedding_layers(registry);
   layers::register_upsampling_layers(registry);
+  layers::register_adaptive_softmax_layers(registry);
 }
 
 }  // namespace nnp::core::nn

@@ -1,7 +1,8 @@
 // nn.MaxPool1d/2d/3d, nn.AvgPool1d/2d/3d, nn.AdaptiveAvgPool2d,
 // nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool1d/2d/3d,
-// nn.LPPool1d, nn.LPPool2d and nn.MaxUnpool1d/2d/3d: the functions of
-// nnp/functional/{pooling,pooling_nd,unpooling}.hpp with PyTorch's attributes and reprs.
+// nn.LPPool1d, nn.LPPool2d, nn.FractionalMaxPool2d/3d and nn.MaxUnpool1d/2d/3d:
+// the functions of nnp/functional/{pooling,pooling_nd,fractional_pooling,unpooling}.hpp with PyTorch's attributes and
+// reprs.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -314,6 +315,53 @@ struct MaxUnpool3d : MaxUnpool<3> {
   explicit MaxUnpool3d(const Attrs& a) : MaxUnpool("MaxUnpool3d", a) {}
 };
 
+// forward(input, _random_samples=None): the samples [N, C, D] fix the
+// windows (PyTorch's _random_samples); without them each call draws its own.
+template <size_t D>
+struct FractionalMaxPool : nnp::nn::Module {
+  F::FractionalMaxPoolFuncOptions<D> options;
+  bool return_indices;
+  FractionalMaxPool(const char* name, const Attrs& a)
+      : Module(name),
+        options(expand<D>(name, "kernel_size", a.integers("kernel_size"))),
+        return_indices(a.boolean("return_indices")) {
+    if (a.has("output_size")) options.output_size(expand<D>(name, "output_size", a.integers("output_size")));
+    if (a.has("output_ratio")) options.output_ratio(a.reals("output_ratio"));
+    if (!a.has("output_size") && !a.has("output_ratio"))
+      throw Error(NNP_INVALID_ARGUMENT,
+                  std::string(name) + " requires specifying either an output size, or a pooling ratio");
+    if (a.has("output_size") && a.has("output_ratio"))
+      throw Error(NNP_INVALID_ARGUMENT,
+                  std::string(name) + ": only one of output_size and output_ratio may be specified");
+    if (options.output_ratio()) {
+      std::vector<double> ratio = *options.output_ratio();
+      if (ratio.size() != 1 && ratio.size() != D)
+        throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": output_ratio takes one value or " + std::to_string(D));
+      for (double r : ratio)
+        if (!(r > 0 && r < 1))
+          throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": output_ratio must be between 0 and 1 (got " +
+                                                nnp::nn::format_float(r) + ")");
+    }
+  }
+  std::vector<nnp::Value> forward_values(const std::vector<nnp::Value>& args) override {
+    const CallArgs call(type_name(), args, {"input", "_random_samples"}, 1);
+    F::FractionalMaxPoolFuncOptions<D> o = options;
+    if (call.given(1)) o._random_samples(call.tensor(1));
+    F::detail::MaxPooled out = F::detail::fractional_max_pool<D>(type_name(), call.tensor(0), o, return_indices);
+    if (!return_indices) return {out.values};
+    return {out.values, out.indices};
+  }
+  Tensor forward(const std::vector<Tensor>& inputs) override {
+    return forward_values(tensor_args(inputs))[0].toTensor();
+  }
+};
+struct FractionalMaxPool2d : FractionalMaxPool<2> {
+  explicit FractionalMaxPool2d(const Attrs& a) : FractionalMaxPool("FractionalMaxPool2d", a) {}
+};
+struct FractionalMaxPool3d : FractionalMaxPool<3> {
+  explicit FractionalMaxPool3d(const Attrs& a) : FractionalMaxPool("FractionalMaxPool3d", a) {}
+};
+
 void register_pooling_layers(LayerRegistry& registry) {
   const AttrDecl kernel{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"};
   const AttrDecl stride{"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"};
@@ -356,6 +404,16 @@ void register_pooling_layers(LayerRegistry& registry) {
   const std::vector<AttrDecl> lp{{"norm_type", NNP_ATTR_FLOAT, true, nullptr, "p of the p-norm"}, kernel, stride, ceil};
   add_builtin<LPPool1d>(registry, "nn.LPPool1d", "p-norm over sliding windows of [N, C, L]", lp);
   add_builtin<LPPool2d>(registry, "nn.LPPool2d", "p-norm over sliding windows of [N, C, H, W]", lp);
+  const std::vector<AttrDecl> fractional{
+      kernel,
+      {"output_size", NNP_ATTR_INTS, false, nullptr, "the output's size (or give output_ratio)"},
+      {"output_ratio", NNP_ATTR_FLOATS, false, nullptr, "the output's size as a fraction of the input's, in (0, 1)"},
+      {"return_indices", NNP_ATTR_BOOL, false, "false", "also return each maximum's flat position in its plane"}};
+  add_builtin<FractionalMaxPool2d>(registry, "nn.FractionalMaxPool2d",
+                                   "max over windows at pseudo-random steps, to a given size; (input, _random_samples)",
+                                   fractional);
+  add_builtin<FractionalMaxPool3d>(registry, "nn.FractionalMaxPool3d",
+                                   "3-D max over windows at pseudo-random steps; (input, _random_samples)", fractional);
   const std::vector<AttrDecl> unpool{kernel, stride, {"padding", NNP_ATTR_INTS, false, "0", "the pooling's padding"}};
   add_builtin<MaxUnpool1d>(registry, "nn.MaxUnpool1d", "max pooling's values put back where its indices say", unpool);
   add_builtin<MaxUnpool2d>(registry, "nn.MaxUnpool2d", "max pooling's values put back where its indices say", unpool);

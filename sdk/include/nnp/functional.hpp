@@ -13,6 +13,7 @@
 //   nnp/functional/conv_nd.hpp        conv3d, conv_transpose1d/2d/3d, unfold, fold
 //   nnp/functional/pooling.hpp        max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
 //   nnp/functional/pooling_nd.hpp     max_pool3d, avg_pool3d, adaptive_avg/max_pool1d/2d/3d, lp_pool1d/2d
+//   nnp/functional/fractional_pooling.hpp  fractional_max_pool2d/3d (+ _with_indices)
 //   nnp/functional/unpooling.hpp      max_unpool1d/2d/3d
 //   nnp/functional/upsampling.hpp     interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear)
 //   nnp/functional/attention.hpp      scaled_dot_product_attention, multi_head_attention_forward
@@ -33,6 +34,7 @@
 #include <nnp/functional/distance.hpp>
 #include <nnp/functional/dropout.hpp>
 #include <nnp/functional/embedding_bag.hpp>
+#include <nnp/functional/fractional_pooling.hpp>
 #include <nnp/functional/linear.hpp>
 #include <nnp/functional/loss.hpp>
 #include <nnp/functional/margin_loss.hpp>

@@ -4,7 +4,7 @@
 //   nnp/modules/activation.hpp     every activation (ReLU, GELU, ELU, PReLU, Softmax, ...)
 //   nnp/modules/normalization.hpp  BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, LayerNorm, LocalResponseNorm
 //   nnp/modules/conv.hpp           Conv1d/2d/3d, ConvTranspose1d/2d/3d, Fold, Unfold
-//   nnp/modules/pooling.hpp        Max/Avg/LP/Adaptive pools 1d/2d/3d, MaxUnpool1d/2d/3d
+//   nnp/modules/pooling.hpp        Max/Avg/LP/Adaptive pools 1d/2d/3d, FractionalMaxPool2d/3d, MaxUnpool1d/2d/3d
 //   nnp/modules/upsampling.hpp     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 //   nnp/modules/padding.hpp        Reflection/Replication/Circular/Zero/ConstantPad1d/2d/3d
 //   nnp/modules/dropout.hpp        Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout
@@ -13,10 +13,12 @@
 //   nnp/modules/rnn.hpp            RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
 //   nnp/modules/transformer.hpp    MultiheadAttention, Transformer(Encoder|Decoder)(Layer), Transformer
 //   nnp/modules/loss.hpp           every loss (MSELoss, CrossEntropyLoss, KLDivLoss, ...)
+//   nnp/modules/adaptive_softmax.hpp  AdaptiveLogSoftmaxWithLoss (with log_prob, predict)
 // nnp/module_holder.hpp says how a plugin writes holders for its own layers.
 #pragma once
 
 #include <nnp/modules/activation.hpp>
+#include <nnp/modules/adaptive_softmax.hpp>
 #include <nnp/modules/conv.hpp>
 #include <nnp/modules/distance.hpp>
 #include <nnp/modules/dropout.hpp>

@@ -1,8 +1,10 @@
 // nnp/modules/pooling.hpp - typed MaxPool1d/2d/3d, AvgPool1d/2d/3d,
-// AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d and LPPool1d/2d
-// (libtorch's holders over the registry's nn.* layers).
+// AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d/2d,
+// FractionalMaxPool2d/3d and MaxUnpool1d/2d/3d (libtorch's holders over the
+// registry's nn.* layers).
 #pragma once
 
+#include <nnp/functional/fractional_pooling.hpp>
 #include <nnp/functional/pooling.hpp>
 #include <nnp/functional/pooling_nd.hpp>
 #include <nnp/functional/unpooling.hpp>
@@ -140,6 +142,39 @@ using LPPool1dImpl = LPPoolImpl<1, kLPPool1dType>;
 using LPPool2dImpl = LPPoolImpl<2, kLPPool2dType>;
 NNP_MODULE(LPPool1d);
 NNP_MODULE(LPPool2d);
+
+// FractionalMaxPool2d/3d: forward(input) draws the windows' samples,
+// forward(input, samples) takes PyTorch's _random_samples [N, C, D].
+template <size_t D>
+struct FractionalMaxPoolImpl : Layer {
+  static constexpr const char* kTypes[] = {"", "", "nn.FractionalMaxPool2d", "nn.FractionalMaxPool3d"};
+  explicit FractionalMaxPoolImpl(const functional::FractionalMaxPoolFuncOptions<D>& o)
+      : Layer(kTypes[D], attrs(o)), options(o) {}
+  static Attrs attrs(const functional::FractionalMaxPoolFuncOptions<D>& o) {
+    Attrs a;
+    a.set("kernel_size", o.kernel_size().vec());
+    if (o.output_size()) a.set("output_size", o.output_size()->vec());
+    if (o.output_ratio()) a.set("output_ratio", *o.output_ratio());
+    return a;
+  }
+  Tensor forward(const Tensor& input, const Tensor& random_samples = {}) {
+    return call_values({input, random_samples}).tensor(0);
+  }
+  // libtorch's: the output and each maximum's flat position in its plane.
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input, const Tensor& random_samples = {}) {
+    functional::FractionalMaxPoolFuncOptions<D> o = options;
+    if (random_samples.defined()) o._random_samples(random_samples);
+    functional::detail::MaxPooled p = functional::detail::fractional_max_pool<D>(kTypes[D] + 3, input, o, true);
+    return {p.values, p.indices};
+  }
+  functional::FractionalMaxPoolFuncOptions<D> options;
+};
+using FractionalMaxPool2dOptions = functional::FractionalMaxPool2dFuncOptions;
+using FractionalMaxPool3dOptions = functional::FractionalMaxPool3dFuncOptions;
+using FractionalMaxPool2dImpl = FractionalMaxPoolImpl<2>;
+using FractionalMaxPool3dImpl = FractionalMaxPoolImpl<3>;
+NNP_MODULE(FractionalMaxPool2d);
+NNP_MODULE(FractionalMaxPool3d);
 
 template <size_t D>
 struct MaxUnpoolOptions {
