@@ -479,6 +479,14 @@ def main():
     conv("conv_transpose3d_mixed", nn.ConvTranspose3d, [4, 6, [3, 2, 2]],
          {"stride": [1, 2, 1], "padding": [1, 1, 0], "dilation": [1, 1, 2], "groups": 2, "output_padding": [0, 1, 1]},
          c3)
+    # forward(input, output_size): the output padding it implies (sizes as a tensor in nnplug's call).
+    sized = lambda a: [a[0], a[1].tolist()]
+    case("conv_transpose2d_output_size", {"type": "nn.ConvTranspose2d", "in_channels": 4, "out_channels": 2,
+                                          "kernel_size": 3, "stride": [2, 3], "padding": [1, 0]},
+         nn.ConvTranspose2d(4, 2, 3, stride=(2, 3), padding=(1, 0)), [c2, torch.tensor([12, 21])], pack=sized)
+    case("conv_transpose1d_output_size_unbatched_full", {"type": "nn.ConvTranspose1d", "in_channels": 4,
+                                                         "out_channels": 3, "kernel_size": 3, "stride": 3},
+         nn.ConvTranspose1d(4, 3, 3, stride=3), [c1[0], torch.tensor([3, 29])], pack=sized)
     case("unfold", {"type": "nn.Unfold", "kernel_size": [2, 3]}, nn.Unfold((2, 3)), [c2])
     case("unfold_strided_padded_dilated", {"type": "nn.Unfold", "kernel_size": 2, "dilation": [1, 2], "padding": 1,
                                            "stride": [2, 1]},

@@ -614,6 +614,20 @@ TEST(TypedLayers, AdaptiveLogSoftmaxGivesTheFullDistribution) {
       NNP_INVALID_ARGUMENT, {"cutoffs should be a sequence of unique, positive integers sorted"});
 }
 
+TEST(TypedLayers, ConvTransposeTakesAnOutputSize) {
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(2, 3, 3).stride(2).padding(1));
+  Tensor x = randn({1, 2, 4, 5});
+  EXPECT_EQ(up(x).shape(), (Shape{1, 3, 7, 9}));
+  EXPECT_EQ(up->forward(x, {8, 10}).shape(), (Shape{1, 3, 8, 10}));
+  EXPECT_EQ(up->forward(x, {1, 3, 8, 9}).shape(), (Shape{1, 3, 8, 9}));
+  expect_error(
+      [&] {
+        up->forward(x, {9, 9});
+      },
+      NNP_INVALID_ARGUMENT, {"requested an output size of (9, 9), but valid sizes range from (7, 9) to (8, 10)"});
+  expect_error([&] { up->forward(x, {8}); }, NNP_INVALID_ARGUMENT, {"output_size must have 2 or 4 elements (got 1)"});
+}
+
 TEST(TypedLayers, FractionalMaxPoolDrawsOrTakesItsSamples) {
   // Samples fix the windows: the same samples give the same output, and the
   // maxima of arange lie where the indices say.

@@ -7,6 +7,7 @@
 #include <nnp/nnp.hpp>
 
 #include "builtin.hpp"
+#include "call_args.hpp"
 
 namespace nnp::core::nn::layers {
 
@@ -204,11 +205,53 @@ struct ConvTranspose : ConvBase<D> {
     // PyTorch's transposed weight: [in_channels, out_channels / groups, *kernel].
     this->make_parameters(a, this->in_channels, this->out_channels);
   }
-  Tensor forward(const Tensor& input) override {
+  Tensor forward(const Tensor& input) override { return transposed(input, output_padding); }
+  // forward(input, output_size): output_size (a 1-D integer tensor in a
+  // call of values; the last D sizes, or all) picks the output padding, as
+  // PyTorch's _output_padding does.
+  std::vector<nnp::Value> forward_values(const std::vector<nnp::Value>& args) override {
+    const CallArgs call(this->type_name(), args, {"input", "output_size"}, 1);
+    const Tensor input = call.tensor(0);
+    if (!call.given(1)) return {forward(input)};
+    const Tensor sizes = call.tensor(1);
+    if (sizes.ndim() != 1 || is_floating(sizes.dtype()))
+      throw Error(NNP_INVALID_ARGUMENT,
+                  this->type_name() + ": output_size must be a 1-D integer tensor, got " + shape_text(sizes.shape()));
+    return {transposed(input, padding_for(input, sizes.to(nnp::Dtype::i64).to_vector<int64_t>()))};
+  }
+  Tensor forward(const std::vector<Tensor>& inputs) override {
+    return forward_values(tensor_args(inputs))[0].toTensor();
+  }
+  std::vector<int64_t> padding_for(const Tensor& input, std::vector<int64_t> size) const {
+    const size_t leading = input.ndim() == static_cast<int32_t>(D) + 2 ? 2 : 1;
+    if (size.size() == leading + D) size.erase(size.begin(), size.begin() + static_cast<std::ptrdiff_t>(leading));
+    if (size.size() != D)
+      throw Error(NNP_INVALID_ARGUMENT, this->type_name() + ": for " + std::to_string(input.ndim()) +
+                                            "D input, output_size must have " + std::to_string(D) + " or " +
+                                            std::to_string(leading + D) + " elements (got " +
+                                            std::to_string(size.size()) + ")");
+    this->check_input(input);
+    std::vector<int64_t> low(D), high(D), padding(D);
+    for (size_t d = 0; d < D; ++d) {
+      low[d] = (input.size(static_cast<int32_t>(leading + d)) - 1) * this->stride[d] - 2 * this->padding[d] +
+               this->dilation[d] * (this->kernel[d] - 1) + 1;
+      high[d] = low[d] + this->stride[d] - 1;
+    }
+    for (size_t d = 0; d < D; ++d) {
+      if (size[d] < low[d] || size[d] > high[d])
+        throw Error(NNP_INVALID_ARGUMENT, this->type_name() + ": requested an output size of " + tuple_text(size) +
+                                              ", but valid sizes range from " + tuple_text(low) + " to " +
+                                              tuple_text(high) + " (for an input of " + shape_text(input.shape()) +
+                                              ")");
+      padding[d] = size[d] - low[d];
+    }
+    return padding;
+  }
+  Tensor transposed(const Tensor& input, const std::vector<int64_t>& out_padding) {
     this->check_input(input);
     return F::detail::batch_of_one(input, static_cast<int32_t>(D) + 2, [&](const Tensor& x) {
       return F::detail::conv_transpose_nd(this->type_name(), x, this->weight, this->bias, this->grid(), this->padding,
-                                          output_padding, this->groups, this->windows);
+                                          out_padding, this->groups, this->windows);
     });
   }
   std::string extra_repr() const override {

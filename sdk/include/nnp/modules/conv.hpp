@@ -99,6 +99,10 @@ struct ConvTransposeImpl : Layer {
                                        .set("padding_mode", o.padding_mode()))),
         options(o) {}
   Tensor forward(const Tensor& x) { return call({x}); }
+  // output_size (the last D sizes, or all) picks the output padding, as PyTorch's.
+  Tensor forward(const Tensor& x, const std::vector<int64_t>& output_size) {
+    return call_values({x, from_vector(output_size)}).tensor(0);
+  }
   ConvTransposeOptions<D> options;
   Tensor weight = tensor_named("weight"), bias = tensor_named("bias");
 };
