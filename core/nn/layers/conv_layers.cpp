@@ -233,9 +233,14 @@ struct ConvTranspose : ConvBase<D> {
     this->check_input(input);
     std::vector<int64_t> low(D), high(D), padding(D);
     for (size_t d = 0; d < D; ++d) {
-      low[d] = (input.size(static_cast<int32_t>(leading + d)) - 1) * this->stride[d] - 2 * this->padding[d] +
-               this->dilation[d] * (this->kernel[d] - 1) + 1;
-      high[d] = low[d] + this->stride[d] - 1;
+      // In 128 bits: sizes from specs may be anything up to INT64_MAX.
+      const __int128 lo = __int128{input.size(static_cast<int32_t>(leading + d)) - 1} * this->stride[d] -
+                          2 * __int128{this->padding[d]} + __int128{this->dilation[d]} * (this->kernel[d] - 1) + 1;
+      const __int128 hi = lo + this->stride[d] - 1;
+      if (lo < INT64_MIN || hi > INT64_MAX)
+        throw Error(NNP_INVALID_ARGUMENT, this->type_name() + ": the output sizes overflow 64 bits");
+      low[d] = static_cast<int64_t>(lo);
+      high[d] = static_cast<int64_t>(hi);
     }
     for (size_t d = 0; d < D; ++d) {
       if (size[d] < low[d] || size[d] > high[d])

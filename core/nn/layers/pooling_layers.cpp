@@ -327,21 +327,7 @@ struct FractionalMaxPool : nnp::nn::Module {
         return_indices(a.boolean("return_indices")) {
     if (a.has("output_size")) options.output_size(expand<D>(name, "output_size", a.integers("output_size")));
     if (a.has("output_ratio")) options.output_ratio(a.reals("output_ratio"));
-    if (!a.has("output_size") && !a.has("output_ratio"))
-      throw Error(NNP_INVALID_ARGUMENT,
-                  std::string(name) + " requires specifying either an output size, or a pooling ratio");
-    if (a.has("output_size") && a.has("output_ratio"))
-      throw Error(NNP_INVALID_ARGUMENT,
-                  std::string(name) + ": only one of output_size and output_ratio may be specified");
-    if (options.output_ratio()) {
-      std::vector<double> ratio = *options.output_ratio();
-      if (ratio.size() != 1 && ratio.size() != D)
-        throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": output_ratio takes one value or " + std::to_string(D));
-      for (double r : ratio)
-        if (!(r > 0 && r < 1))
-          throw Error(NNP_INVALID_ARGUMENT, std::string(name) + ": output_ratio must be between 0 and 1 (got " +
-                                                nnp::nn::format_float(r) + ")");
-    }
+    F::detail::check_fractional_target<D>(name, options.output_size(), options.output_ratio());
   }
   std::vector<nnp::Value> forward_values(const std::vector<nnp::Value>& args) override {
     const CallArgs call(type_name(), args, {"input", "_random_samples"}, 1);

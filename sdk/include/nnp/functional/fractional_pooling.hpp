@@ -62,28 +62,38 @@ std::vector<int64_t> fractional_starts(Real sample, int64_t input, int64_t outpu
 }
 
 // The output size: given, or int(input size * ratio) per dimension.
+// Exactly one of output_size and output_ratio; a ratio of one value or D,
+// each in (0, 1). Returns the ratio per dimension (empty for a size).
 template <size_t D>
-std::vector<int64_t> fractional_output_size(const std::string& who, const Tensor& x,
-                                            const std::optional<ExpandingArray<D>>& output_size,
+std::vector<double> check_fractional_target(const std::string& who, const std::optional<ExpandingArray<D>>& output_size,
                                             const std::optional<std::vector<double>>& output_ratio) {
   if (output_size.has_value() == output_ratio.has_value())
     throw Error(NNP_INVALID_ARGUMENT, who + (output_size ? ": only one of output_size and output_ratio may be specified"
                                                          : " requires specifying either an output size, or a "
                                                            "pooling ratio"));
-  if (output_size) return output_size->vec();
+  if (output_size) return {};
   std::vector<double> ratio = *output_ratio;
   if (ratio.size() == 1) ratio.assign(D, ratio[0]);
   if (ratio.size() != D)
     throw Error(NNP_INVALID_ARGUMENT, who + ": output_ratio takes one value or " + std::to_string(D) + ", got " +
                                           std::to_string(ratio.size()));
+  for (double r : ratio)
+    if (!(r > 0 && r < 1))
+      throw Error(NNP_INVALID_ARGUMENT, who + ": output_ratio must be between 0 and 1 (got " + std::to_string(r) + ")");
+  return ratio;
+}
+
+// The output size: given, or int(input size * ratio) per dimension.
+template <size_t D>
+std::vector<int64_t> fractional_output_size(const std::string& who, const Tensor& x,
+                                            const std::optional<ExpandingArray<D>>& output_size,
+                                            const std::optional<std::vector<double>>& output_ratio) {
+  const std::vector<double> ratio = check_fractional_target<D>(who, output_size, output_ratio);
+  if (output_size) return output_size->vec();
   std::vector<int64_t> out;
-  for (size_t i = 0; i < D; ++i) {
-    if (!(ratio[i] > 0 && ratio[i] < 1))
-      throw Error(NNP_INVALID_ARGUMENT,
-                  who + ": output_ratio must be between 0 and 1 (got " + std::to_string(ratio[i]) + ")");
+  for (size_t i = 0; i < D; ++i)
     out.push_back(static_cast<int64_t>(
         static_cast<double>(x.size(x.ndim() - static_cast<int32_t>(D) + static_cast<int32_t>(i))) * ratio[i]));
-  }
   return out;
 }
 
