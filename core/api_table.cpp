@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_5, "nnp_api grew: add NNP_API_SIZE_1_6 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_6, "nnp_api grew: add NNP_API_SIZE_1_7 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -161,6 +161,17 @@ nnp_api make_table() {
   t.attrs_set_floats = api::attrs_set_floats;
   t.attrs_get_floats = api::attrs_get_floats;
   t.attrs_set_none = api::attrs_set_none;
+  t.prune = api::prune;
+  t.prune_global = api::prune_global;
+  t.prune_remove = api::prune_remove;
+  t.prune_is_pruned = api::prune_is_pruned;
+  t.register_parametrization = api::register_parametrization;
+  t.remove_parametrizations = api::remove_parametrizations;
+  t.is_parametrized = api::is_parametrized;
+  t.parametrization_assign = api::parametrization_assign;
+  t.parametrize_cache_enter = api::parametrize_cache_enter;
+  t.parametrize_cache_exit = api::parametrize_cache_exit;
+  t.module_get_tensor = api::module_get_tensor;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

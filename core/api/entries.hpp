@@ -225,4 +225,18 @@ nnp_status to_dlpack_versioned(const nnp_tensor* t, DLManagedTensorVersioned** o
 nnp_status from_dlpack(DLManagedTensor* src, nnp_tensor** out);
 nnp_status from_dlpack_versioned(DLManagedTensorVersioned* src, nnp_tensor** out);
 
+// reparametrize.cpp: pruning, parametrizations (1.6)
+nnp_status prune(nnp_module* m, const char* name, const nnp_prune_spec* spec);
+nnp_status prune_global(nnp_module* const* modules, const char* const* names, int32_t n, const nnp_prune_spec* spec,
+                        const nnp_tensor* const* importance_scores);
+nnp_status prune_remove(nnp_module* m, const char* name);
+int32_t prune_is_pruned(const nnp_module* m);
+nnp_status register_parametrization(nnp_module* m, const char* name, nnp_module* parametrization, int32_t unsafe);
+nnp_status remove_parametrizations(nnp_module* m, const char* name, int32_t leave_parametrized);
+int32_t is_parametrized(const nnp_module* m, const char* name);
+nnp_status parametrization_assign(nnp_module* m, const char* name, const nnp_tensor* value);
+void parametrize_cache_enter();
+void parametrize_cache_exit();
+nnp_status module_get_tensor(nnp_module* m, const char* path, nnp_tensor** out);
+
 }  // namespace nnp::core::api

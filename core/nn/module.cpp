@@ -11,6 +11,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "parametrize.hpp"
 
 nnp_module::nnp_module() {
   for (auto& list : hooks) list = std::make_shared<nnp::core::nn::HookList<nnp::core::nn::ModuleHookFn>>();
@@ -39,6 +40,10 @@ void check_name(const Module& m, const char* kind, const char* name, const char*
   std::string text = name;
   if (text.empty()) fail(NNP_INVALID_ARGUMENT, kind, " name can't be an empty string");
   if (text.find('.') != std::string::npos) fail(NNP_INVALID_ARGUMENT, kind, " name can't contain \".\", got: ", text);
+  if (m.derived.find(text))
+    fail(NNP_INVALID_ARGUMENT, "attribute '", text, "' of ", m.type_name, " is computed by ",
+         m.derived.find(text)->kind == DerivedTensor::PRUNED ? "pruning (prune_remove it first)"
+                                                             : "a parametrization (remove_parametrizations first)");
   bool clash = (m.parameters.find(text) && std::string(own_kind) != "parameter") ||
                (m.buffers.find(text) && std::string(own_kind) != "buffer") ||
                (m.children.find(text) && std::string(own_kind) != "module");
@@ -69,6 +74,9 @@ void collect_tensors(const Module& m, std::vector<Tensor*>& out, std::unordered_
     if (with_grads && t && t->autograd && t->autograd->grad) add(t->autograd->grad.get());
   }
   for (const auto& [name, t] : m.buffers) add(t.get());
+  // A pruned or parametrized tensor moves with its inputs (it is recomputed
+  // from them at the next call anyway).
+  for (const auto& [name, d] : m.derived) add(d.visible.get());
   for (const auto& [name, child] : m.children)
     if (child) collect_tensors(*child, out, seen, with_grads);
 }
@@ -161,6 +169,17 @@ TensorRef get_member(const Module& m, const std::string& path, bool parameter) {
 }
 
 }  // namespace
+
+TensorRef get_tensor(const Module& m, const std::string& path) {
+  auto [module_path, name] = split_last(path);
+  ModuleRef owner = get_submodule(m, module_path);
+  if (const TensorRef* t = owner->parameters.find(name)) return *t;
+  if (const TensorRef* t = owner->buffers.find(name)) return *t;
+  if (const DerivedTensor* d = owner->derived.find(name))
+    return d->kind == DerivedTensor::PARAMETRIZED ? parametrized_value(*owner, name) : d->visible;
+  fail(NNP_NOT_FOUND, "module_get_tensor: ", owner->type_name, " has no tensor attribute `", name, "` (path '", path,
+       "')");
+}
 
 TensorRef get_parameter(const Module& m, const std::string& path) { return get_member(m, path, true); }
 TensorRef get_buffer(const Module& m, const std::string& path) { return get_member(m, path, false); }

@@ -66,6 +66,15 @@ class NamedEntries {
     index_.emplace(name, entries_.size());
     entries_.emplace_back(name, std::move(value));
   }
+  // Removes the entry under name (keeping the others' order); false when absent.
+  bool erase(const std::string& name) {
+    auto it = index_.find(name);
+    if (it == index_.end()) return false;
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(it->second));
+    index_.clear();
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+    return true;
+  }
   typename std::vector<Entry>::iterator begin() { return entries_.begin(); }
   typename std::vector<Entry>::iterator end() { return entries_.end(); }
   typename std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
@@ -76,6 +85,19 @@ class NamedEntries {
  private:
   std::vector<Entry> entries_;
   std::unordered_map<std::string, size_t> index_;
+};
+
+// A tensor a module's forward reads under a name that is computed from
+// others: pruning's `weight` (weight_orig * weight_mask) or a parametrized
+// tensor (PyTorch's plain attribute and property). `visible` is the tensor
+// object the layer registered under that name (its members hold it); each
+// computation rebinds it to the new value (derived_tensor.hpp).
+struct DerivedTensor {
+  enum Kind { PRUNED, PARAMETRIZED } kind = PRUNED;
+  nnp::core::TensorRef visible;
+  // (storage id, version) of each input when visible was last bound.
+  std::vector<std::pair<uint64_t, uint64_t>> inputs_seen;
+  uint64_t cache_generation = 0;  // parametrize.cached(): the scope it was computed in
 };
 
 }  // namespace nnp::core::nn
@@ -98,6 +120,7 @@ struct nnp_module {
   Named<nnp::core::TensorRef> buffers;
   std::set<std::string> non_persistent;
   Named<nnp::core::ModuleRef> children;
+  Named<nnp::core::nn::DerivedTensor> derived;
   // Held by shared_ptr so hook handles can remove entries after the module
   // is gone without touching freed memory.
   std::shared_ptr<nnp::core::nn::HookList<nnp::core::nn::ModuleHookFn>> hooks[4];
@@ -121,6 +144,8 @@ void register_module(Module& m, const char* name, Module* child);
 
 TensorRef get_parameter(const Module& m, const std::string& path);
 TensorRef get_buffer(const Module& m, const std::string& path);
+// getattr: a parameter, buffer, or pruned or parametrized tensor (computed now).
+TensorRef get_tensor(const Module& m, const std::string& path);
 ModuleRef get_submodule(const Module& m, const std::string& path);
 
 // Pre-order, each module once when remove_duplicate.

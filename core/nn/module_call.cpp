@@ -7,6 +7,7 @@
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../error.hpp"
+#include "parametrize.hpp"
 
 namespace nnp::core::nn {
 namespace {
@@ -240,6 +241,7 @@ template nnp_hook_handle* add_hook(const std::shared_ptr<HookList<ModuleHookFn>>
 template nnp_hook_handle* add_hook(const std::shared_ptr<HookList<nnp_state_hook_fn>>&, nnp_state_hook_fn,
                                    std::shared_ptr<void>, bool);
 template HookList<nnp_state_hook_fn> hooks_to_run(const HookList<nnp_state_hook_fn>&);
+template HookList<ModuleHookFn> hooks_to_run(const HookList<ModuleHookFn>&);
 
 namespace {
 
@@ -306,6 +308,9 @@ nnp_list run_forward(Module& m, const nnp_list& args, bool tensor_call) {
 nnp_list run_call(Module& m, nnp_list args, bool tensor_call) {
   ModuleRef keep = ModuleRef::share(&m);  // hooks may drop other references
   run_forward_pre_hooks(m, args);
+  // A parametrized tensor is computed when forward reads it (PyTorch's
+  // property): after the pre-hooks.
+  if (!m.derived.empty()) refresh_parametrized(m);
 
   const bool backward_hooks = autograd::grad_enabled() && (!all_hooks(m, NNP_HOOK_BACKWARD).empty() ||
                                                            !all_hooks(m, NNP_HOOK_BACKWARD_PRE).empty());

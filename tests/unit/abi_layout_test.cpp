@@ -114,13 +114,27 @@ PIN(nnp_api, device_set_rng_state, 1400);
 PIN(nnp_api, attrs_set_floats, 1408);
 PIN(nnp_api, attrs_get_floats, 1416);
 PIN(nnp_api, attrs_set_none, 1424);
-static_assert(sizeof(nnp_api) == 1432, "nnp_api 1.5 is 1432 bytes");
 static_assert(NNP_ATTR_INTS_OR_STRING == 5 && NNP_ATTR_FLOATS == 6 && NNP_ATTR_NONE == 7, "attribute types");
 PIN(nnp_module_vtable, forward_values, 48);
-static_assert(sizeof(nnp_module_vtable) == 56, "nnp_module_vtable 1.3 is 56 bytes");
 static_assert(NNP_VALUE_NONE == 0 && NNP_VALUE_TENSOR == 1 && NNP_VALUE_MODULE == 2 && NNP_VALUE_INT == 3 &&
                   NNP_VALUE_FLOAT == 4 && NNP_VALUE_BOOL == 5 && NNP_VALUE_STRING == 6,
               "value kinds");
+// ---- ABI 1.6 ----
+PIN(nnp_api, prune, 1432);
+PIN(nnp_api, prune_is_pruned, 1456);
+PIN(nnp_api, register_parametrization, 1464);
+PIN(nnp_api, parametrize_cache_exit, 1504);
+PIN(nnp_api, module_get_tensor, 1512);
+static_assert(sizeof(nnp_api) == 1520, "nnp_api 1.6 is 1520 bytes");
+PIN(nnp_module_vtable, right_inverse, 56);
+static_assert(sizeof(nnp_module_vtable) == 64, "nnp_module_vtable 1.6 is 64 bytes");
+PIN(nnp_prune_spec, method, 8);
+PIN(nnp_prune_spec, amount, 16);
+PIN(nnp_prune_spec, dim, 32);
+PIN(nnp_prune_spec, mask, 48);
+static_assert(sizeof(nnp_prune_spec) == 56 && NNP_PRUNE_SPEC_SIZE_1_6 == 56, "nnp_prune_spec 1.6 is 56 bytes");
+static_assert(NNP_PRUNE_IDENTITY == 0 && NNP_PRUNE_L1_UNSTRUCTURED == 2 && NNP_PRUNE_CUSTOM_FROM_MASK == 5,
+              "pruning methods");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");
@@ -129,9 +143,9 @@ static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
 static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288 &&
-                  NNP_API_SIZE_1_3 == 1408 && NNP_API_SIZE_1_5 == 1432,
+                  NNP_API_SIZE_1_3 == 1408 && NNP_API_SIZE_1_5 == 1432 && NNP_API_SIZE_1_6 == 1520,
               "nnp_api sizes");
-static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56, "nnp_module_vtable sizes");
+static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56 && NNP_MODULE_VTABLE_SIZE_1_6 == 64, "nnp_module_vtable sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");
 static_assert(NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 == 40 && NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 == 48, "descriptor sizes");
 static_assert(NNP_BACKEND_SIZE_1_0 == 120 && NNP_KERNELS_SIZE_1_0 == 104 && NNP_KERNEL_CTX_SIZE_1_0 == 32,

@@ -181,6 +181,9 @@ class ModuleApi {
   Tensor get_buffer(const std::string& path) const {
     return Tensor::call(api().get_buffer, static_cast<const nnp_module*>(h()), path.c_str());
   }
+  // getattr(module, path): a parameter, a buffer, or a tensor that pruning or
+  // a parametrization computes (a parametrized one is computed now). ABI 1.6.
+  Tensor get_tensor(const std::string& path) const { return Tensor::call(api().module_get_tensor, h(), path.c_str()); }
   // fn on every submodule (children first), then on this module.
   void apply(const std::function<void(ModuleHandle&)>& fn);
 
@@ -310,6 +313,7 @@ class Module : public ModuleApi<Module> {
     vtable.get_extra_state = &Module::get_extra_state_trampoline;
     vtable.set_extra_state = &Module::set_extra_state_trampoline;
     vtable.forward_values = &Module::forward_values_trampoline;
+    vtable.right_inverse = &Module::right_inverse_trampoline;
     check(api().module_create(type_name.c_str(), &vtable, this, &handle_));
   }
   Module(const Module&) = delete;
@@ -353,6 +357,14 @@ class Module : public ModuleApi<Module> {
   // get_extra_state returns a defined tensor.
   virtual Tensor get_extra_state() const { return Tensor(); }
   virtual void set_extra_state(const Tensor&) {}
+  // Used as a parametrization (nnp/parametrize.hpp): the original(s) that
+  // forward maps to value. One tensor: the original is "original"; several:
+  // "original0", "original1", ... and forward receives them all. Not
+  // overriding it means there is none (PyTorch's missing right_inverse).
+  virtual std::vector<Tensor> right_inverse(const Tensor& value) {
+    (void)value;
+    throw Error(NNP_UNIMPLEMENTED, type_name() + " has no right_inverse");
+  }
 
  protected:
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true) {
@@ -415,6 +427,13 @@ class Module : public ModuleApi<Module> {
   }
   static nnp_status extra_repr_trampoline(void* self, char* buf, size_t size, size_t* needed) {
     return detail::guard([&] { detail::write_string(static_cast<Module*>(self)->extra_repr(), buf, size, needed); });
+  }
+  static nnp_status right_inverse_trampoline(void* self, nnp_module*, const nnp_tensor* value, nnp_list* outputs) {
+    return detail::guard([&] {
+      std::vector<Tensor> originals =
+          static_cast<Module*>(self)->right_inverse(Tensor::borrow(const_cast<nnp_tensor*>(value)));
+      detail::append_values(outputs, std::vector<Value>(originals.begin(), originals.end()));
+    });
   }
   static void destroy_trampoline(void* self) {
     Module* module = static_cast<Module*>(self);

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" to "(1.5)": check api->abi_minor, or struct_size, before
+ * "(1.1)" to "(1.6)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 5
+#define NNP_ABI_MINOR 6
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -260,6 +260,12 @@ typedef struct nnp_module_vtable {
    * module_call_values, and module_call too when forward is NULL (its result
    * must then be one tensor); forward, when set, still serves module_call. */
   nnp_status (*forward_values)(void* self, nnp_module* module, const nnp_list* args, nnp_list* outputs);
+  /* (1.6) For a module used as a parametrization (register_parametrization):
+   * the tensor(s) that forward maps to value, appended to outputs (one entry:
+   * the original is one tensor, "original"; several: "original0", ...).
+   * NULL, or NNP_UNIMPLEMENTED, means it has none (PyTorch's missing
+   * right_inverse). */
+  nnp_status (*right_inverse)(void* self, nnp_module* module, const nnp_tensor* value, nnp_list* outputs);
 } nnp_module_vtable;
 
 typedef int32_t nnp_module_hook_kind;
@@ -288,6 +294,36 @@ typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* c
  * leave it NULL to keep them. */
 typedef nnp_status (*nnp_module_values_hook_fn)(nnp_module* module, const nnp_list* args, const nnp_list* outputs,
                                                 nnp_list** replace, void* user_data);
+
+/* (1.6) How torch.nn.utils.prune picks the entries of a mask to zero. */
+typedef int32_t nnp_prune_method;
+enum {
+  NNP_PRUNE_IDENTITY = 0,            /* the mask stays as it is (all ones at first) */
+  NNP_PRUNE_RANDOM_UNSTRUCTURED = 1, /* amount entries at random */
+  NNP_PRUNE_L1_UNSTRUCTURED = 2,     /* the amount entries of least magnitude */
+  NNP_PRUNE_RANDOM_STRUCTURED = 3,   /* amount channels along dim at random */
+  NNP_PRUNE_LN_STRUCTURED = 4,       /* the amount channels along dim of least Ln norm */
+  NNP_PRUNE_CUSTOM_FROM_MASK = 5     /* the zeros of mask */
+};
+/* (1.6) One pruning step. Zero-fill it, set struct_size, then the fields the
+ * method reads. The amount is a fraction in [0, 1] of the entries (channels)
+ * not yet pruned, rounded half to even as Python's round(), or, with
+ * amount_is_count, a number of them (PyTorch's float and int amounts). */
+typedef struct nnp_prune_spec {
+  size_t struct_size;
+  nnp_prune_method method;
+  int32_t amount_is_count;
+  double amount;
+  /* LN_STRUCTURED: the norm's order, any real or +-INFINITY (2 is 'fro'). */
+  double n;
+  /* The structured methods: the dimension whose channels go (negative counts from the end). */
+  int64_t dim;
+  /* L1_UNSTRUCTURED, LN_STRUCTURED: scores ranked instead of the tensor's
+   * values (its shape); NULL ranks the tensor itself. */
+  const nnp_tensor* importance_scores;
+  /* CUSTOM_FROM_MASK: the mask (the tensor's shape; zeros prune). */
+  const nnp_tensor* mask;
+} nnp_prune_spec;
 
 typedef int32_t nnp_state_hook_kind;
 enum {
@@ -768,6 +804,60 @@ struct nnp_api {
   /* Gives `name` PyTorch's None (NNP_ATTR_NONE): layer_create then leaves
    * the attribute out, default included; a required one is refused. */
   nnp_status (*attrs_set_none)(nnp_attrs* attrs, const char* name);
+
+  /* ---- ABI 1.6 ---- */
+
+  /* -- pruning, stored as torch.nn.utils.prune stores it -- */
+  /* Prunes parameter `name` of m: the first time, the parameter becomes
+   * "<name>_orig", a buffer "<name>_mask" (the tensor's dtype, 1 keeps, 0
+   * prunes) is added, and a forward pre-hook recomputes <name> = orig * mask
+   * before each call; the tensor the layer registered under <name> is the one
+   * that shows the pruned values (PyTorch's module.<name>), and "<name>_orig"
+   * is a new leaf holding the original (its gradient and hooks move there).
+   * Pruning again combines masks as PyTorch's PruningContainer: the new
+   * method sees only the entries (unstructured) or channels (structured)
+   * still kept. All or nothing: a refused spec changes nothing. */
+  nnp_status (*prune)(nnp_module* m, const char* name, const nnp_prune_spec* spec);
+  /* global_unstructured: ranks the n tensors (modules[i].names[i]) together
+   * and prunes each with its part of the mask (as custom_from_mask). spec's
+   * method must be unstructured (IDENTITY, RANDOM_ or L1_UNSTRUCTURED).
+   * importance_scores: NULL, or n entries (each NULL or the tensor's shape). */
+  nnp_status (*prune_global)(nnp_module* const* modules, const char* const* names, int32_t n,
+                             const nnp_prune_spec* spec, const nnp_tensor* const* importance_scores);
+  /* Makes the pruning permanent: <name> is a parameter again holding orig *
+   * mask; "<name>_orig", "<name>_mask" and the hook go. */
+  nnp_status (*prune_remove)(nnp_module* m, const char* name);
+  /* 1 when m or a module under it has a pruned tensor. */
+  int32_t (*prune_is_pruned)(const nnp_module* m);
+
+  /* -- parametrizations, stored as torch.nn.utils.parametrize stores them -- */
+  /* Makes m's parameter or buffer `name` the output of `parametrization` (a
+   * module: forward maps the original to the value, and right_inverse, when
+   * it has one, the value to the original). The first one on m adds the
+   * child "parametrizations" (a ModuleDict) and renames m's type
+   * "Parametrized<Type>"; its entry <name> is a ParametrizationList holding
+   * "original" (or "original0", ...) and the parametrizations "0", "1", ...
+   * The tensor the layer registered under <name> shows the value, computed
+   * before each call of m. Unless unsafe, a parametrization may not change
+   * the dtype or shape. */
+  nnp_status (*register_parametrization)(nnp_module* m, const char* name, nnp_module* parametrization, int32_t unsafe);
+  /* Undoes every parametrization of `name`: with leave_parametrized, <name>
+   * becomes a parameter (or buffer) holding the current value; otherwise it
+   * holds the original (one tensor only). */
+  nnp_status (*remove_parametrizations)(nnp_module* m, const char* name, int32_t leave_parametrized);
+  /* 1 when m has a parametrization on `name`, or on anything when name is NULL. */
+  int32_t (*is_parametrized)(const nnp_module* m, const char* name);
+  /* module.<name> = value for a parametrized name: the originals become
+   * right_inverse(value), through the parametrizations in reverse. */
+  nnp_status (*parametrization_assign)(nnp_module* m, const char* name, const nnp_tensor* value);
+  /* parametrize.cached(): between enter and the matching exit (they nest, and
+   * count for every thread) a parametrized value is computed once. */
+  void (*parametrize_cache_enter)(void);
+  void (*parametrize_cache_exit)(void);
+  /* getattr(module, path): the parameter, buffer or computed (pruned or
+   * parametrized) tensor at "a.b.name"; a parametrized one is computed now.
+   * *out receives a new reference. */
+  nnp_status (*module_get_tensor)(nnp_module* m, const char* path, nnp_tensor** out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -777,6 +867,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
 #define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, device_set_rng_state)
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
+#define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, module_get_tensor)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
@@ -787,6 +878,8 @@ struct nnp_api {
 #define NNP_FUNCTION_SIZE_1_0 NNP_SIZE_THROUGH(nnp_function, release)
 #define NNP_MODULE_VTABLE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_module_vtable, set_extra_state)
 #define NNP_MODULE_VTABLE_SIZE_1_3 NNP_SIZE_THROUGH(nnp_module_vtable, forward_values)
+#define NNP_MODULE_VTABLE_SIZE_1_6 NNP_SIZE_THROUGH(nnp_module_vtable, right_inverse)
+#define NNP_PRUNE_SPEC_SIZE_1_6 NNP_SIZE_THROUGH(nnp_prune_spec, mask)
 #define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
 #define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
 
