@@ -178,6 +178,29 @@ TEST(Parametrize, SpectralNormLeavesUnitSpectralNorm) {
                {"n_power_iterations to be positive"});
 }
 
+// MultiheadAttention reads out_proj's weight without calling out_proj, as
+// PyTorch's does: a parametrized one is computed at each call all the same,
+// so training steps keep working.
+TEST(Parametrize, ParentReadingAChildsParametrizedWeightGetsItFresh) {
+  nn::MultiheadAttention mha(8, 2);
+  const Tensor x = randn({3, 2, 8});
+  const Tensor before = std::get<0>(mha(x, x, x));
+  nn::ModuleHandle out_proj = mha->get_submodule("out_proj");
+  parametrizations::weight_norm(out_proj, "weight", 0);
+  expect_close(std::get<0>(mha(x, x, x)), before, 1e-5);  // g * v / ||v|| is the weight it was
+  optim::SGD opt(mha->parameters(), optim::SGDOptions(0.5));
+  for (int step = 0; step < 2; ++step) {
+    opt.zero_grad();
+    std::get<0>(mha(x, x, x)).pow(2.0).sum().backward();
+    opt.step();
+  }
+  const Tensor g = out_proj.get_parameter("parametrizations.weight.original0");
+  ASSERT_TRUE(g.grad().defined());
+  EXPECT_GT(g.grad().abs().sum().item<float>(), 0.0f);
+  const Tensor after = std::get<0>(mha(x, x, x));
+  EXPECT_GT((after - before).abs().sum().item<float>(), 1e-3f) << "the steps changed the output";
+}
+
 TEST(ReparamCApi, PruneAndParametrizeThroughTheTable) {
   const nnp_api& c = api();
   nn::Linear fc(4, 2);

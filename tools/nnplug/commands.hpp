@@ -15,5 +15,6 @@ int run_conformance(const Args& args);
 int run_summary(const Args& args);
 int run_train(const Args& args);
 int run_eval(const Args& args);
+int run_prune(const Args& args);
 
 }  // namespace nnplug

@@ -23,6 +23,7 @@ const std::map<std::string, Command>& commands() {
       {"summary", {"print a model spec's tree, output shapes and parameter counts", nnplug::run_summary}},
       {"train", {"train a model on a data set (default: a CNN on the digits)", nnplug::run_train}},
       {"eval", {"report a checkpoint's accuracy", nnplug::run_eval}},
+      {"prune", {"prune a checkpoint's weights (torch.nn.utils.prune)", nnplug::run_prune}},
   };
   return table;
 }

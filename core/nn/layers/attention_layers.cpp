@@ -102,10 +102,15 @@ struct MultiheadAttention : nnp::nn::Module {
       key = key.transpose(0, 1);
       value = value.transpose(0, 1);
     }
+    // Read as PyTorch reads self.out_proj.weight: a parametrized one is
+    // computed now (out_proj itself is never called).
+    const bool out_parametrized = nnp::api().is_parametrized(out_proj.handle(), nullptr) != 0;
+    const Tensor out_w = out_parametrized ? out_proj.get_tensor("weight") : out_weight;
+    const Tensor out_b = out_parametrized && out_bias.defined() ? out_proj.get_tensor("bias") : out_bias;
     auto result = F::multi_head_attention_forward(
         query, key, value,
         F::MultiheadAttentionForwardFuncOptions(embed_dim, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
-                                                add_zero_attn, dropout, out_weight, out_bias)
+                                                add_zero_attn, dropout, out_w, out_b)
             .training(is_training())
             .key_padding_mask(key_padding_mask)
             .need_weights(need_weights)
