@@ -172,6 +172,16 @@ nnp_api make_table() {
   t.parametrize_cache_enter = api::parametrize_cache_enter;
   t.parametrize_cache_exit = api::parametrize_cache_exit;
   t.module_get_tensor = api::module_get_tensor;
+  t.profiler_start = api::profiler_start;
+  t.profiler_stop = api::profiler_stop;
+  t.profiler_is_active = api::profiler_is_active;
+  t.profiler_push_scope = api::profiler_push_scope;
+  t.profiler_pop_scope = api::profiler_pop_scope;
+  t.profile_release = api::profile_release;
+  t.profile_event_count = api::profile_event_count;
+  t.profile_event = api::profile_event;
+  t.profile_save_chrome_trace = api::profile_save_chrome_trace;
+  t.profile_summary = api::profile_summary;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

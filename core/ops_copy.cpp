@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -51,6 +52,7 @@ TensorRef stage_on(const Tensor& src, nnp_device device) {
 }  // namespace
 
 void copy_into(Tensor& dst, const Tensor& src) {
+  profiler::OpScope profile("copy_", {&dst, &src});
   if (broadcast_shapes("copy_into", src.shape, dst.shape) != dst.shape)
     fail(NNP_SHAPE_MISMATCH, "copy_into: source shape ", format_dims(src.shape),
          " cannot be broadcast to destination shape ", format_dims(dst.shape));
@@ -83,6 +85,7 @@ void copy_to_host(const Tensor& t, void* dst, size_t bytes) {
 }
 
 TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
+  profiler::OpScope profile("to", {&t});
   check_dtype("to", dtype);
   check_device("to", device);
   if (t.device.backend == device.backend && t.device.index == device.index && t.dtype == dtype)
@@ -95,6 +98,7 @@ TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
 TensorRef contiguous(const Tensor& t) { return t.is_contiguous() ? TensorRef::share(&t) : clone(t); }
 
 TensorRef clone(const Tensor& t) {
+  profiler::OpScope profile("clone", {&t});
   TensorRef out = make_tensor_like(t.shape, t.dtype, t);
   if (t.numel > 0) kernel_copy(*out, t);
   return out;

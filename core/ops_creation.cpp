@@ -8,6 +8,7 @@
 #include "host_convert.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 #include "random_state.hpp"
 
 namespace nnp::core {
@@ -18,6 +19,7 @@ TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device) {
 }
 
 TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device) {
+  profiler::OpScope profile("full", {});
   TensorRef t = empty(shape, dtype, device);
   if (t->numel == 0) return t;
   nnp_view v = kernel_view(*t);
@@ -45,6 +47,7 @@ TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_dev
 }
 
 TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  profiler::OpScope profile("from_host", {});
   TensorRef t = empty(shape, dtype, device);
   size_t bytes = t->storage->bytes;
   if (bytes == 0) return t;
@@ -63,6 +66,7 @@ TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_de
 }
 
 TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  profiler::OpScope profile("random", {});
   check_dtype("random", dtype);
   switch (kind) {
     case NNP_RANDOM_UNIFORM:

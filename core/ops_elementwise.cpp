@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -31,6 +32,7 @@ bool is_comparison(nnp_binary_op op) { return op >= NNP_BINARY_EQ; }
 
 TensorRef unary(nnp_unary_op op, const Tensor& x) {
   const char* name = unary_name(op);
+  profiler::OpScope profile(name ? name : "unary", {&x});
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "unary: unknown op ", op);
   if (x.dtype == NNP_BOOL)
     fail(NNP_DTYPE_MISMATCH, name, ": not defined for bool tensors (shape ", format_dims(x.shape),
@@ -81,6 +83,7 @@ bool overlaps_differently(const Tensor& out, const Tensor& in) {
 
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
+  profiler::OpScope profile(name ? name : "binary", {&a, &b});
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
   Dims shape = binary_shape(name, op, a, b);
   if (op == NNP_BINARY_DIV && !is_floating(a.dtype)) {  // true division, as PyTorch
@@ -94,6 +97,7 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
 
 void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out) {
   const char* name = binary_name(op);
+  profiler::OpScope profile(name ? name : "binary", {&a, &b});
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
   Dims shape = binary_shape(name, op, a, b);
   check_same_device(name, a, out);
@@ -110,6 +114,7 @@ void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out
 }
 
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  profiler::OpScope profile("where", {&cond, &a, &b});
   check_same_device("where", cond, a);
   check_same_device("where", a, b);
   if (cond.dtype != NNP_BOOL)

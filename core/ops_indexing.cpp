@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -19,6 +20,7 @@ TensorRef as_index(const char* op, const Tensor& x, const Tensor& index) {
 }  // namespace
 
 TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
+  profiler::OpScope profile("cat", {count > 0 ? tensors[0] : nullptr});
   if (count <= 0 || tensors == nullptr) fail(NNP_INVALID_ARGUMENT, "cat: needs at least one tensor");
   for (int32_t i = 0; i < count; ++i)
     if (tensors[i] == nullptr) fail(NNP_INVALID_ARGUMENT, "cat: tensor ", i, " is NULL");
@@ -55,6 +57,7 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
 }
 
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  profiler::OpScope profile("index_select", {&x, &index});
   TensorRef idx = as_index("index_select", x, index);
   if (idx->shape.ndim > 1)
     fail(NNP_SHAPE_MISMATCH, "index_select: index must be 1-D, got shape ", format_dims(idx->shape));
@@ -74,6 +77,7 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  profiler::OpScope profile("gather", {&x, &index});
   TensorRef idx = as_index("gather", x, index);
   int32_t d = wrap_dim("gather", dim, x.shape.ndim);
   if (idx->shape.ndim != x.shape.ndim)
@@ -91,6 +95,7 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  profiler::OpScope profile("scatter_add", {&x, &index, &src});
   TensorRef idx = as_index("scatter_add", x, index);
   check_same_device("scatter_add", x, src);
   check_same_dtype("scatter_add", x, src);

@@ -4,10 +4,12 @@
 #include "error.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 
 TensorRef matmul(const Tensor& a, const Tensor& b) {
+  profiler::OpScope profile("matmul", {&a, &b});
   check_same_device("matmul", a, b);
   check_same_dtype("matmul", a, b);
   check_floating("matmul", a);

@@ -2,10 +2,12 @@
 #include "error.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 
 TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
+  profiler::OpScope profile(log ? "log_softmax" : "softmax", {&x});
   const char* name = log ? "log_softmax" : "softmax";
   check_floating(name, x);
   int32_t d = wrap_dim(name, dim, x.shape.ndim);

@@ -431,6 +431,11 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       std::string name = table.name;
       if (const char* slot = missing_backend_slot(table))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required slot '", slot, "' is NULL");
+      const int timing_slots =
+          (table.event_record != nullptr) + (table.event_elapsed_us != nullptr) + (table.event_release != nullptr);
+      if (timing_slots != 0 && timing_slots != 3)
+        fail(NNP_INVALID_ARGUMENT, "backend '", name,
+             "': event_record, event_elapsed_us and event_release go together (set all three or none)");
       if (table.kernels->struct_size < NNP_KERNELS_SIZE_1_0)
         fail(NNP_ABI_MISMATCH, "backend '", name, "': nnp_kernels struct_size ", table.kernels->struct_size,
              " is smaller than the first released layout (", NNP_KERNELS_SIZE_1_0, " bytes)");

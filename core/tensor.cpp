@@ -5,6 +5,7 @@
 #include "error.hpp"
 #include "object_pool.hpp"
 #include "plugin_registry.hpp"
+#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 
@@ -13,10 +14,12 @@ void retain(Storage* storage) { storage->refs.fetch_add(1, std::memory_order_rel
 void release(Storage* storage) {
   if (storage->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const nnp_backend& table = storage->backend->table();
-  if (storage->release_external)
+  if (storage->release_external) {
     storage->release_external(storage->external_context);
-  else if (storage->data)
+  } else if (storage->data) {
+    if (profiler::active()) profiler::note_free(storage->bytes);
     table.free(table.state, storage->device, storage->data, storage->bytes);
+  }
   ObjectPool<Storage>::destroy(storage);
 }
 
@@ -40,6 +43,7 @@ TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& back
   if (bytes > 0) {
     const nnp_backend& table = backend.table();
     check_plugin_status(table.alloc(table.state, device.index, bytes, &data), backend.name().c_str(), "alloc");
+    if (profiler::active()) profiler::note_alloc(bytes);
   }
   Storage* storage = ObjectPool<Storage>::create();
   storage->backend = &backend;

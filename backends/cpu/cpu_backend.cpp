@@ -3,6 +3,7 @@
 #include <nnp/host_backend.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -52,6 +53,21 @@ nnp_status alloc(void*, int32_t, size_t bytes, void** out) {
 
 void release(void*, int32_t, void* ptr, size_t bytes) { allocator().deallocate(ptr, bytes); }
 
+// Timing events for the profiler: the host clock (kernels finish before
+// they return, so the host's time is the device's).
+nnp_status event_record(void*, int32_t, void** event) {
+  *event = new std::chrono::steady_clock::time_point(std::chrono::steady_clock::now());
+  return NNP_OK;
+}
+nnp_status event_elapsed_us(void*, int32_t, void* start, void* end, double* us) {
+  using Clock = std::chrono::steady_clock;
+  *us = std::chrono::duration<double, std::micro>(*static_cast<Clock::time_point*>(end) -
+                                                  *static_cast<Clock::time_point*>(start))
+            .count();
+  return NNP_OK;
+}
+void event_release(void*, int32_t, void* event) { delete static_cast<std::chrono::steady_clock::time_point*>(event); }
+
 // Every slot by name, from plugin.h's list; optional slots would follow.
 nnp_kernels make_kernels() {
   nnp_kernels k{};
@@ -77,6 +93,9 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
     b.device_info = device_info;
     b.alloc = alloc;
     b.free = release;
+    b.event_record = event_record;
+    b.event_elapsed_us = event_elapsed_us;
+    b.event_release = event_release;
     return b;
   }();
   return api->register_backend(host, &backend);

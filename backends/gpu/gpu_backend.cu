@@ -209,6 +209,35 @@ void* stream(void* state, int32_t device) {
   return d ? d->stream : nullptr;
 }
 
+// Timing events for the profiler: recorded on the device's stream.
+nnp_status event_record(void* state, int32_t device, void** event) {
+  DeviceState* d = device_state(*as_backend(state), device);
+  if (d == nullptr) return g_api->last_status();
+  gpuEvent_t e = nullptr;
+  if (nnp_status s = check(gpuEventCreate(&e), "event_record"); s != NNP_OK) return s;
+  if (nnp_status s = check(gpuEventRecord(e, d->stream), "event_record"); s != NNP_OK) {
+    (void)gpuEventDestroy(e);
+    return s;
+  }
+  *event = e;
+  return NNP_OK;
+}
+
+nnp_status event_elapsed_us(void* state, int32_t device, void* start, void* end, double* us) {
+  if (device_state(*as_backend(state), device) == nullptr) return g_api->last_status();
+  if (nnp_status s = check(gpuEventSynchronize(static_cast<gpuEvent_t>(end)), "event_elapsed_us"); s != NNP_OK)
+    return s;
+  float ms = 0;
+  nnp_status s =
+      check(gpuEventElapsedTime(&ms, static_cast<gpuEvent_t>(start), static_cast<gpuEvent_t>(end)), "event_elapsed_us");
+  *us = static_cast<double>(ms) * 1000.0;
+  return s;
+}
+
+void event_release(void*, int32_t, void* event) {
+  if (event) (void)gpuEventDestroy(static_cast<gpuEvent_t>(event));
+}
+
 }  // namespace
 
 nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const BackendConfig& config) {
@@ -251,6 +280,9 @@ nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const
   table.synchronize = synchronize;
   table.stream = stream;
   table.kernels = kernel_table();
+  table.event_record = event_record;
+  table.event_elapsed_us = event_elapsed_us;
+  table.event_release = event_release;
   return api->register_backend(host, &table);
 }
 

@@ -29,6 +29,12 @@ using gpuStream_t = hipStream_t;
 #define gpuStreamNonBlocking hipStreamNonBlocking
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuMemGetInfo hipMemGetInfo
+using gpuEvent_t = hipEvent_t;
+#define gpuEventCreate hipEventCreate
+#define gpuEventRecord hipEventRecord
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuEventDestroy hipEventDestroy
 #else
 #include <cuda_runtime.h>
 #define NNP_GPU_RUNTIME_NAME "CUDA"
@@ -55,4 +61,10 @@ using gpuStream_t = cudaStream_t;
 #define gpuStreamNonBlocking cudaStreamNonBlocking
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuMemGetInfo cudaMemGetInfo
+using gpuEvent_t = cudaEvent_t;
+#define gpuEventCreate cudaEventCreate
+#define gpuEventRecord cudaEventRecord
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuEventDestroy cudaEventDestroy
 #endif

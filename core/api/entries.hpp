@@ -239,4 +239,17 @@ void parametrize_cache_enter();
 void parametrize_cache_exit();
 nnp_status module_get_tensor(nnp_module* m, const char* path, nnp_tensor** out);
 
+// profiler.cpp: the profiler (1.6)
+nnp_status profiler_start(const nnp_profiler_options* options);
+nnp_status profiler_stop(nnp_profile** out);
+int32_t profiler_is_active();
+nnp_status profiler_push_scope(const char* name);
+nnp_status profiler_pop_scope();
+void profile_release(nnp_profile* profile);
+int64_t profile_event_count(const nnp_profile* profile);
+nnp_status profile_event(const nnp_profile* profile, int64_t i, nnp_profile_event* out);
+nnp_status profile_save_chrome_trace(const nnp_profile* profile, const char* path);
+nnp_status profile_summary(const nnp_profile* profile, const char* sort_by, int32_t row_limit, char* buf, size_t size,
+                           size_t* needed);
+
 }  // namespace nnp::core::api

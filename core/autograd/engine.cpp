@@ -7,6 +7,7 @@
 #include "../error.hpp"
 #include "../op_checks.hpp"
 #include "../ops.hpp"
+#include "../profiler/profiler.hpp"
 #include "grad_mode.hpp"
 #include "record.hpp"
 
@@ -146,6 +147,8 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
       fail(NNP_INVALID_ARGUMENT, "backward: trying to go through ", node->name(),
            " a second time, but its saved tensors were freed after the first backward; pass retain_graph "
            "to the first call if you need to go backward twice");
+    profiler::Scope profile(
+        NNP_PROFILE_BACKWARD, [&] { return std::string("autograd::engine::evaluate_function: ") + node->name(); }, 0);
     if (grads.size() < node->outputs.size()) grads.resize(node->outputs.size());
     for (size_t i = 0; i < node->outputs.size(); ++i)
       if (!grads[i]) grads[i] = zeros_for(node->outputs[i]);

@@ -7,6 +7,7 @@
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../error.hpp"
+#include "../profiler/profiler.hpp"
 #include "parametrize.hpp"
 
 namespace nnp::core::nn {
@@ -307,6 +308,8 @@ nnp_list run_forward(Module& m, const nnp_list& args, bool tensor_call) {
 // The steps of a call, for tensors and values alike.
 nnp_list run_call(Module& m, nnp_list args, bool tensor_call) {
   ModuleRef keep = ModuleRef::share(&m);  // hooks may drop other references
+  profiler::Scope profile(
+      NNP_PROFILE_MODULE, [&] { return "nn.Module: " + m.type_name; }, 0);
   run_forward_pre_hooks(m, args);
   // A parametrized tensor is computed when forward reads it (PyTorch's
   // property): after the pre-hooks.

@@ -79,7 +79,6 @@ PIN(nnp_backend, device_count, 32);
 PIN(nnp_backend, alloc, 56);
 PIN(nnp_backend, stream, 104);
 PIN(nnp_backend, kernels, 112);
-static_assert(sizeof(nnp_backend) == 120, "nnp_backend 1.0 is 120 bytes");
 
 PIN(nnp_device_info, score, 32);
 PIN(nnp_backend_info, unavailable_reason, 32);
@@ -125,7 +124,20 @@ PIN(nnp_api, prune_is_pruned, 1456);
 PIN(nnp_api, register_parametrization, 1464);
 PIN(nnp_api, parametrize_cache_exit, 1504);
 PIN(nnp_api, module_get_tensor, 1512);
-static_assert(sizeof(nnp_api) == 1520, "nnp_api 1.6 is 1520 bytes");
+PIN(nnp_api, profiler_start, 1520);
+PIN(nnp_api, profile_summary, 1592);
+static_assert(sizeof(nnp_api) == 1600, "nnp_api 1.6 is 1600 bytes");
+PIN(nnp_backend, event_record, 120);
+PIN(nnp_backend, event_release, 136);
+static_assert(sizeof(nnp_backend) == 144 && NNP_BACKEND_SIZE_1_6 == 144, "nnp_backend 1.6 is 144 bytes");
+static_assert(sizeof(nnp_profiler_options) == 24 && NNP_PROFILER_OPTIONS_SIZE_1_6 == 20, "nnp_profiler_options 1.6");
+PIN(nnp_profile_event, kind, 16);
+PIN(nnp_profile_event, start_ns, 24);
+PIN(nnp_profile_event, shapes, 48);
+PIN(nnp_profile_event, device_us, 88);
+static_assert(sizeof(nnp_profile_event) == 96 && NNP_PROFILE_EVENT_SIZE_1_6 == 96, "nnp_profile_event 1.6");
+static_assert(NNP_PROFILE_OP == 0 && NNP_PROFILE_MODULE == 1 && NNP_PROFILE_SCOPE == 2 && NNP_PROFILE_BACKWARD == 3,
+              "profile event kinds");
 PIN(nnp_module_vtable, right_inverse, 56);
 static_assert(sizeof(nnp_module_vtable) == 64, "nnp_module_vtable 1.6 is 64 bytes");
 PIN(nnp_prune_spec, method, 8);
@@ -143,7 +155,7 @@ static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 
 // The size constants the core checks struct_size against are these layouts.
 static_assert(NNP_API_SIZE_1_0 == 1224 && NNP_API_SIZE_1_1 == 1272 && NNP_API_SIZE_1_2 == 1288 &&
-                  NNP_API_SIZE_1_3 == 1408 && NNP_API_SIZE_1_5 == 1432 && NNP_API_SIZE_1_6 == 1520,
+                  NNP_API_SIZE_1_3 == 1408 && NNP_API_SIZE_1_5 == 1432 && NNP_API_SIZE_1_6 == 1600,
               "nnp_api sizes");
 static_assert(NNP_MODULE_VTABLE_SIZE_1_3 == 56 && NNP_MODULE_VTABLE_SIZE_1_6 == 64, "nnp_module_vtable sizes");
 static_assert(NNP_CSV_OPTIONS_SIZE_1_2 == 12 && NNP_CSV_INFO_SIZE_1_2 == 44, "csv struct sizes");

@@ -325,6 +325,38 @@ typedef struct nnp_prune_spec {
   const nnp_tensor* mask;
 } nnp_prune_spec;
 
+/* (1.6) The profiler (PyTorch's torch.profiler): what one event is. */
+typedef struct nnp_profile nnp_profile;
+typedef int32_t nnp_profile_event_kind;
+enum {
+  NNP_PROFILE_OP = 0,      /* one core op (matmul, mul, sum, ...), in forward or backward */
+  NNP_PROFILE_MODULE = 1,  /* a module's call: "nn.Module: Linear" */
+  NNP_PROFILE_SCOPE = 2,   /* a record_function scope (profiler_push_scope) */
+  NNP_PROFILE_BACKWARD = 3 /* an autograd node's backward: "autograd::engine::evaluate_function: MulBackward" */
+};
+typedef struct nnp_profiler_options {
+  size_t struct_size;
+  int32_t record_shapes;  /* ops' input shapes and dtypes */
+  int32_t profile_memory; /* bytes each event allocates and frees */
+  int32_t device_time;    /* ops' device time, where the backend has timing events */
+} nnp_profiler_options;
+typedef struct nnp_profile_event {
+  size_t struct_size;
+  /* The strings live as long as the profile. */
+  const char* name;
+  nnp_profile_event_kind kind;
+  int32_t thread;          /* 0, 1, ... in order of each thread's first event */
+  int64_t start_ns;        /* since profiler_start */
+  int64_t duration_ns;     /* -1: still open when the profiler stopped */
+  int64_t parent;          /* index of the enclosing event on the same thread, or -1 */
+  const char* shapes;      /* an op's input shapes, "[[2,3],[3]]"; "" otherwise */
+  const char* dtypes;      /* "f32, f32" */
+  const char* device;      /* "cpu:0" */
+  int64_t bytes_allocated; /* by the event itself, not its children */
+  int64_t bytes_freed;
+  double device_us; /* time on the device (backend timing events); -1: not measured */
+} nnp_profile_event;
+
 typedef int32_t nnp_state_hook_kind;
 enum {
   NNP_STATE_DICT_PRE = 0,      /* before state_dict collects; a = NULL */
@@ -858,6 +890,33 @@ struct nnp_api {
    * parametrized) tensor at "a.b.name"; a parametrized one is computed now.
    * *out receives a new reference. */
   nnp_status (*module_get_tensor)(nnp_module* m, const char* path, nnp_tensor** out);
+
+  /* -- the profiler -- */
+  /* Starts recording on every thread (options NULL: everything on); a
+   * second start before stop is NNP_INVALID_ARGUMENT. */
+  nnp_status (*profiler_start)(const nnp_profiler_options* options);
+  /* Stops, waits for the devices' timing events, and gives the events. */
+  nnp_status (*profiler_stop)(nnp_profile** out);
+  int32_t (*profiler_is_active)(void);
+  /* record_function: a named scope on the calling thread, nested in what is
+   * open there; pop closes the innermost one pushed. Without an active
+   * profiler both do nothing and succeed. */
+  nnp_status (*profiler_push_scope)(const char* name);
+  nnp_status (*profiler_pop_scope)(void);
+  void (*profile_release)(nnp_profile* profile);
+  int64_t (*profile_event_count)(const nnp_profile* profile);
+  /* Fills *out (set out->struct_size first) with event i. */
+  nnp_status (*profile_event)(const nnp_profile* profile, int64_t i, nnp_profile_event* out);
+  /* Chrome Trace Event JSON (Perfetto, chrome://tracing): complete events
+   * ("ph": "X") per thread, nested by time. Written atomically. */
+  nnp_status (*profile_save_chrome_trace)(const nnp_profile* profile, const char* path);
+  /* PyTorch's key_averages().table(): one row per name with calls, self and
+   * total host time, device time and memory, sorted by sort_by
+   * ("self_cpu_time_total" (NULL), "cpu_time_total", "device_time_total",
+   * "self_cpu_memory_usage", "count"); row_limit <= 0: every row. Size
+   * query as device_name. */
+  nnp_status (*profile_summary)(const nnp_profile* profile, const char* sort_by, int32_t row_limit, char* buf,
+                                size_t size, size_t* needed);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -867,7 +926,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
 #define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, device_set_rng_state)
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
-#define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, module_get_tensor)
+#define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
@@ -880,6 +939,8 @@ struct nnp_api {
 #define NNP_MODULE_VTABLE_SIZE_1_3 NNP_SIZE_THROUGH(nnp_module_vtable, forward_values)
 #define NNP_MODULE_VTABLE_SIZE_1_6 NNP_SIZE_THROUGH(nnp_module_vtable, right_inverse)
 #define NNP_PRUNE_SPEC_SIZE_1_6 NNP_SIZE_THROUGH(nnp_prune_spec, mask)
+#define NNP_PROFILER_OPTIONS_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profiler_options, device_time)
+#define NNP_PROFILE_EVENT_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profile_event, device_us)
 #define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
 #define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
 

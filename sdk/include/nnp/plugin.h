@@ -164,6 +164,15 @@ typedef struct nnp_backend {
    * has no streams, kernels see ctx->stream == NULL) */
   void* (*stream)(void* state, int32_t device);
   const nnp_kernels* kernels;
+  /* (1.6) Timing events, for the profiler's device time (optional: all
+   * three or none). event_record marks the point the device's stream has
+   * reached (queued, not waited for) and gives a handle; event_elapsed_us
+   * waits for both marks and gives the microseconds between them;
+   * event_release frees a handle. The cpu backend marks the host clock;
+   * CUDA and HIP record events on their stream. */
+  nnp_status (*event_record)(void* state, int32_t device, void** event);
+  nnp_status (*event_elapsed_us)(void* state, int32_t device, void* start, void* end, double* us);
+  void (*event_release)(void* state, int32_t device, void* event);
 } nnp_backend;
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
@@ -182,6 +191,7 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
+#define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 
 #ifdef __cplusplus
 } /* extern "C" */
