@@ -22,6 +22,7 @@
 #include "options.hpp"
 #include "progress.hpp"
 #include "run_folder.hpp"
+#include "step_profiler.hpp"
 #include "training.hpp"
 
 namespace nnplug {
@@ -60,6 +61,7 @@ int run_train(const Args& args) {
   int64_t epochs = 15, batch_size = 32;
   double lr = 3e-3;
   uint64_t seed = 0;
+  std::string profile_path;
   bool header = false, force = false;
   options.add_options()("model,m", po::value(&model_path), "model spec (JSON); default: a small CNN for the digits")(
       "data", po::value(&data_path),
@@ -71,12 +73,15 @@ int run_train(const Args& args) {
       "epochs,e", po::value(&epochs)->default_value(15), "train until this epoch (also when resuming)")(
       "batch-size,b", po::value(&batch_size)->default_value(32), "samples per step")(
       "lr", po::value(&lr)->default_value(3e-3), "learning rate")(
-      "optimizer", po::value(&optimizer)->default_value("Adam"), "SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD or Rprop")(
+      "optimizer", po::value(&optimizer)->default_value("Adam"),
+      "SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD or Rprop")(
       "seed", po::value(&seed)->default_value(0), "seed of the split, the shuffling and the initialisation")(
       "resume", po::value(&resume), "checkpoint to continue from (its model, split and curves)")(
       "out,o", po::value(&out)->default_value("nnplug-run"),
       "folder for the run's files; default: nnplug-run, or the next free nnplug-run-N")(
-      "force", po::bool_switch(&force), "replace the run already in --out");
+      "force", po::bool_switch(&force), "replace the run already in --out")(
+      "profile", po::value(&profile_path),
+      "profile 5 steps after 5 warm-up steps: write a Chrome trace here and print the summary");
   po::variables_map vm;
   if (auto stop =
           parse_options("train", "Trains a model spec on a data set and reports the test accuracy.", options, args, vm))
@@ -178,6 +183,7 @@ int run_train(const Args& args) {
   double samples_done = 0;
   const auto run_start = std::chrono::steady_clock::now();
   const auto train_rows = std::make_shared<nnp::data::Subset>(samples, split.train);
+  StepProfiler profiling(profile_path, 5, 5);
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
     // Each epoch's order comes from its own stream: a resumed run repeats it.
     nnp::Generator shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
@@ -190,6 +196,7 @@ int run_train(const Args& args) {
     auto epoch_start = std::chrono::steady_clock::now();
     for (nnp::data::Example& batch : loader) {
       const nnp::Tensor &x = batch.data, &y = batch.target;
+      profiling.begin_step();
       nnp::Tensor logits = model(x);
       nnp::Tensor loss = criterion.call({logits, y});
       const double loss_value = loss.item<float>();
@@ -204,6 +211,7 @@ int run_train(const Args& args) {
       opt.zero_grad();
       loss.backward();
       opt.step();
+      profiling.end_step();
       const int64_t n = x.size(0);
       loss_sum += loss_value * static_cast<double>(n);
       {
@@ -255,6 +263,7 @@ int run_train(const Args& args) {
     write_metrics_csv(metrics, history);
     write_curves_svg(curves, history);
   }
+  profiling.finish();
   // Only files this run wrote, or that are there, are named: a run resumed
   // into a new folder that never beat its earlier epochs wrote no best.
   char best_text[64];
