@@ -216,6 +216,10 @@ TEST(ParametrizeFixtures, WeightNormIsGTimesVOverItsNorm) {
   expect_values(state[1].second, c["g"], 1e-6, "g");
   Tensor y = m(tensor_of(c["x"], shape_of(c["x_shape"])));
   expect_values(y, c["y"], 1e-5, "output");
+  // A state dict of PyTorch 1.13's hook-based weight_norm (weight_g, weight_v) loads strictly.
+  nn::IncompatibleKeys keys = m.load_state_dict(state_of(c["legacy_state"]));
+  EXPECT_TRUE(keys.missing_keys.empty() && keys.unexpected_keys.empty());
+  expect_values(m(tensor_of(c["x"], shape_of(c["x_shape"]))), c["legacy_y"], 1e-5, "output after the legacy load");
 }
 
 }  // namespace

@@ -136,8 +136,15 @@ def weight_norm_case():
     w = m.weight.detach().clone()
     g = torch.norm_except_dim(w, 2, 0)
     y = torch.nn.functional.conv2d(x, torch._weight_norm(w, g, 0), m.bias)
+    # PyTorch 1.13's own weight_norm (hook-based) saves weight_g and weight_v;
+    # a parametrized weight_norm loads them (PyTorch 2's compatibility hook).
+    legacy, _ = make("conv")
+    torch.nn.utils.weight_norm(legacy, "weight", 0)
+    with torch.no_grad():
+        legacy.weight_g.mul_(1.5)
+    legacy_y = legacy(x)
     return {"name": "weight_norm_conv", "before": state(m), "x": flat(x), "x_shape": list(x.shape), "g": flat(g),
-            "g_shape": list(g.shape), "y": flat(y)}
+            "g_shape": list(g.shape), "y": flat(y), "legacy_state": state(legacy), "legacy_y": flat(legacy_y)}
 
 
 def main():

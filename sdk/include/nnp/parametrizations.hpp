@@ -130,9 +130,41 @@ class WeightNorm : public Module {
   int64_t dim_;
 };
 
+namespace detail {
+// PyTorch 2's _weight_norm_compat_hook: a state dict of the older
+// torch.nn.utils.weight_norm (<name>_g and <name>_v, what PyTorch 1.13
+// saves) loads into the parametrized form. A C callback: nothing throws.
+inline nnp_status weight_norm_compat_hook(nnp_module*, nnp_list* state, nnp_list*, const char* prefix,
+                                          void* user_data) {
+  const nnp_api& c = api();
+  const std::string& name = *static_cast<const std::string*>(user_data);
+  const std::string g_key = std::string(prefix) + name + "_g", v_key = std::string(prefix) + name + "_v";
+  const int32_t g = c.list_find(state, g_key.c_str()), v = c.list_find(state, v_key.c_str());
+  if (g < 0 || v < 0) return NNP_OK;
+  nnp_tensor* tensors[2] = {c.list_tensor(state, g), c.list_tensor(state, v)};
+  if (!tensors[0] || !tensors[1]) return NNP_OK;
+  for (nnp_tensor* t : tensors) c.tensor_retain(t);
+  nnp_status s = c.list_remove(state, g > v ? g : v);
+  if (s == NNP_OK) s = c.list_remove(state, g > v ? v : g);
+  const std::string base = std::string(prefix) + "parametrizations." + name + ".original";
+  if (s == NNP_OK) s = c.list_append_tensor(state, (base + "0").c_str(), tensors[0]);
+  if (s == NNP_OK) s = c.list_append_tensor(state, (base + "1").c_str(), tensors[1]);
+  for (nnp_tensor* t : tensors) c.tensor_release(t);
+  return s;
+}
+}  // namespace detail
+
+// The module keeps loading state dicts of PyTorch's older weight_norm
+// (<name>_g, <name>_v), as PyTorch 2's does.
 inline ModuleHandle weight_norm(const ModuleHandle& module, const std::string& name = "weight",
                                 std::optional<int64_t> dim = 0) {
-  return parametrize::register_parametrization(module, name, make<WeightNorm>(dim), true);
+  parametrize::register_parametrization(module, name, make<WeightNorm>(dim), true);
+  nnp_hook_handle* hook = nullptr;
+  check(api().register_state_hook(
+      module.handle(), NNP_LOAD_STATE_DICT_PRE, detail::weight_norm_compat_hook, new std::string(name),
+      [](void* user_data) { delete static_cast<std::string*>(user_data); }, &hook));
+  api().hook_release(hook);  // the handle goes; the hook stays with the module
+  return module;
 }
 
 }  // namespace nnp::nn::utils::parametrizations
