@@ -222,4 +222,30 @@ TEST(ParametrizeFixtures, WeightNormIsGTimesVOverItsNorm) {
   expect_values(m(tensor_of(c["x"], shape_of(c["x_shape"]))), c["legacy_y"], 1e-5, "output after the legacy load");
 }
 
+TEST(ParametrizeFixtures, OrthogonalMatchesPyTorch) {
+  for (const json& c : fixtures()["orthogonal"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    nn::ModuleHandle m = nn::Linear(c["in"].get<int64_t>(), c["out"].get<int64_t>());
+    m.load_state_dict(state_of(c["before"]));
+    const std::string map = c["map"];
+    parametrizations::orthogonal(m, "weight", map.empty() ? std::nullopt : std::optional<std::string>(map),
+                                 c["trivialization"].get<bool>());
+    const json& registered = c["registered"];
+    // The weight's orthogonalization (base, or the reflectors) as PyTorch's,
+    // except a base completed with random columns (a wide or tall matrix).
+    if (c["in"] == c["out"] || !c["trivialization"].get<bool>()) expect_state(m, registered, 1e-5);
+    // Orthonormal columns (or rows) at registration. (A step that moves the
+    // householder map's diagonal off +-1 may zero a column, in PyTorch too.)
+    Tensor w = m.get_tensor("weight").to(Dtype::f64);
+    if (w.size(0) < w.size(1)) w = w.t();
+    expect_values(w.t().matmul(w), eye(w.size(1), w.size(1), Dtype::f64).reshape({-1}).to_vector<double>(), 1e-5,
+                  "Q^T Q");
+    m.load_state_dict(state_of(c["moved"]));
+    Tensor y = run(m, c);
+    expect_values(y, c["y"], 1e-4, "output");
+    expect_values(m.get_parameter("parametrizations.weight.original").grad(), c["grad_original"], 1e-3,
+                  "original.grad");
+  }
+}
+
 }  // namespace

@@ -131,6 +131,21 @@ def assign_case():
             "removed": state(m)}
 
 
+def orthogonal_case(name, in_features, out_features, orthogonal_map=None, use_trivialization=True):
+    m = torch.nn.Linear(in_features, out_features)
+    x = torch.randn(3, in_features)
+    before = state(m)
+    parametrizations.orthogonal(m, orthogonal_map=orthogonal_map, use_trivialization=use_trivialization)
+    registered = state(m)
+    with torch.no_grad():  # a step away from the registration point
+        m.parametrizations.weight.original.add_(0.1 * torch.randn_like(m.parametrizations.weight.original))
+    moved = state(m)
+    y = run(m, x)
+    return {"name": name, "in": in_features, "out": out_features, "map": orthogonal_map or "",
+            "trivialization": use_trivialization, "before": before, "registered": registered, "moved": moved,
+            "x": flat(x), "y": flat(y), "grad_original": flat(m.parametrizations.weight.original.grad)}
+
+
 def weight_norm_case():
     m, x = make("conv")
     w = m.weight.detach().clone()
@@ -173,6 +188,9 @@ def main():
         "custom": [custom_case()],
         "assign": [assign_case()],
         "weight_norm": [weight_norm_case()],
+        "orthogonal": [orthogonal_case("square_matrix_exp", 5, 5), orthogonal_case("wide_householder", 6, 4),
+                       orthogonal_case("tall_householder_no_trivialization", 4, 6, "householder", False),
+                       orthogonal_case("tall_matrix_exp", 3, 5, "matrix_exp")],
     }
     with open(OUT, "w") as f:
         json.dump(cases, f, indent=None, separators=(",", ":"), allow_nan=False)

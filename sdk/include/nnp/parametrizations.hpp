@@ -1,13 +1,16 @@
 // nnp/parametrizations.hpp - torch.nn.utils.parametrizations built on
 // nnp/parametrize.hpp: spectral_norm (power iteration with PyTorch's _u and
-// _v buffers) and weight_norm (PyTorch 2's form: original0 is g, original1
-// is v). State dict keys are PyTorch's, e.g. "parametrizations.weight.0._u".
+// _v buffers), weight_norm (PyTorch 2's form: original0 is g, original1
+// is v) and orthogonal (matrix_exp or householder, with PyTorch's `base`). State dict keys are PyTorch's, e.g.
+// "parametrizations.weight.0._u".
 //
 //   namespace P = nnp::nn::utils::parametrizations;
 //   P::spectral_norm(fc);            // fc->weight = W / sigma(W)
 //   P::weight_norm(conv, "weight");  // conv->weight = g * v / ||v||
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <nnp/functional.hpp>
 #include <nnp/nn.hpp>
 #include <nnp/parametrize.hpp>
@@ -97,6 +100,235 @@ inline ModuleHandle spectral_norm(const ModuleHandle& module, const std::string&
     dim = type.rfind("ConvTranspose", 0) == 0 ? 1 : 0;
   }
   return parametrize::register_parametrization(module, name, make<SpectralNorm>(weight, n_power_iterations, *dim, eps));
+}
+
+namespace detail {
+
+// A lower-triangular mask of an n x k matrix: 1 where column <= row + diagonal.
+inline Tensor tril_mask(int64_t n, int64_t k, int64_t diagonal, const Tensor& like) {
+  std::vector<double> mask(static_cast<size_t>(n * k), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k && j <= i + diagonal; ++j) mask[static_cast<size_t>(i * k + j)] = 1.0;
+  return from_vector(mask, {n, k}).to(like.device(), like.dtype());
+}
+
+// LAPACK's geqrf on the host in double precision, for an n x k matrix with n
+// >= k (row-major): R above the diagonal and on it, the Householder vectors
+// below (their leading 1 implied), and tau, with H_i = I - tau_i v_i v_i^T.
+inline void geqrf(std::vector<double>& a, int64_t n, int64_t k, std::vector<double>& tau) {
+  tau.assign(static_cast<size_t>(k), 0.0);
+  auto at = [&](int64_t i, int64_t j) -> double& { return a[static_cast<size_t>(i * k + j)]; };
+  for (int64_t j = 0; j < k; ++j) {
+    double norm2 = 0;
+    for (int64_t i = j + 1; i < n; ++i) norm2 += at(i, j) * at(i, j);
+    const double alpha = at(j, j);
+    if (norm2 == 0) continue;  // tau 0: H_j is the identity
+    const double beta = -std::copysign(std::sqrt(alpha * alpha + norm2), alpha);
+    tau[static_cast<size_t>(j)] = (beta - alpha) / beta;
+    for (int64_t i = j + 1; i < n; ++i) at(i, j) /= alpha - beta;
+    at(j, j) = beta;
+    for (int64_t c = j + 1; c < k; ++c) {  // apply H_j to the columns on the right
+      double dot = at(j, c);
+      for (int64_t i = j + 1; i < n; ++i) dot += at(i, j) * at(i, c);
+      dot *= tau[static_cast<size_t>(j)];
+      at(j, c) -= dot;
+      for (int64_t i = j + 1; i < n; ++i) at(i, c) -= dot * at(i, j);
+    }
+  }
+}
+
+// householder_product(A, tau): the first k columns of H_0 H_1 ... H_{k-1},
+// built from tensor ops so gradients reach A and tau.
+inline Tensor householder_product(const Tensor& a, const Tensor& tau) {
+  const int64_t n = a.size(0), k = a.size(1);
+  const Tensor below = a * tril_mask(n, k, -1, a);
+  Tensor q = eye(n, k, a.dtype(), a.device());
+  for (int64_t j = k - 1; j >= 0; --j) {
+    // v_j: 1 at row j, A's column j below it, 0 above.
+    std::vector<double> e(static_cast<size_t>(n), 0.0);
+    e[static_cast<size_t>(j)] = 1.0;
+    const Tensor v = below.narrow(1, j, 1) + from_vector(e, {n, 1}).to(a.device(), a.dtype());
+    q = q - (tau.narrow(0, j, 1) * v).matmul(v.t().matmul(q));
+  }
+  return q;
+}
+
+// exp(A) by scaling and squaring of a degree-18 Taylor polynomial, from
+// tensor ops (differentiable).
+inline Tensor matrix_exp(const Tensor& a) {
+  const int64_t n = a.size(0);
+  double norm = 0;
+  {
+    const std::vector<double> values = a.detach().to(Dtype::f64).contiguous().to_vector<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      double row = 0;
+      for (int64_t j = 0; j < n; ++j) row += std::fabs(values[static_cast<size_t>(i * n + j)]);
+      norm = std::max(norm, row);
+    }
+  }
+  int squarings = 0;
+  while (norm > 0.5 && squarings < 64) {
+    norm /= 2;
+    ++squarings;
+  }
+  const Tensor b = a * std::ldexp(1.0, -squarings);
+  const Tensor id = eye(n, n, a.dtype(), a.device());
+  Tensor e = id;
+  for (int term = 18; term >= 1; --term) e = id + b.matmul(e) * (1.0 / term);
+  for (int i = 0; i < squarings; ++i) e = e.matmul(e);
+  return e;
+}
+
+}  // namespace detail
+
+// The parametrization orthogonal registers (PyTorch's _Orthogonal): a
+// matrix with orthonormal columns (or rows, when wider than tall), from the
+// matrix exponential of a skew-symmetric matrix or a product of Householder
+// reflectors; with use_trivialization, times the buffer `base` that
+// right_inverse sets (so registering keeps the weight's orthogonalization).
+class Orthogonal : public Module {
+ public:
+  enum class Map { MatrixExp, Householder };
+  Orthogonal(const Tensor& weight, Map map, bool use_trivialization = true)
+      : Module("_Orthogonal"), map_(map), trivialization_(use_trivialization), shape_(weight.shape()) {
+    if (use_trivialization) register_buffer("base", Tensor());
+  }
+
+  Tensor forward(const Tensor& original) override {
+    Tensor x = original;
+    int64_t n = x.size(0), k = x.size(1);
+    const bool transposed = n < k;
+    if (transposed) {
+      x = x.t();
+      std::swap(n, k);
+    }
+    Tensor q;
+    if (map_ == Map::MatrixExp) {
+      x = x * detail::tril_mask(n, k, 0, x);
+      if (n != k) x = cat({x, zeros({n, n - k}, x.dtype(), x.device())}, 1);
+      q = detail::matrix_exp(x - x.t());
+      if (n != k) q = q.narrow(1, 0, k);
+    } else {
+      const Tensor a = x * detail::tril_mask(n, k, -1, x);
+      const Tensor tau = (a * a).sum({0}).scalar_like(2.0) / ((a * a).sum({0}) + 1.0);
+      // The signs sit on X's diagonal, truncated to integers as PyTorch's
+      // .int() (no gradient goes there).
+      const std::vector<double> values = x.detach().to(Dtype::f64).contiguous().to_vector<double>();
+      std::vector<double> diagonal(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j)
+        diagonal[static_cast<size_t>(j)] = std::trunc(values[static_cast<size_t>(j * k + j)]);
+      const Tensor signs = from_vector(diagonal, {1, k}).to(x.device(), x.dtype());
+      q = detail::householder_product(a, tau) * signs;
+    }
+    if (base_.defined()) q = base_.matmul(q);
+    return transposed ? q.t() : q;
+  }
+
+  std::vector<Tensor> right_inverse(const Tensor& value) override {
+    if (value.shape() != shape_)
+      throw Error(NNP_INVALID_ARGUMENT, "orthogonal: expected a matrix of shape " + nnp::detail::shape_text(shape_) +
+                                            ", got " + nnp::detail::shape_text(value.shape()));
+    NoGradGuard no_grad;
+    Tensor q = value.to(Dtype::f64).contiguous();
+    int64_t n = q.size(0), k = q.size(1);
+    const bool transpose = n < k;
+    if (transpose) {
+      q = q.t().contiguous();
+      std::swap(n, k);
+    }
+    std::vector<double> a = q.to_vector<double>(), tau;
+    if (!trivialization_) {
+      if (map_ == Map::MatrixExp)
+        throw Error(NNP_UNIMPLEMENTED,
+                    "It is not possible to assign to the matrix exponential parametrization when "
+                    "use_trivialization=False.");
+      detail::geqrf(a, n, k, tau);
+      for (int64_t j = 0; j < k; ++j) {  // the diagonal keeps R's signs (flipped where tau is 0)
+        double& d = a[static_cast<size_t>(j * k + j)];
+        d = (d > 0) - (d < 0);
+        if (tau[static_cast<size_t>(j)] == 0.0) d = -d;
+      }
+      Tensor out = from_vector(a, {n, k}).to(value.device(), value.dtype());
+      return {transpose ? out.t().contiguous() : out};
+    }
+    // base: an orthogonal n x n matrix whose first k columns span value's.
+    std::vector<double> square(static_cast<size_t>(n * n));
+    const std::vector<double> extra = n > k ? randn({n, n - k}, Dtype::f64).to_vector<double>() : std::vector<double>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        square[static_cast<size_t>(i * n + j)] =
+            j < k ? a[static_cast<size_t>(i * k + j)] : extra[static_cast<size_t>(i * (n - k) + (j - k))];
+    if (!(n == k && is_orthogonal(square, n))) square = make_orthogonal(square, n);
+    base_ = register_buffer("base", from_vector(square, {n, n}).to(value.device(), value.dtype()));
+    Tensor neg_id = eye(shape_[0], shape_[1], value.dtype(), value.device()) * -1.0;
+    return {neg_id};
+  }
+
+ private:
+  // Q of a QR whose R has a non-negative diagonal (PyTorch's _make_orthogonal).
+  static std::vector<double> make_orthogonal(std::vector<double> a, int64_t n) {
+    std::vector<double> tau;
+    detail::geqrf(a, n, n, tau);
+    std::vector<double> q(static_cast<size_t>(n * n), 0.0);
+    for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>(i * n + i)] = 1.0;
+    for (int64_t j = n - 1; j >= 0; --j) {  // Q = H_0 ... H_{n-1} I, applied from the right end
+      for (int64_t c = 0; c < n; ++c) {
+        double dot = q[static_cast<size_t>(j * n + c)];
+        for (int64_t i = j + 1; i < n; ++i)
+          dot += a[static_cast<size_t>(i * n + j)] * q[static_cast<size_t>(i * n + c)];
+        dot *= tau[static_cast<size_t>(j)];
+        q[static_cast<size_t>(j * n + c)] -= dot;
+        for (int64_t i = j + 1; i < n; ++i)
+          q[static_cast<size_t>(i * n + c)] -= dot * a[static_cast<size_t>(i * n + j)];
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      const double r = a[static_cast<size_t>(c * n + c)];
+      const double sign = (r > 0) - (r < 0);
+      for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>(i * n + c)] *= sign;
+    }
+    return q;
+  }
+  // PyTorch's _is_orthogonal in double precision: Q^T Q within 10 n eps of I.
+  static bool is_orthogonal(const std::vector<double>& q, int64_t n) {
+    const double eps = 10.0 * static_cast<double>(n) * 2.220446049250313e-16;
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t b = 0; b < n; ++b) {
+        double dot = 0;
+        for (int64_t i = 0; i < n; ++i) dot += q[static_cast<size_t>(i * n + a)] * q[static_cast<size_t>(i * n + b)];
+        if (std::fabs(dot - (a == b ? 1.0 : 0.0)) > eps) return false;
+      }
+    return true;
+  }
+
+  Map map_;
+  bool trivialization_;
+  Shape shape_;
+  Tensor base_;
+};
+
+// Makes `name` (a matrix) orthogonal: orthonormal columns, or rows when it is
+// wider than tall. orthogonal_map: "matrix_exp" (the default for square
+// matrices) or "householder" (the default otherwise); "cayley" is not
+// supported (it needs a linear solve).
+inline ModuleHandle orthogonal(const ModuleHandle& module, const std::string& name = "weight",
+                               std::optional<std::string> orthogonal_map = std::nullopt,
+                               bool use_trivialization = true) {
+  const Tensor weight = module.get_tensor(name);
+  if (weight.ndim() != 2)
+    throw Error(NNP_INVALID_ARGUMENT, "orthogonal: expected a matrix, got a tensor of " +
+                                          std::to_string(weight.ndim()) + " dimensions (batches are not supported)");
+  const std::string map = orthogonal_map.value_or(weight.size(0) == weight.size(1) ? "matrix_exp" : "householder");
+  if (map != "matrix_exp" && map != "householder")
+    throw Error(NNP_INVALID_ARGUMENT,
+                "orthogonal_map has to be one of \"matrix_exp\" or \"householder\" (\"cayley\" "
+                "is not supported); got: " +
+                    map);
+  return parametrize::register_parametrization(
+      module, name,
+      make<Orthogonal>(weight, map == "matrix_exp" ? Orthogonal::Map::MatrixExp : Orthogonal::Map::Householder,
+                       use_trivialization),
+      true);
 }
 
 // The parametrization weight_norm registers (PyTorch's _WeightNorm):
