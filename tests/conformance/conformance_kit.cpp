@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <map>
 #include <nnp/nnp.hpp>
+#include <nnp/profiler.hpp>
 #include <ostream>
 #include <sstream>
 
@@ -573,6 +574,35 @@ void check_semantics(Kit& kit) {
   }
 }
 
+// The profiler's device time comes from the backend's optional timing
+// events (event_record, event_elapsed_us, event_release; ABI 1.6): every op
+// gets a finite, non-negative time, or (no slots) none does.
+void check_timing(Kit& kit) {
+  kit.check(
+      "timing_events", Dtype::f32, "device time of 4 matmuls 32x32 under the profiler (all >= 0 and finite, or none)",
+      {kit.values({32, 32}, Dtype::f32)},
+      [](const Inputs& in) {
+        std::vector<profiler::Event> events;
+        {
+          profiler::Profiler recording;
+          for (int i = 0; i < 4; ++i) in[0].matmul(in[0]);
+          events = recording.stop().events();
+        }
+        int ops = 0, timed = 0, invalid = 0;
+        for (const profiler::Event& e : events) {
+          if (e.name != "matmul") continue;
+          ++ops;
+          if (e.device_us >= 0 && std::isfinite(e.device_us))
+            ++timed;
+          else if (e.device_us != -1)
+            ++invalid;
+        }
+        const bool consistent = ops == 4 && invalid == 0 && (timed == 0 || timed == ops);
+        return from_vector(std::vector<int64_t>{consistent ? 1 : 0}, in[0].device());
+      },
+      kExact);
+}
+
 }  // namespace
 
 Tolerance tolerance_for(const std::string& dtype) {
@@ -589,10 +619,10 @@ struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {{"copy", check_copy_and_fill}, {"unary", check_unary},       {"binary", check_binary},
-                            {"where", check_where},        {"reduce", check_reduce},     {"matmul", check_matmul},
-                            {"softmax", check_softmax},    {"indexing", check_indexing}, {"random", check_random},
-                            {"semantics", check_semantics}};
+const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
+                            {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
+                            {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
+                            {"semantics", check_semantics}, {"timing", check_timing}};
 
 }  // namespace
 
