@@ -24,6 +24,8 @@ echo "$output"
 grep -q "^Self CPU time total: " <<<"$output" || { echo "FAIL: no summary table"; exit 1; }
 grep -qF '"ProfilerStep#4"' "$tmp/p.json" || { echo "FAIL: the last profiled step is not in the trace"; exit 1; }
 set +e
+"$nnplug" train --epochs 1 --profile "$tmp" --out "$tmp/refused" >/dev/null 2>&1
+[ $? -eq 1 ] && [ ! -e "$tmp/refused" ] || { echo "FAIL: --profile naming a folder was not refused before training"; exit 1; }
 "$nnplug" profile --model "$specs/digits_mlp.json" --input-shape 16,64 --sort-by speed >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: an unknown --sort-by was not refused"; exit 1; }
 echo "ok"

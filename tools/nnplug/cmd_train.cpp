@@ -88,6 +88,7 @@ int run_train(const Args& args) {
     return *stop;
   if (epochs < 1 || batch_size < 1) throw nnp::Error(NNP_INVALID_ARGUMENT, "--epochs and --batch-size must be >= 1");
   if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
+  StepProfiler profiling(profile_path, 5, 5);  // checks --profile before anything is written
 
   auto started = std::chrono::steady_clock::now();
   TrainCheckpoint resumed;
@@ -183,7 +184,6 @@ int run_train(const Args& args) {
   double samples_done = 0;
   const auto run_start = std::chrono::steady_clock::now();
   const auto train_rows = std::make_shared<nnp::data::Subset>(samples, split.train);
-  StepProfiler profiling(profile_path, 5, 5);
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
     // Each epoch's order comes from its own stream: a resumed run repeats it.
     nnp::Generator shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
