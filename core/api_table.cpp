@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_6, "nnp_api grew: add NNP_API_SIZE_1_7 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_7, "nnp_api grew: add NNP_API_SIZE_1_8 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -182,6 +182,13 @@ nnp_api make_table() {
   t.profile_event = api::profile_event;
   t.profile_save_chrome_trace = api::profile_save_chrome_trace;
   t.profile_summary = api::profile_summary;
+  t.quantize_per_tensor = api::quantize_per_tensor;
+  t.quantize_per_channel = api::quantize_per_channel;
+  t.dequantize_per_tensor = api::dequantize_per_tensor;
+  t.dequantize_per_channel = api::dequantize_per_channel;
+  t.fake_quantize_per_tensor = api::fake_quantize_per_tensor;
+  t.fake_quantize_per_channel = api::fake_quantize_per_channel;
+  t.matmul_i8 = api::matmul_i8;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

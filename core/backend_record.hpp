@@ -26,6 +26,8 @@ class BackendRecord {
   const nnp_backend& table() const { return table_; }
   const nnp_kernels& kernels() const { return kernels_; }
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
+  // Built against ABI 1.7 or later: knows NNP_I8 and NNP_UNARY_ROUND.
+  bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
 
   // Asked of the backend once; never creates a device context.
   int32_t device_count() const;

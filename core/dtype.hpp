@@ -10,13 +10,15 @@ namespace nnp::core {
 inline bool is_valid_dtype(nnp_dtype dtype) { return dtype >= 0 && dtype < NNP_DTYPE_COUNT; }
 const char* dtype_name(nnp_dtype dtype);     // nullptr when unknown
 inline size_t dtype_size(nnp_dtype dtype) {  // 0 when unknown
-  constexpr size_t sizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1};
+  constexpr size_t sizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1, 1};
   return is_valid_dtype(dtype) ? sizes[dtype] : 0;
 }
 inline bool is_floating(nnp_dtype dtype) {
   return dtype == NNP_F32 || dtype == NNP_F64 || dtype == NNP_F16 || dtype == NNP_BF16;
 }
-inline bool is_integral(nnp_dtype dtype) { return dtype == NNP_I64 || dtype == NNP_I32 || dtype == NNP_U8; }
+inline bool is_integral(nnp_dtype dtype) {
+  return dtype == NNP_I64 || dtype == NNP_I32 || dtype == NNP_U8 || dtype == NNP_I8;
+}
 
 // Throws NNP_INVALID_ARGUMENT naming `what` when dtype is not a known one.
 void check_dtype(const char* what, nnp_dtype dtype);

@@ -19,6 +19,12 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
          format_dims(a.shape), " and ", format_dims(b.shape), "); convert one with to(dtype)");
 }
 
+void check_knows_1_7(const Tensor& t, const char* op) {
+  if (!t.backend().knows_1_7())
+    fail(NNP_UNIMPLEMENTED, op, ": backend '", t.backend().name(),
+         "' predates ABI 1.7, which added this op; move the tensor to cpu, or rebuild the backend against ABI 1.7");
+}
+
 void check_floating(const char* op, const Tensor& t) {
   if (!is_floating(t.dtype))
     fail(NNP_DTYPE_MISMATCH, op, ": needs a floating-point tensor but got ", dtype_name(t.dtype), " of shape ",

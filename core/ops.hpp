@@ -44,8 +44,23 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
 void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out);
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
-                 double correction);                                      // ops_reduce.cpp
-TensorRef matmul(const Tensor& a, const Tensor& b);                       // ops_matmul.cpp
+                 double correction);                 // ops_reduce.cpp
+TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
+// ops_quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
+TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
+TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                               nnp_dtype dtype);
+TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point);
+TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis);
+TensorRef matmul_i8(const Tensor& a, const Tensor& b);  // i8 [M,K] @ i8 [N,K]^T -> i32 [M,N], exact
+// Quantize-then-dequantize in f32; mask: where the clamp left x alone.
+struct FakeQuantized {
+  TensorRef out, mask;
+};
+FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                       int64_t quant_max);
+FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                        int64_t quant_min, int64_t quant_max);
 TensorRef softmax(const Tensor& x, int64_t dim, bool log);                // ops_softmax.cpp
 TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);  // ops_indexing.cpp
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);

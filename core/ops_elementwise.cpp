@@ -9,8 +9,9 @@ namespace nnp::core {
 namespace {
 
 const char* unary_name(nnp_unary_op op) {
-  static const char* const names[NNP_UNARY_COUNT] = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt", "sin", "cos",
-                                                     "tanh", "sigmoid", "relu", "gelu", "silu", "sign",  "erf"};
+  static const char* const names[NNP_UNARY_COUNT] = {"neg",  "abs",  "exp",  "log",     "sqrt", "rsqrt",
+                                                     "sin",  "cos",  "tanh", "sigmoid", "relu", "gelu",
+                                                     "silu", "sign", "erf",  "round"};
   return op >= 0 && op < NNP_UNARY_COUNT ? names[op] : nullptr;
 }
 
@@ -37,6 +38,8 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
   if (x.dtype == NNP_BOOL)
     fail(NNP_DTYPE_MISMATCH, name, ": not defined for bool tensors (shape ", format_dims(x.shape),
          "); convert with to(dtype)");
+  if (op >= NNP_UNARY_ROUND) check_knows_1_7(x, name);
+  if (op == NNP_UNARY_ROUND && !is_floating(x.dtype)) return clone(x);  // integers are already round
   if (!is_floating(x.dtype) && !keeps_integers(op)) {
     TensorRef promoted = to(x, x.device, NNP_F32);
     return unary(op, *promoted);

@@ -440,6 +440,8 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
         fail(NNP_ABI_MISMATCH, "backend '", name, "': nnp_kernels struct_size ", table.kernels->struct_size,
              " is smaller than the first released layout (", NNP_KERNELS_SIZE_1_0, " bytes)");
       nnp_kernels kernels = copy_struct(*table.kernels);
+      // Kept: the size the backend was built with says which dtypes and ops it knows.
+      kernels.struct_size = std::min(table.kernels->struct_size, sizeof(nnp_kernels));
       if (const char* slot = missing_kernel_slot(kernels))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot, "' is NULL");
       if (reserved_backend_name(name) && !host->ships_with_nnplug)

@@ -31,6 +31,7 @@ C unary_value(nnp_unary_op op, C x) {
       case NNP_UNARY_GELU: return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
       case NNP_UNARY_SILU: return x / (C(1) + std::exp(-x));
       case NNP_UNARY_ERF: return std::erf(x);
+      case NNP_UNARY_ROUND: return std::nearbyint(x);  // ties to even, as torch.round
       default: return static_cast<C>((x > C(0)) - (x < C(0)));
     }
   } else if constexpr (std::is_same_v<C, bool>) {
@@ -87,6 +88,7 @@ void unary_typed(nnp_unary_op op, const nnp_view* x, const nnp_view* out) {
           NNP_UNARY_CASE(NNP_UNARY_GELU, 8)
           NNP_UNARY_CASE(NNP_UNARY_SILU, 8)
           NNP_UNARY_CASE(NNP_UNARY_ERF, 8)
+          NNP_UNARY_CASE(NNP_UNARY_ROUND, 1)
           default: return;
         }
       }

@@ -71,6 +71,7 @@ decltype(auto) dispatch(nnp_dtype dtype, F&& f) {
     case NNP_I64: return f(Tag<int64_t>{});
     case NNP_I32: return f(Tag<int32_t>{});
     case NNP_U8: return f(Tag<uint8_t>{});
+    case NNP_I8: return f(Tag<int8_t>{});
     default: return f(Tag<bool>{});
   }
 }

@@ -494,7 +494,7 @@ __device__ void atomic_add(const nnp_view& out, int64_t o, const nnp_view& src, 
       });
       break;
     }
-    default: {  // U8
+    default: {  // U8 and I8: bytes add modulo 256 either way
       unsigned add = static_cast<unsigned>(load_i(src, so));
       atomic_update_narrow(static_cast<uint8_t*>(out.data) + o, 1, [add](unsigned v) { return (v + add) & 0xffu; });
       break;

@@ -297,13 +297,29 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind kind, uint64_t seed, 
   return NNP_OK;
 }
 
-// Every slot by name, from plugin.h's list; optional slots would follow.
+// Contiguous i8 a [M, K] and b [N, K]: out[m, n] = sum_k a[m, k] * b[n, k].
+nnp_status k_gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out) {
+  const int64_t m = a->shape[0], n = b->shape[0], k = a->shape[1];
+  const auto* pa = static_cast<const int8_t*>(a->data);
+  const auto* pb = static_cast<const int8_t*>(b->data);
+  auto* po = static_cast<int32_t*>(out->data);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      int64_t sum = 0;
+      for (int64_t j = 0; j < k; ++j) sum += int64_t{pa[r * k + j]} * int64_t{pb[c * k + j]};
+      po[r * n + c] = static_cast<int32_t>(sum);
+    }
+  return NNP_OK;
+}
+
+// Every slot by name, from plugin.h's list, then the optional ones.
 nnp_kernels make_kernels() {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
 #define NNP_SET_SLOT(slot) k.slot = k_##slot;
   NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
 #undef NNP_SET_SLOT
+  k.gemm_i8 = k_gemm_i8;
   return k;
 }
 

@@ -78,6 +78,19 @@ nnp_status where(const nnp_tensor* cond, const nnp_tensor* a, const nnp_tensor* 
 nnp_status reduce(nnp_reduce_op op, const nnp_tensor* x, const int32_t* dims, int32_t ndims, int32_t keepdim,
                   double correction, nnp_tensor** out);
 nnp_status matmul(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+// quantize.cpp
+nnp_status quantize_per_tensor(const nnp_tensor* x, double scale, int64_t zero_point, nnp_dtype dtype,
+                               nnp_tensor** out);
+nnp_status quantize_per_channel(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                int64_t axis, nnp_dtype dtype, nnp_tensor** out);
+nnp_status dequantize_per_tensor(const nnp_tensor* q, double scale, int64_t zero_point, nnp_tensor** out);
+nnp_status dequantize_per_channel(const nnp_tensor* q, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                  int64_t axis, nnp_tensor** out);
+nnp_status fake_quantize_per_tensor(const nnp_tensor* x, double scale, int64_t zero_point, int64_t quant_min,
+                                    int64_t quant_max, nnp_tensor** out);
+nnp_status fake_quantize_per_channel(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                     int64_t axis, int64_t quant_min, int64_t quant_max, nnp_tensor** out);
+nnp_status matmul_i8(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
 nnp_status softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
 nnp_status cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
 nnp_status index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);

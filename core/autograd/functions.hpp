@@ -34,6 +34,12 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// grad_quantize.cpp: the straight-through estimator (the gradient passes
+// where the value was not clamped).
+TensorRef fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                   int64_t quant_max);
+TensorRef fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                    int64_t quant_min, int64_t quant_max);
 // In-place copy: refused on tensors that take part in autograd under grad mode.
 void copy_into(Tensor& dst, const Tensor& src);
 // An in-place op's write, as PyTorch's: value (broadcast to dst's shape,

@@ -12,10 +12,10 @@ using namespace math;
 namespace {
 
 const char* unary_backward_name(nnp_unary_op op) {
-  static const char* const names[NNP_UNARY_COUNT] = {"NegBackward",  "AbsBackward",     "ExpBackward",  "LogBackward",
-                                                     "SqrtBackward", "RsqrtBackward",   "SinBackward",  "CosBackward",
-                                                     "TanhBackward", "SigmoidBackward", "ReluBackward", "GeluBackward",
-                                                     "SiluBackward", "SignBackward",    "ErfBackward"};
+  static const char* const names[NNP_UNARY_COUNT] = {
+      "NegBackward",  "AbsBackward",  "ExpBackward",  "LogBackward",     "SqrtBackward", "RsqrtBackward",
+      "SinBackward",  "CosBackward",  "TanhBackward", "SigmoidBackward", "ReluBackward", "GeluBackward",
+      "SiluBackward", "SignBackward", "ErfBackward",  "RoundBackward"};
   return names[op];
 }
 
@@ -77,7 +77,8 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
         return Grads{mul(g[0], mul(s, add(one, mul(input, sub(one, s)))))};
       };
       break;
-    case NNP_UNARY_SIGN: backward = [](Grads& g) { return Grads{zeros_like(g[0])}; }; break;
+    case NNP_UNARY_SIGN:
+    case NNP_UNARY_ROUND: backward = [](Grads& g) { return Grads{zeros_like(g[0])}; }; break;
     case NNP_UNARY_ERF:  // 2/sqrt(pi) exp(-x^2)
       backward = [input](Grads& g) {
         return Grads{

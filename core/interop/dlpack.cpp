@@ -39,6 +39,7 @@ DLDataType dl_dtype(nnp_dtype dtype, bool versioned, const char* op) {
     case NNP_I64: return {kDLInt, 64, 1};
     case NNP_I32: return {kDLInt, 32, 1};
     case NNP_U8: return {kDLUInt, 8, 1};
+    case NNP_I8: return {kDLInt, 8, 1};
     case NNP_BOOL:
       if (!versioned)
         fail(NNP_DTYPE_MISMATCH, op,
@@ -63,6 +64,7 @@ nnp_dtype nnp_dtype_of(const DLDataType& t, const char* op) {
     case kDLInt:
       if (bits == 64) return NNP_I64;
       if (bits == 32) return NNP_I32;
+      if (bits == 8) return NNP_I8;
       break;
     case kDLUInt:
       if (bits == 8) return NNP_U8;
@@ -72,8 +74,9 @@ nnp_dtype nnp_dtype_of(const DLDataType& t, const char* op) {
       break;
     default: break;
   }
-  fail(NNP_DTYPE_MISMATCH, op, ": DLPack type code ", int(t.code), " with ", bits,
-       " bits has no nnplug dtype (nnplug has f32, f64, f16, bf16, i64, i32, u8 and bool); convert the array first");
+  fail(
+      NNP_DTYPE_MISMATCH, op, ": DLPack type code ", int(t.code), " with ", bits,
+      " bits has no nnplug dtype (nnplug has f32, f64, f16, bf16, i64, i32, u8, i8 and bool); convert the array first");
 }
 
 DLDevice dl_device(const Tensor& t, const char* op) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
+#include <nnp/quantization.hpp>
 #include <ostream>
 #include <sstream>
 
@@ -20,8 +21,8 @@ using OpFn = std::function<Tensor(const Inputs&)>;
 constexpr double kExact = 0;
 
 const Dtype kFloats[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16};
-const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,
-                      Dtype::i64, Dtype::i32, Dtype::u8,  Dtype::boolean};
+const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
+                      Dtype::i32, Dtype::u8,  Dtype::i8,  Dtype::boolean};
 
 std::string shape_text(const Shape& shape) {
   std::ostringstream out;
@@ -222,7 +223,7 @@ void check_unary(Kit& kit) {
                     {"tanh", NNP_UNARY_TANH, false, false}, {"sigmoid", NNP_UNARY_SIGMOID, false, false},
                     {"relu", NNP_UNARY_RELU, false, true},  {"gelu", NNP_UNARY_GELU, false, false},
                     {"silu", NNP_UNARY_SILU, false, false}, {"sign", NNP_UNARY_SIGN, false, true},
-                    {"erf", NNP_UNARY_ERF, false, false}};
+                    {"erf", NNP_UNARY_ERF, false, false},   {"round", NNP_UNARY_ROUND, false, false}};
   for (const Op& op : ops) {
     nnp_unary_op code = op.op;
     auto apply = [code](const Tensor& t) { return t.unary(code); };
@@ -238,7 +239,7 @@ void check_unary(Kit& kit) {
       kit.check(op.name, dtype, "large [256,300] (threaded)", {make({256, 300})},
                 [apply](const Inputs& in) { return apply(in[0]); });
     }
-    for (Dtype dtype : {Dtype::i64, Dtype::i32, Dtype::u8})
+    for (Dtype dtype : {Dtype::i64, Dtype::i32, Dtype::u8, Dtype::i8})
       kit.check(op.name, dtype, op.integers ? "transposed [4,33]" : "transposed [4,33], promoted to f32",
                 {kit.values({33, 4}, dtype)}, [apply](const Inputs& in) { return apply(in[0].t()); });
   }
@@ -546,7 +547,7 @@ void check_semantics(Kit& kit) {
         [](const Inputs& in) { return in[0].var({1}); }, kExact);
     kit.check(
         "copy", dtype, "to bool: NaN and -0.0", {x}, [](const Inputs& in) { return in[0].to(Dtype::boolean); }, kExact);
-    for (Dtype to : {Dtype::i64, Dtype::i32, Dtype::u8})
+    for (Dtype to : {Dtype::i64, Dtype::i32, Dtype::u8, Dtype::i8})
       kit.check(
           "copy", dtype, std::string("to ") + dtype_name(to) + ": NaN, infinities, out of range, negatives",
           {from_vector<double>({NAN, INFINITY, -INFINITY, 1e30, -1e30, 3e9, -1.6, 255.9, 256, -0.0}, kit.reference())
@@ -603,6 +604,37 @@ void check_timing(Kit& kit) {
       kExact);
 }
 
+// The int8 GEMM of quantized layers (ABI 1.7's optional gemm_i8, or the
+// core's fallback on the backend's floating gemm where the slot is NULL):
+// exact int32 sums, at the extremes of int8, in the shapes its vector code
+// and its threading split on, and quantization's round-and-clamp around it.
+void check_int8(Kit& kit) {
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {1, 64, 48},  {2, 4, 16},    {3, 5, 31},
+                                                      {8, 9, 100}, {64, 33, 96}, {1, 256, 784}, {4, 8, 1500}};
+  for (auto [m, n, k] : shapes)
+    kit.check(
+        "gemm_i8", Dtype::i8,
+        "[" + std::to_string(m) + "," + std::to_string(k) + "] @ [" + std::to_string(n) + "," + std::to_string(k) +
+            "]^T",
+        {kit.integers({m, k}, -128, 128, Dtype::i8), kit.integers({n, k}, -128, 128, Dtype::i8)},
+        [](const Inputs& in) { return matmul_i8(in[0], in[1]); }, kExact);
+  kit.check(
+      "gemm_i8", Dtype::i8, "all -128 (the largest products), [2,1024]", {full({2, 1024}, -128, Dtype::i8)},
+      [](const Inputs& in) { return matmul_i8(in[0], in[0]); }, kExact);
+  kit.check(
+      "quantize_per_tensor", Dtype::f32, "ties, out of range, quint8 zero point 128",
+      {from_vector<double>({-0.25, 0.25, 0.75, -1.25, 40, -40, 0.1, -0.0}, kit.reference())},
+      [](const Inputs& in) { return quantize_per_tensor(in[0], 0.5, 128, kQUInt8).int_repr(); }, kExact);
+  kit.check(
+      "quantize_per_channel", Dtype::f32, "qint8 along axis 1 of [5,3]", {kit.normal({5, 3}, Dtype::f32, 4.0)},
+      [](const Inputs& in) {
+        Tensor scales = from_vector<double>({0.1, 0.03, 0.25}, in[0].device());
+        Tensor zero_points = from_vector<int64_t>({0, -3, 5}, in[0].device());
+        return quantize_per_channel(in[0], scales, zero_points, 1, kQInt8).int_repr();
+      },
+      kExact);
+}
+
 }  // namespace
 
 Tolerance tolerance_for(const std::string& dtype) {
@@ -622,7 +654,7 @@ struct Family {
 const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
                             {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
                             {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
-                            {"semantics", check_semantics}, {"timing", check_timing}};
+                            {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8}};
 
 }  // namespace
 
@@ -665,11 +697,13 @@ void print(const Report& report, std::ostream& out, bool verbose) {
   out << "conformance of backend '" << report.backend << "' against 'reference'\n";
   out << "tolerances: |got - want| <= atol + rtol*|want|; f64 rtol 1e-10, f32 2e-5, f16 2e-3, bf16 1.6e-2; "
          "integers, bool and random draws exact; GEMM/reductions scale atol by the terms summed\n";
-  out << std::left << std::setw(14) << "op" << std::setw(8) << "cases" << std::setw(8) << "failed"
+  size_t width = 14;  // the op column fits the longest name
+  for (const auto& entry : rows) width = std::max(width, entry.first.size() + 2);
+  out << std::left << std::setw(static_cast<int>(width)) << "op" << std::setw(8) << "cases" << std::setw(8) << "failed"
       << "worst error / tolerance\n";
   for (const auto& [op, row] : rows)
-    out << std::setw(14) << op << std::setw(8) << row.passed + row.failed << std::setw(8) << row.failed
-        << std::setprecision(3) << row.worst << "\n";
+    out << std::setw(static_cast<int>(width)) << op << std::setw(8) << row.passed + row.failed << std::setw(8)
+        << row.failed << std::setprecision(3) << row.worst << "\n";
   out << report.passed << " passed, " << report.failed << " failed\n";
 }
 

@@ -69,7 +69,6 @@ PIN(nnp_kernel_ctx, stream, 24);
 PIN(nnp_kernels, copy, 8);
 PIN(nnp_kernels, gemm, 56);
 PIN(nnp_kernels, random, 96);
-static_assert(sizeof(nnp_kernels) == 104, "nnp_kernels 1.0 is 104 bytes");
 
 PIN(nnp_backend, name, 8);
 PIN(nnp_backend, score, 16);
@@ -126,7 +125,6 @@ PIN(nnp_api, parametrize_cache_exit, 1504);
 PIN(nnp_api, module_get_tensor, 1512);
 PIN(nnp_api, profiler_start, 1520);
 PIN(nnp_api, profile_summary, 1592);
-static_assert(sizeof(nnp_api) == 1600, "nnp_api 1.6 is 1600 bytes");
 PIN(nnp_backend, event_record, 120);
 PIN(nnp_backend, event_release, 136);
 static_assert(sizeof(nnp_backend) == 144 && NNP_BACKEND_SIZE_1_6 == 144, "nnp_backend 1.6 is 144 bytes");
@@ -147,6 +145,14 @@ PIN(nnp_prune_spec, mask, 48);
 static_assert(sizeof(nnp_prune_spec) == 56 && NNP_PRUNE_SPEC_SIZE_1_6 == 56, "nnp_prune_spec 1.6 is 56 bytes");
 static_assert(NNP_PRUNE_IDENTITY == 0 && NNP_PRUNE_L1_UNSTRUCTURED == 2 && NNP_PRUNE_CUSTOM_FROM_MASK == 5,
               "pruning methods");
+// ---- ABI 1.7 ----
+PIN(nnp_api, quantize_per_tensor, 1600);
+PIN(nnp_api, fake_quantize_per_channel, 1640);
+PIN(nnp_api, matmul_i8, 1648);
+static_assert(sizeof(nnp_api) == 1656 && NNP_API_SIZE_1_7 == 1656, "nnp_api 1.7 is 1656 bytes");
+PIN(nnp_kernels, gemm_i8, 104);
+static_assert(sizeof(nnp_kernels) == 112 && NNP_KERNELS_SIZE_1_7 == 112, "nnp_kernels 1.7 is 112 bytes");
+static_assert(NNP_I8 == 8 && NNP_DTYPE_COUNT == 9 && NNP_UNARY_ROUND == 15, "1.7's dtype and op");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");

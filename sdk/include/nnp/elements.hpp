@@ -68,6 +68,7 @@ NNP_HOST_DEVICE double load_f(const nnp_view& v, int64_t o) {
     case NNP_I64: return static_cast<double>(static_cast<const int64_t*>(v.data)[o]);
     case NNP_I32: return static_cast<const int32_t*>(v.data)[o];
     case NNP_U8: return static_cast<const uint8_t*>(v.data)[o];
+    case NNP_I8: return static_cast<const int8_t*>(v.data)[o];
     default: return static_cast<const uint8_t*>(v.data)[o] ? 1.0 : 0.0;
   }
 }
@@ -77,6 +78,7 @@ NNP_HOST_DEVICE int64_t load_i(const nnp_view& v, int64_t o) {
     case NNP_I64: return static_cast<const int64_t*>(v.data)[o];
     case NNP_I32: return static_cast<const int32_t*>(v.data)[o];
     case NNP_U8: return static_cast<const uint8_t*>(v.data)[o];
+    case NNP_I8: return static_cast<const int8_t*>(v.data)[o];
     case NNP_BOOL: return static_cast<const uint8_t*>(v.data)[o] ? 1 : 0;
     default: return nnp_float_to_i64(load_f(v, o));
   }
@@ -92,6 +94,7 @@ NNP_HOST_DEVICE void store_f(const nnp_view& v, int64_t o, double x) {
     case NNP_I64: static_cast<int64_t*>(v.data)[o] = nnp_float_to_i64(x); break;
     case NNP_I32: static_cast<int32_t*>(v.data)[o] = static_cast<int32_t>(nnp_float_to_i64(x)); break;
     case NNP_U8: static_cast<uint8_t*>(v.data)[o] = static_cast<uint8_t>(nnp_float_to_i64(x)); break;
+    case NNP_I8: static_cast<int8_t*>(v.data)[o] = static_cast<int8_t>(nnp_float_to_i64(x)); break;
     default: static_cast<uint8_t*>(v.data)[o] = x != 0.0 ? 1 : 0; break;
   }
 }
@@ -101,6 +104,7 @@ NNP_HOST_DEVICE void store_i(const nnp_view& v, int64_t o, int64_t x) {
     case NNP_I64: static_cast<int64_t*>(v.data)[o] = x; break;
     case NNP_I32: static_cast<int32_t*>(v.data)[o] = static_cast<int32_t>(x); break;
     case NNP_U8: static_cast<uint8_t*>(v.data)[o] = static_cast<uint8_t>(x); break;
+    case NNP_I8: static_cast<int8_t*>(v.data)[o] = static_cast<int8_t>(x); break;
     case NNP_BOOL: static_cast<uint8_t*>(v.data)[o] = x != 0 ? 1 : 0; break;
     default: store_f(v, o, static_cast<double>(x)); break;
   }
@@ -124,6 +128,7 @@ NNP_HOST_DEVICE double unary_f(nnp_unary_op op, double x) {
     case NNP_UNARY_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
     case NNP_UNARY_SILU: return x / (1.0 + exp(-x));
     case NNP_UNARY_ERF: return erf(x);
+    case NNP_UNARY_ROUND: return nearbyint(x);               // the default rounding mode: ties to even
     default: return static_cast<double>((x > 0) - (x < 0));  // SIGN; NaN gives 0
   }
 }

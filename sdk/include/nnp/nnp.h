@@ -35,7 +35,7 @@ extern "C" {
  * "(1.1)" to "(1.6)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 6
+#define NNP_ABI_MINOR 7
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -82,7 +82,12 @@ enum {
   NNP_I32 = 5,
   NNP_U8 = 6,
   NNP_BOOL = 7,
-  NNP_DTYPE_COUNT = 8 /* number of dtypes this version knows */
+  /* (1.7) Signed 8-bit integers: the values of quantized tensors (qint8,
+   * and quint8 shifted by -128). Only backends whose nnp_kernels is at
+   * least NNP_KERNELS_SIZE_1_7 are given them; the core refuses to place
+   * one on an older backend. */
+  NNP_I8 = 8,
+  NNP_DTYPE_COUNT = 9 /* number of dtypes this version knows */
 };
 
 /* ---- devices ------------------------------------------------------------ */
@@ -151,6 +156,10 @@ enum {
   NNP_UNARY_SILU,
   NNP_UNARY_SIGN,
   NNP_UNARY_ERF,
+  /* (1.7) To the nearest integer, ties to even (torch.round). Only asked
+   * of floating dtypes, and only of backends whose nnp_kernels is at least
+   * NNP_KERNELS_SIZE_1_7. */
+  NNP_UNARY_ROUND,
   NNP_UNARY_COUNT
 };
 
@@ -917,6 +926,31 @@ struct nnp_api {
    * query as device_name. */
   nnp_status (*profile_summary)(const nnp_profile* profile, const char* sort_by, int32_t row_limit, char* buf,
                                 size_t size, size_t* needed);
+
+  /* -- quantization (1.7), as PyTorch computes it:
+   *    q = clamp(round_half_even(x * (1.0f / float(scale))) + zero_point)
+   *    x = (float(q) - zero_point) * float(scale)
+   * The values are plain integer tensors: NNP_U8 for quint8 ([0, 255]),
+   * NNP_I8 for qint8 ([-128, 127]). Per channel, scales (floating) and
+   * zero_points (integer) are 1-D with one entry per index of x's axis. -- */
+  nnp_status (*quantize_per_tensor)(const nnp_tensor* x, double scale, int64_t zero_point, nnp_dtype dtype,
+                                    nnp_tensor** out);
+  nnp_status (*quantize_per_channel)(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                     int64_t axis, nnp_dtype dtype, nnp_tensor** out);
+  /* The f32 values of integer tensor q. */
+  nnp_status (*dequantize_per_tensor)(const nnp_tensor* q, double scale, int64_t zero_point, nnp_tensor** out);
+  nnp_status (*dequantize_per_channel)(const nnp_tensor* q, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                       int64_t axis, nnp_tensor** out);
+  /* Quantize then dequantize within [quant_min, quant_max], differentiable
+   * with the straight-through estimator (the gradient passes where the
+   * value was not clamped): torch.fake_quantize_per_*_affine. */
+  nnp_status (*fake_quantize_per_tensor)(const nnp_tensor* x, double scale, int64_t zero_point, int64_t quant_min,
+                                         int64_t quant_max, nnp_tensor** out);
+  nnp_status (*fake_quantize_per_channel)(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
+                                          int64_t axis, int64_t quant_min, int64_t quant_max, nnp_tensor** out);
+  /* out = a @ b^T for i8 a [M, K] and b [N, K]: exact int32 sums, on the
+   * backend's gemm_i8 kernel or, without one, its floating gemm. K <= 65536. */
+  nnp_status (*matmul_i8)(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -927,6 +961,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_3 NNP_SIZE_THROUGH(nnp_api, device_set_rng_state)
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
 #define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
+#define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

@@ -132,6 +132,14 @@ typedef struct nnp_kernels {
    * produces the same numbers. */
   nnp_status (*random)(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t seed, uint64_t offset, double a,
                        double b, const nnp_view* out);
+  /* ---- 1.7: a table at least NNP_KERNELS_SIZE_1_7 also accepts NNP_I8
+   * views wherever integer dtypes are allowed, and NNP_UNARY_ROUND. ---- */
+  /* Integer GEMM for quantized layers (optional; NULL = the core computes
+   * the same integers with the floating gemm):
+   * out[m, n] = sum_k a[m, k] * b[n, k], exactly, in int32. a is [M, K] and
+   * b is [N, K], both NNP_I8; out is [M, N] NNP_I32. All three are
+   * contiguous, M, N, K >= 1 and K <= 65536, so no sum overflows. */
+  nnp_status (*gemm_i8)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 } nnp_kernels;
 
 /* ---- the backend -------------------------------------------------------- */
@@ -189,6 +197,7 @@ typedef struct nnp_backend {
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
+#define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)

@@ -31,14 +31,15 @@ enum class Dtype : int32_t {
   i64 = NNP_I64,
   i32 = NNP_I32,
   u8 = NNP_U8,
-  boolean = NNP_BOOL
+  boolean = NNP_BOOL,
+  i8 = NNP_I8
 };
 
 // libtorch's names for the dtypes, so a libtorch user's habits work.
 constexpr Dtype kFloat32 = Dtype::f32, kFloat = Dtype::f32, kFloat64 = Dtype::f64, kDouble = Dtype::f64,
                 kFloat16 = Dtype::f16, kHalf = Dtype::f16, kBFloat16 = Dtype::bf16, kInt64 = Dtype::i64,
                 kLong = Dtype::i64, kInt32 = Dtype::i32, kInt = Dtype::i32, kUInt8 = Dtype::u8, kByte = Dtype::u8,
-                kBool = Dtype::boolean;
+                kBool = Dtype::boolean, kInt8 = Dtype::i8, kChar = Dtype::i8;
 
 inline const char* dtype_name(Dtype dtype) { return api().dtype_name(static_cast<nnp_dtype>(dtype)); }
 inline size_t dtype_size(Dtype dtype) { return api().dtype_size(static_cast<nnp_dtype>(dtype)); }
@@ -66,6 +67,10 @@ struct DtypeOf<int32_t> {
 template <>
 struct DtypeOf<uint8_t> {
   static constexpr Dtype value = Dtype::u8;
+};
+template <>
+struct DtypeOf<int8_t> {
+  static constexpr Dtype value = Dtype::i8;
 };
 template <>
 struct DtypeOf<bool> {
@@ -381,6 +386,7 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
   Tensor silu() const { return unary(NNP_UNARY_SILU); }
   Tensor sign() const { return unary(NNP_UNARY_SIGN); }
   Tensor erf() const { return unary(NNP_UNARY_ERF); }
+  Tensor round() const { return unary(NNP_UNARY_ROUND); }  // ties to even; its gradient is zero
 
   Tensor binary(nnp_binary_op op, const Tensor& other) const { return call(api().binary, op, get(), other.get()); }
   Tensor binary(nnp_binary_op op, double scalar) const { return binary(op, scalar_like(scalar)); }

@@ -34,6 +34,7 @@ inline std::string torch_dtype_name(Dtype dtype) {
     case Dtype::i64: return "torch.int64";
     case Dtype::i32: return "torch.int32";
     case Dtype::u8: return "torch.uint8";
+    case Dtype::i8: return "torch.int8";
     default: return "torch.bool";
   }
 }
