@@ -121,3 +121,92 @@ TEST(QuantTensor, QuantizeOnTheReferenceBackendEqualsCpu) {
 }
 
 }  // namespace
+
+#include <filesystem>
+#include <nnp/quantize_model.hpp>
+
+namespace {
+
+using namespace nnp;
+using nnp::test::expect_error;
+
+nn::ModuleHandle small_mlp() {
+  return nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.Linear", "in_features": 6, "out_features": 8}, {"type": "nn.ReLU"},
+      {"type": "nn.Linear", "in_features": 8, "out_features": 3}]})");
+}
+
+TEST(QuantModel, QuantizedModelsSaveAndLoadThroughSafetensors) {
+  manual_seed(3);
+  nn::ModuleHandle mlp = quantization::quantize_dynamic(small_mlp());
+  const Tensor x = randn({4, 6});
+  const Tensor y = mlp(x);
+  const std::string path = (std::filesystem::temp_directory_path() / "nnp_quant_model.safetensors").string();
+  mlp.save(path);
+  nn::ModuleHandle again = nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.quantized.dynamic.Linear", "in_features": 6, "out_features": 8}, {"type": "nn.ReLU"},
+      {"type": "nn.quantized.dynamic.Linear", "in_features": 8, "out_features": 3}]})");
+  again.load_state_dict(load_safetensors(path));
+  EXPECT_EQ(again.get_buffer("0.weight").dtype(), Dtype::i8);
+  EXPECT_EQ(again(x).to_vector<float>(), y.to_vector<float>());
+  std::filesystem::remove(path);
+}
+
+TEST(QuantModel, DynamicQuantizationStaysCloseToFloat) {
+  manual_seed(4);
+  nn::ModuleHandle mlp = small_mlp();
+  const Tensor x = randn({32, 6}), want = mlp(x);
+  nn::ModuleHandle q = quantization::quantize_dynamic(mlp);
+  const double error = (q(x) - want).abs().amax().item<float>(), range = want.abs().amax().item<float>();
+  EXPECT_LT(error, 0.05 * range);
+  EXPECT_GT(error, 0.0);  // it did quantize
+  // Batch 1 and an empty batch; leading dimensions are kept.
+  EXPECT_EQ(q(randn({1, 6})).shape(), (Shape{1, 3}));
+  EXPECT_EQ(q(randn({2, 5, 6})).shape(), (Shape{2, 5, 3}));
+  EXPECT_EQ(q(randn({0, 6})).shape(), (Shape{0, 3}));
+}
+
+TEST(QuantModel, RefusalsNameTheFix) {
+  expect_error([] { nn::create_layer("nn.MinMaxObserver", nn::Attrs().set("dtype", "int4")); }, NNP_INVALID_ARGUMENT,
+               {"dtype 'int4'", "quint8 or qint8"});
+  expect_error([] { nn::create_layer("nn.MinMaxObserver", nn::Attrs().set("qscheme", "per_channel_affine")); },
+               NNP_INVALID_ARGUMENT, {"qscheme 'per_channel_affine'", "per_tensor_affine"});
+  expect_error([] { nn::create_layer("nn.MinMaxObserver", nn::Attrs().set("quant_min", int64_t{0})); },
+               NNP_INVALID_ARGUMENT, {"both quant_min and quant_max"});
+  expect_error([] { nn::create_layer("nn.FakeQuantize", nn::Attrs().set("observer", "Histogram")); },
+               NNP_INVALID_ARGUMENT, {"observer 'Histogram'"});
+  nn::ModuleHandle per_channel = nn::create_layer("nn.PerChannelMinMaxObserver");
+  per_channel(randn({3, 4}));
+  expect_error([&] { per_channel(randn({5, 4})); }, NNP_SHAPE_MISMATCH, {"observed 3 channels before and 5 now"});
+  expect_error([&] { per_channel(randn({5})); }, NNP_SHAPE_MISMATCH, {"observed 3 channels"});
+
+  nn::ModuleHandle mlp = small_mlp();
+  auto run = quantization::prepare(mlp);
+  expect_error([&] { run.convert(); }, NNP_INVALID_ARGUMENT, {"saw no data", "calibration"});
+  nn::ModuleHandle q = quantization::quantize_dynamic(small_mlp());
+  expect_error([&] { q(randn({2, 7})); }, NNP_SHAPE_MISMATCH, {"DynamicQuantizedLinear", "[2,7]", "6 features"});
+  expect_error([] { quantization::prepare(nn::create_layer("nn.ReLU")); }, NNP_INVALID_ARGUMENT,
+               {"no Linear or Conv2d"});
+}
+
+TEST(QuantModel, StaticQuantizationFusesReluAndKeepsAccuracy) {
+  manual_seed(5);
+  nn::ModuleHandle mlp = small_mlp();
+  const Tensor calibration = randn({64, 6}), x = randn({16, 6}), want = mlp(x);
+  auto run = quantization::prepare(mlp);
+  run.model()(calibration);
+  nn::ModuleHandle q = run.convert();
+  EXPECT_EQ(q.get_submodule("0").type_name(), "QuantizedLinearReLU");
+  EXPECT_EQ(q.get_submodule("1").type_name(), "Identity");
+  const double error = (q(x) - want).abs().amax().item<float>(), range = want.abs().amax().item<float>();
+  EXPECT_LT(error, 0.1 * range);
+  // The output lies on the last layer's grid.
+  const float scale = q.get_buffer("2.scale").item<float>();
+  const int64_t zero_point = q.get_buffer("2.zero_point").item<int64_t>();
+  for (float v : q(x).reshape({-1}).to_vector<float>()) {
+    const double steps = v / scale + static_cast<double>(zero_point);
+    EXPECT_NEAR(steps, std::nearbyint(steps), 1e-3);
+  }
+}
+
+}  // namespace

@@ -37,5 +37,7 @@ void register_pooling_layers(LayerRegistry& registry);
 void register_embedding_layers(LayerRegistry& registry);
 void register_upsampling_layers(LayerRegistry& registry);
 void register_adaptive_softmax_layers(LayerRegistry& registry);
+void register_quantization_layers(LayerRegistry& registry);
+void register_quantized_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

@@ -20,6 +20,8 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_embedding_layers(registry);
   layers::register_upsampling_layers(registry);
   layers::register_adaptive_softmax_layers(registry);
+  layers::register_quantization_layers(registry);
+  layers::register_quantized_layers(registry);
 }
 
 }  // namespace nnp::core::nn

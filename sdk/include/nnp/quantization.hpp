@@ -12,10 +12,14 @@
 // PyTorch's.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <nnp/tensor.hpp>
 #include <nnp/tensor_creation.hpp>
-#include <stdexcept>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace nnp {
 
@@ -112,6 +116,75 @@ inline Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& sc
                                                int64_t axis, int64_t quant_min, int64_t quant_max) {
   return Tensor::call(api().fake_quantize_per_channel, x.get(), scales.get(), zero_points.get(), axis, quant_min,
                       quant_max);
+}
+
+// ---- what observers compute (torch.ao.quantization's _ObserverBase) ----
+
+// The integer range of an observer: PyTorch's calculate_qmin_qmax. A
+// customized range (quant_min and quant_max given) is kept, halved under
+// reduce_range; otherwise the dtype's full range, or its lower half.
+struct QRange {
+  int64_t quant_min = 0, quant_max = 255;
+  bool customized = false;
+};
+inline QRange observer_range(Dtype dtype, bool reduce_range, std::optional<int64_t> quant_min = std::nullopt,
+                             std::optional<int64_t> quant_max = std::nullopt) {
+  if (dtype != kQUInt8 && dtype != kQInt8)
+    throw Error(NNP_DTYPE_MISMATCH, "observer: dtype must be quint8 (u8) or qint8 (i8)");
+  QRange r;
+  if (quant_min.has_value() != quant_max.has_value())
+    throw Error(NNP_INVALID_ARGUMENT, "observer: give both quant_min and quant_max, or neither");
+  if (quant_min) {
+    if (*quant_min > 0 || *quant_max < 0 || *quant_max - *quant_min + 1 > 256)
+      throw Error(NNP_INVALID_ARGUMENT, "observer: quant_min " + std::to_string(*quant_min) + " and quant_max " +
+                                            std::to_string(*quant_max) + " must include 0 and span at most 256 values");
+    r.customized = true;
+    r.quant_min = *quant_min;
+    r.quant_max = *quant_max;
+    if (reduce_range) {  // Python's floor division
+      r.quant_min = r.quant_min >= 0 ? r.quant_min / 2 : -((-r.quant_min + 1) / 2);
+      r.quant_max /= 2;
+    }
+  } else if (dtype == kQInt8) {
+    r.quant_min = reduce_range ? -64 : -128;
+    r.quant_max = reduce_range ? 63 : 127;
+  } else {
+    r.quant_min = 0;
+    r.quant_max = reduce_range ? 127 : 255;
+  }
+  return r;
+}
+
+// Scale and zero point from the observed minimum and maximum (one per
+// tensor, or one per channel), computed in float as PyTorch's
+// _calculate_qparams does: the range is widened to include 0; symmetric
+// schemes center it (zero point 0 for qint8, 128 for quint8, or the
+// customized range's midpoint); scales are at least eps.
+struct QParams {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+};
+inline QParams qparams_from_range(const std::vector<float>& min_val, const std::vector<float>& max_val, float eps,
+                                  Dtype dtype, bool symmetric, const QRange& range) {
+  QParams p;
+  const auto qmin = static_cast<float>(range.quant_min), qmax = static_cast<float>(range.quant_max);
+  for (size_t i = 0; i < min_val.size(); ++i) {
+    const float min_neg = std::fmin(min_val[i], 0.0f), max_pos = std::fmax(max_val[i], 0.0f);
+    float scale = 1.0f;
+    int64_t zero_point = 0;
+    if (symmetric) {
+      scale = std::fmax(-min_neg, max_pos) / ((qmax - qmin) / 2.0f);
+      scale = std::fmax(scale, eps);
+      if (dtype == kQUInt8) zero_point = range.customized ? (range.quant_min + range.quant_max) / 2 : 128;
+    } else {
+      scale = std::fmax((max_pos - min_neg) / (qmax - qmin), eps);
+      zero_point = range.quant_min - static_cast<int64_t>(std::nearbyint(min_neg / scale));
+      zero_point = std::min(std::max(zero_point, range.quant_min), range.quant_max);
+    }
+    p.scale.push_back(scale);
+    p.zero_point.push_back(zero_point);
+  }
+  return p;
 }
 
 // i8 a [M, K] times i8 b [N, K] transposed, in exact int32: the backend's
