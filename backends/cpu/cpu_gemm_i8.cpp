@@ -6,6 +6,7 @@
 // reuses every load. Without AVX2, plain loops give the same integers.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu_kernels.hpp"
@@ -20,11 +21,6 @@ int32_t dot_scalar(const int8_t* a, const int8_t* b, int64_t k) {
   return sum;
 }
 
-void rows_scalar(const int8_t* a, const int8_t* b, int32_t* out, int64_t m0, int64_t m1, int64_t n, int64_t k) {
-  for (int64_t i = m0; i < m1; ++i)
-    for (int64_t j = 0; j < n; ++j) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
-}
-
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) inline __m256i widen(const int8_t* p) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -37,17 +33,19 @@ __attribute__((target("avx2"))) inline int32_t horizontal_sum(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-// out rows [m0, m1) of a [M, K] times b [N, K]^T.
-__attribute__((target("avx2"))) void rows_avx2(const int8_t* a, const int8_t* b, int32_t* out, int64_t m0, int64_t m1,
-                                               int64_t n, int64_t k) {
+// Columns [n0, n1) of out = a [M, K] times b [N, K]^T. Four rows of b
+// (a few KB) stay in L1 while every row of a streams past them from L2, so
+// b, the larger operand (a layer's weights), is read from memory once.
+__attribute__((target("avx2"))) void columns_avx2(const int8_t* a, const int8_t* b, int32_t* out, int64_t m, int64_t n0,
+                                                  int64_t n1, int64_t n, int64_t k) {
   const int64_t k16 = k - k % 16;
-  int64_t i = m0;
-  for (; i + 2 <= m1; i += 2) {
-    const int8_t* a0 = a + i * k;
-    const int8_t* a1 = a0 + k;
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const int8_t* b0 = b + j * k;
+  int64_t j = n0;
+  for (; j + 4 <= n1; j += 4) {
+    const int8_t* b0 = b + j * k;
+    int64_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+      const int8_t* a0 = a + i * k;
+      const int8_t* a1 = a0 + k;
       __m256i acc[2][4] = {};
       for (int64_t p = 0; p < k16; p += 16) {
         const __m256i x0 = widen(a0 + p), x1 = widen(a1 + p);
@@ -62,16 +60,8 @@ __attribute__((target("avx2"))) void rows_avx2(const int8_t* a, const int8_t* b,
         out[(i + 1) * n + j + c] = horizontal_sum(acc[1][c]) + dot_scalar(a1 + k16, b0 + c * k + k16, k - k16);
       }
     }
-    for (; j < n; ++j) {
-      out[i * n + j] = dot_scalar(a0, b + j * k, k);
-      out[(i + 1) * n + j] = dot_scalar(a1, b + j * k, k);
-    }
-  }
-  for (; i < m1; ++i) {  // the odd last row: 1 x 4 tiles
-    const int8_t* a0 = a + i * k;
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const int8_t* b0 = b + j * k;
+    for (; i < m; ++i) {  // the odd last row of a (all of batch 1): 1 x 4 tiles
+      const int8_t* a0 = a + i * k;
       __m256i acc[4] = {};
       for (int64_t p = 0; p < k16; p += 16) {
         const __m256i x0 = widen(a0 + p);
@@ -80,8 +70,9 @@ __attribute__((target("avx2"))) void rows_avx2(const int8_t* a, const int8_t* b,
       for (int c = 0; c < 4; ++c)
         out[i * n + j + c] = horizontal_sum(acc[c]) + dot_scalar(a0 + k16, b0 + c * k + k16, k - k16);
     }
-    for (; j < n; ++j) out[i * n + j] = dot_scalar(a0, b + j * k, k);
   }
+  for (; j < n1; ++j)
+    for (int64_t i = 0; i < m; ++i) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
 }
 
 bool has_avx2() {
@@ -100,29 +91,17 @@ nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, 
   const auto* pa = static_cast<const int8_t*>(a->data);
   const auto* pb = static_cast<const int8_t*>(b->data);
   auto* po = static_cast<int32_t*>(out->data);
-  // Rows of a in pairs over the pool; a single row (batch 1) splits the
-  // rows of b instead, each task writing its own stretch of the one output row.
-  if (m == 1) {
-    parallel_for(n, k, [&](int64_t first, int64_t last) {
-#if defined(__x86_64__)
-      if (has_avx2()) {
-        rows_avx2(pa, pb + first * k, po + first, 0, 1, last - first, k);
-        return;
-      }
-#endif
-      for (int64_t j = first; j < last; ++j) po[j] = dot_scalar(pa, pb + j * k, k);
-    });
-    return NNP_OK;
-  }
-  parallel_for((m + 1) / 2, n * k * 2, [&](int64_t first, int64_t last) {
-    const int64_t m0 = first * 2, m1 = std::min(m, last * 2);
+  // The pool splits the columns (rows of b) in blocks of four.
+  parallel_for((n + 3) / 4, 4 * m * k, [&](int64_t first, int64_t last) {
+    const int64_t n0 = first * 4, n1 = std::min(n, last * 4);
 #if defined(__x86_64__)
     if (has_avx2()) {
-      rows_avx2(pa, pb, po, m0, m1, n, k);
+      columns_avx2(pa, pb, po, m, n0, n1, n, k);
       return;
     }
 #endif
-    rows_scalar(pa, pb, po, m0, m1, n, k);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = n0; j < n1; ++j) po[i * n + j] = dot_scalar(pa + i * k, pb + j * k, k);
   });
   return NNP_OK;
 }

@@ -241,6 +241,16 @@ expect 9 1 "not an ELF file" -- "$nnplug" conformance --backend text.so
 
 # ---- class 10: the command line ----
 expect 10 0 "test accuracy" -- "$nnplug" eval --checkpoint run3/checkpoint.safetensors --data good.csv
+expect 10 0 "quantized on" -- "$nnplug" quantize --checkpoint run3/checkpoint.safetensors --data good.csv \
+  --calibrate 2 --out quantized.safetensors
+expect 10 0 "test accuracy" -- "$nnplug" eval --checkpoint quantized.safetensors --data good.csv
+expect 10 2 "for option '--calibrate' is invalid" -- "$nnplug" quantize --checkpoint run3/checkpoint.safetensors \
+  --calibrate abc --out quantize_bad
+printf 'garbage' >not_a_checkpoint.safetensors
+expect 10 1 "not a valid safetensors file" -- "$nnplug" quantize --checkpoint not_a_checkpoint.safetensors \
+  --out quantize_bad
+expect 10 1 "holds a quantized model already" -- "$nnplug" quantize --checkpoint quantized.safetensors \
+  --data good.csv --out quantize_bad
 expect 10 2 "unrecognised option" -- "$nnplug" train --no-such-option
 expect 10 2 "" -- "$nnplug" train --epochs many
 expect 10 1 "--epochs and --batch-size must be >= 1" -- "$nnplug" train --epochs 0

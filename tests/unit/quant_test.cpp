@@ -210,3 +210,20 @@ TEST(QuantModel, StaticQuantizationFusesReluAndKeepsAccuracy) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(QuantModel, LayersInsideLayersThatCallTheirMembersStayFloat) {
+  nnp::nn::ModuleHandle model = nnp::nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.TransformerEncoderLayer", "d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0},
+      {"type": "nn.Linear", "in_features": 8, "out_features": 3}]})");
+  model.eval();
+  const nnp::Tensor x = nnp::randn({2, 5, 8});
+  const nnp::Tensor want = model(x);
+  nnp::nn::ModuleHandle q = nnp::quantization::quantize_dynamic(model);
+  EXPECT_EQ(q.get_submodule("0.linear1").type_name(), "Linear");
+  EXPECT_EQ(q.get_submodule("1").type_name(), "DynamicQuantizedLinear");
+  EXPECT_LT((q(x) - want).abs().amax().item<float>(), 0.05 * want.abs().amax().item<float>());
+}
+
+}  // namespace

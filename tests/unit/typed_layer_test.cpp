@@ -27,6 +27,32 @@ std::map<std::string, Twin> twins() {
       [] { return nn::Linear(nn::LinearOptions(4, 3).bias(false)); },
       [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3).set("bias", false)); }};
   t["nn.Identity"] = {[] { return nn::Identity(); }, none};
+  t["nn.MinMaxObserver"] = {
+      [] { return nn::MinMaxObserver(nn::ObserverOptions().dtype(kQInt8).qscheme("per_tensor_symmetric")); },
+      [] { return std::move(nn::Attrs().set("dtype", "qint8").set("qscheme", "per_tensor_symmetric")); }};
+  t["nn.MovingAverageMinMaxObserver"] = {
+      [] { return nn::MovingAverageMinMaxObserver(nn::ObserverOptions().averaging_constant(0.1)); },
+      [] { return std::move(nn::Attrs().set("averaging_constant", 0.1)); }};
+  t["nn.PerChannelMinMaxObserver"] = {[] { return nn::PerChannelMinMaxObserver(nn::ObserverOptions().ch_axis(1)); },
+                                      [] { return std::move(nn::Attrs().set("ch_axis", 1)); }};
+  t["nn.FakeQuantize"] = {[] { return nn::FakeQuantize(nn::FakeQuantizeOptions().quant_min(0).quant_max(127)); },
+                          [] { return std::move(nn::Attrs().set("quant_min", 0).set("quant_max", 127)); }};
+  t["nn.quantized.dynamic.Linear"] = {
+      [] { return nn::DynamicQuantizedLinear(nn::LinearOptions(4, 3)); },
+      [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3)); }};
+  t["nn.quantized.Linear"] = {
+      [] { return nn::QuantizedLinear(nn::QuantizedLinearOptions(4, 3).relu(true)); },
+      [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3).set("relu", true)); }};
+  t["nn.quantized.Conv2d"] = {[] {
+                                return nn::QuantizedConv2d(nn::QuantizedConv2dOptions(2, 4, {3, 3}).padding({1}));
+                              },
+                              [] {
+                                return std::move(nn::Attrs()
+                                                     .set("in_channels", 2)
+                                                     .set("out_channels", 4)
+                                                     .set("kernel_size", std::vector<int64_t>{3})
+                                                     .set("padding", std::vector<int64_t>{1}));
+                              }};
   t["nn.Flatten"] = {[] { return nn::Flatten(nn::FlattenOptions().start_dim(0)); },
                      [] { return std::move(nn::Attrs().set("start_dim", 0)); }};
   t["nn.Dropout"] = {[] { return nn::Dropout(0.25); }, [] { return std::move(nn::Attrs().set("p", 0.25)); }};

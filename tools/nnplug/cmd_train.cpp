@@ -94,6 +94,10 @@ int run_train(const Args& args) {
   TrainCheckpoint resumed;
   if (!resume.empty()) {
     resumed = load_train_checkpoint(resume);
+    if (resumed.model_spec.find("\"nn.quantized") != std::string::npos)
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "--resume " + resume +
+                                                 ": the checkpoint holds a quantized model (nnplug quantize), which "
+                                                 "evaluates but does not train; resume from the float checkpoint");
     if (!vm["seed"].defaulted() && seed != resumed.seed)
       throw nnp::Error(NNP_INVALID_ARGUMENT, "--seed " + std::to_string(seed) + ": the checkpoint's run used seed " +
                                                  std::to_string(resumed.seed) +

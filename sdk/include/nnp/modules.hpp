@@ -27,6 +27,7 @@
 #include <nnp/modules/normalization.hpp>
 #include <nnp/modules/padding.hpp>
 #include <nnp/modules/pooling.hpp>
+#include <nnp/modules/quantization.hpp>
 #include <nnp/modules/rnn.hpp>
 #include <nnp/modules/transformer.hpp>
 #include <nnp/modules/upsampling.hpp>

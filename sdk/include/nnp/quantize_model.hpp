@@ -12,9 +12,11 @@
 // default_per_channel_weight_observer); static activations use
 // MinMaxObserver over quint8 [0, 127] (default_per_channel_qconfig), and a
 // ReLU that follows a Linear or Conv2d in a Sequential is fused into it.
-// Layers are swapped in their parents, which is what a Sequential or a model
-// built from a spec calls; a C++ module that calls a member holder directly
-// keeps the float layer it holds.
+// Layers are swapped where their parent is a container (Sequential,
+// ModuleList, ModuleDict) or where they are the model itself: a model built
+// from a spec is quantized whole; a layer inside a module that calls its
+// members directly (a TransformerEncoderLayer's linear1, a C++ module's
+// holder) stays float.
 #pragma once
 
 #include <cmath>
@@ -63,6 +65,18 @@ inline ModuleHandle swap_module(ModuleHandle& root, const std::string& path, con
   return root;
 }
 
+// Whether the module at `path` is the root or a child of a container
+// (Sequential, ModuleList, ModuleDict), whose calls go through its
+// children. A built-in or C++ layer that calls member holders (a
+// TransformerEncoderLayer's linear1) would keep calling the float layer, so
+// those are left alone.
+inline bool swappable(const ModuleHandle& root, const std::string& path) {
+  if (path.empty()) return true;
+  const size_t dot = path.rfind('.');
+  const std::string type = (dot == std::string::npos ? root : root.get_submodule(path.substr(0, dot))).type_name();
+  return type == "Sequential" || type == "ModuleList" || type == "ModuleDict";
+}
+
 // Loads a quantized layer's weight, scales and bias from the float layer.
 inline void load_weights(ModuleHandle& q, const ModuleHandle& source) {
   const Tensor weight = source.get_tensor("weight");
@@ -94,7 +108,7 @@ inline Attrs linear_attrs(const ModuleHandle& m) {
 inline ModuleHandle quantize_dynamic(ModuleHandle model) {
   std::vector<std::pair<std::string, ModuleHandle>> linears;
   for (auto& [path, m] : model.named_modules())
-    if (m.type_name() == "Linear") linears.emplace_back(path, m);
+    if (m.type_name() == "Linear" && detail::swappable(model, path)) linears.emplace_back(path, m);
   for (auto& [path, m] : linears) {
     ModuleHandle q = nn::create_layer("nn.quantized.dynamic.Linear", detail::linear_attrs(m));
     detail::load_weights(q, m);
@@ -111,7 +125,7 @@ class StaticQuantization {
     std::vector<std::pair<std::string, ModuleHandle>> all = model_.named_modules();
     for (size_t i = 0; i < all.size(); ++i) {
       const std::string type = all[i].second.type_name();
-      if (type != "Linear" && type != "Conv2d") continue;
+      if ((type != "Linear" && type != "Conv2d") || !detail::swappable(model_, all[i].first)) continue;
       Site site;
       site.path = all[i].first;
       site.layer = all[i].second;
