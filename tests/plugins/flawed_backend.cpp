@@ -108,9 +108,15 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 #elif NNP_FLAW == 4
   flawed.copy = truncating_copy;
   const char* name = "flawed_rounding";
-#else
+#elif NNP_FLAW == 5
   flawed.where = hanging_where;
   const char* name = "flawed_hang";
+#else
+  // Not a flaw: a kernel table as a backend built before ABI 1.7 has it,
+  // which the core must never hand an i8 tensor or round.
+  flawed.struct_size = NNP_KERNELS_SIZE_1_0;
+  flawed.gemm_i8 = nullptr;
+  const char* name = "flawed_pre17";
 #endif
   static nnp_backend backend;
   nnp_host_backend_init(&backend, name, 1, &flawed);

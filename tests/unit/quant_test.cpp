@@ -227,3 +227,19 @@ TEST(QuantModel, LayersInsideLayersThatCallTheirMembersStayFloat) {
 }
 
 }  // namespace
+
+namespace {
+
+// A backend whose kernel table is ABI 1.6's size never gets i8 or round.
+TEST(QuantTensor, BackendsBuiltBeforeAbi17AreNeverHandedI8OrRound) {
+  const std::string plugin = std::string(NNP_CORPUS_DIR) + "/libflawed_pre17.so";
+  (void)nnp::api().load_plugin(plugin.c_str());  // another test of this process may have loaded it
+  const nnp::Device old("flawed_pre17");
+  nnp::test::expect_error([&] { nnp::empty({2}, nnp::Dtype::i8, old); }, NNP_DTYPE_MISMATCH,
+                          {"'flawed_pre17' predates ABI 1.7", "cannot hold i8"});
+  nnp::test::expect_error([&] { nnp::randn({2}).to(old).round(); }, NNP_UNIMPLEMENTED, {"round:", "predates ABI 1.7"});
+  // Everything else still runs there.
+  EXPECT_EQ((nnp::ones({2}).to(old) * 2.0).to(nnp::Device("cpu")).to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+}  // namespace

@@ -59,7 +59,8 @@ int run_family_child(const std::string& backend, const std::string& family) {
     std::cout << "case\t" << (c.passed ? 1 : 0) << "\t" << c.worst << "\t" << field(c.op) << "\t" << field(c.dtype)
               << "\t" << field(c.layout) << "\t" << field(c.detail) << std::endl;
   };
-  conformance::run(backend_name(backend), options);
+  const conformance::Report report = conformance::run(backend_name(backend), options);
+  if (!report.note.empty()) std::cout << "note\t" << field(report.note) << std::endl;
   return 0;
 }
 
@@ -80,6 +81,7 @@ conformance::Report run_isolated(const std::string& backend, const std::string& 
                                      timeout, [&](const std::string& line) {
                                        std::vector<std::string> f = split_tabs(line);
                                        if (f.size() == 4 && f[0] == "start") started = {f[1], f[2], f[3]};
+                                       if (f.size() == 2 && f[0] == "note") report.note = f[1];
                                        if (f.size() < 7 || f[0] != "case") return;
                                        conformance::Case c;
                                        c.passed = f[1] == "1";
