@@ -2,6 +2,7 @@
 // int8 GEMM on every backend against plain sums, and the refusals.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nnp/nnp.hpp>
 #include <nnp/quantization.hpp>
 
@@ -240,6 +241,36 @@ TEST(QuantTensor, BackendsBuiltBeforeAbi17AreNeverHandedI8OrRound) {
   nnp::test::expect_error([&] { nnp::randn({2}).to(old).round(); }, NNP_UNIMPLEMENTED, {"round:", "predates ABI 1.7"});
   // Everything else still runs there.
   EXPECT_EQ((nnp::ones({2}).to(old) * 2.0).to(nnp::Device("cpu")).to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(QuantModel, HostileAttributesAreRefusedBeforeAnyArithmetic) {
+  using nnp::nn::Attrs;
+  nnp::test::expect_error(
+      [] {
+        nnp::nn::create_layer("nn.MinMaxObserver", Attrs()
+                                                       .set("quant_min", std::numeric_limits<int64_t>::min())
+                                                       .set("quant_max", std::numeric_limits<int64_t>::max()));
+      },
+      NNP_INVALID_ARGUMENT, {"must include 0 and span at most 256 values"});
+  nnp::test::expect_error(
+      [] {
+        nnp::nn::create_layer("nn.quantized.Conv2d", Attrs()
+                                                         .set("in_channels", int64_t{1} << 40)
+                                                         .set("out_channels", 2)
+                                                         .set("kernel_size", std::vector<int64_t>{1 << 20}));
+      },
+      NNP_INVALID_ARGUMENT, {"QuantizedConv2d: in_channels", "must be positive"});
+  nnp::test::expect_error(
+      [] {
+        nnp::nn::create_layer(
+            "nn.quantized.Conv2d",
+            Attrs().set("in_channels", 2).set("out_channels", 2).set("kernel_size", std::vector<int64_t>{0}));
+      },
+      NNP_INVALID_ARGUMENT, {"kernel_size [0,0]"});
 }
 
 }  // namespace

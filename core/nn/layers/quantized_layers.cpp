@@ -157,6 +157,15 @@ struct QuantizedLinear : StaticQuantized {
 
 // torch.ao.nn.quantized.Conv2d (and ConvReLU2d): im2col of the input's
 // offsets (padding reads offset 0, the quantized zero), one int8 GEMM.
+// in_channels * kh * kw, refused before it could overflow.
+int64_t conv_columns(const Attrs& a, const std::vector<int64_t>& kernel) {
+  const int64_t c = a.integer("in_channels");
+  if (c < 1 || c > (int64_t{1} << 24) || kernel[0] < 1 || kernel[1] < 1 || kernel[0] > 4096 || kernel[1] > 4096)
+    throw Error(NNP_INVALID_ARGUMENT, "QuantizedConv2d: in_channels " + std::to_string(c) + " and kernel_size " +
+                                          shape_text(kernel) + " must be positive (and at most 2^24 and 4096)");
+  return c * kernel[0] * kernel[1];
+}
+
 struct QuantizedConv2d : StaticQuantized {
   int64_t in_channels;
   nnp::nn::functional::detail::Window window;
@@ -165,7 +174,7 @@ struct QuantizedConv2d : StaticQuantized {
   explicit QuantizedConv2d(const Attrs& a)
       : StaticQuantized(
             a.boolean("relu") ? "QuantizedConvReLU2d" : "QuantizedConv2d", a.integer("out_channels"),
-            a.integer("in_channels") * pair(a, "kernel_size")[0] * pair(a, "kernel_size")[1], a.boolean("bias"),
+            conv_columns(a, pair(a, "kernel_size")), a.boolean("bias"),
             {a.integer("out_channels"), a.integer("in_channels"), pair(a, "kernel_size")[0], pair(a, "kernel_size")[1]},
             a.boolean("relu")),
         in_channels(a.integer("in_channels")),

@@ -135,7 +135,7 @@ inline QRange observer_range(Dtype dtype, bool reduce_range, std::optional<int64
   if (quant_min.has_value() != quant_max.has_value())
     throw Error(NNP_INVALID_ARGUMENT, "observer: give both quant_min and quant_max, or neither");
   if (quant_min) {
-    if (*quant_min > 0 || *quant_max < 0 || *quant_max - *quant_min + 1 > 256)
+    if (*quant_min > 0 || *quant_max < 0 || *quant_min < -256 || *quant_max > 255 || *quant_max - *quant_min + 1 > 256)
       throw Error(NNP_INVALID_ARGUMENT, "observer: quant_min " + std::to_string(*quant_min) + " and quant_max " +
                                             std::to_string(*quant_max) + " must include 0 and span at most 256 values");
     r.customized = true;
