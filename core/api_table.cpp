@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_7, "nnp_api grew: add NNP_API_SIZE_1_8 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_8, "nnp_api grew: add NNP_API_SIZE_1_9 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -189,6 +189,12 @@ nnp_api make_table() {
   t.fake_quantize_per_tensor = api::fake_quantize_per_tensor;
   t.fake_quantize_per_channel = api::fake_quantize_per_channel;
   t.matmul_i8 = api::matmul_i8;
+  t.onnx_export = api::onnx_export;
+  t.onnx_graph_add_node = api::onnx_graph_add_node;
+  t.onnx_graph_add_constant = api::onnx_graph_add_constant;
+  t.onnx_graph_tensor_name = api::onnx_graph_tensor_name;
+  t.onnx_graph_new_name = api::onnx_graph_new_name;
+  t.onnx_graph_opset = api::onnx_graph_opset;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

@@ -9,6 +9,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
+#include "onnx/trace.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
 #include "profiler/profiler.hpp"
@@ -103,6 +104,8 @@ void check_quantize_input(const char* op, const Tensor& x) {
 }  // namespace
 
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype) {
+  onnx::OpScope trace;  // quantized models are not exported yet
+  if (trace.recorder()) onnx::refuse_op("quantize_per_tensor");
   profiler::OpScope profile("quantize_per_tensor", {&x});
   const QRange range = quantized_range("quantize_per_tensor", dtype);
   check_quantize_input("quantize_per_tensor", x);
@@ -114,6 +117,8 @@ TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point,
 
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                nnp_dtype dtype) {
+  onnx::OpScope trace;  // quantized models are not exported yet
+  if (trace.recorder()) onnx::refuse_op("quantize_per_channel");
   profiler::OpScope profile("quantize_per_channel", {&x, &scales, &zero_points});
   const QRange range = quantized_range("quantize_per_channel", dtype);
   check_quantize_input("quantize_per_channel", x);
@@ -127,6 +132,8 @@ TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tens
 }
 
 TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point) {
+  onnx::OpScope trace;  // quantized models are not exported yet
+  if (trace.recorder()) onnx::refuse_op("dequantize_per_tensor");
   profiler::OpScope profile("dequantize_per_tensor", {&q});
   check_scale("dequantize_per_tensor", scale);
   if (!is_integral(q.dtype))
@@ -137,6 +144,8 @@ TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_poin
 }
 
 TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
+  onnx::OpScope trace;  // quantized models are not exported yet
+  if (trace.recorder()) onnx::refuse_op("dequantize_per_channel");
   profiler::OpScope profile("dequantize_per_channel", {&q, &scales, &zero_points});
   if (!is_integral(q.dtype))
     fail(NNP_DTYPE_MISMATCH, "dequantize_per_channel: needs the integer values (u8, i8, i32), got ",
@@ -209,6 +218,8 @@ FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, c
 }
 
 TensorRef matmul_i8(const Tensor& a, const Tensor& b) {
+  onnx::OpScope trace;  // quantized models are not exported yet
+  if (trace.recorder()) onnx::refuse_op("matmul_i8");
   profiler::OpScope profile("matmul_i8", {&a, &b});
   check_same_device("matmul_i8", a, b);
   if (a.dtype != NNP_I8 || b.dtype != NNP_I8)

@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev
   zlib1g-dev
   nlohmann-json3-dev libdlpack-dev
+  libonnx-dev libprotobuf-dev
   hipcc libamdhip64-dev
   clang-15
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -20,13 +21,25 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# ONNX Runtime (npm onnxruntime-node, CPU), the outside client that runs the
+# ONNX files nnplug exports in the tests. Its install script would fetch CUDA
+# pieces; the CPU library ships in the package, so scripts are skipped. Without
+# npm or the registry the ONNX Runtime tests say so and skip.
+client="$(cd "$(dirname "$0")/.." && pwd)/tests/onnx_runtime"
+if [ ! -f "$client/node_modules/onnxruntime-node/package.json" ]; then
+  if command -v npm > /dev/null; then
+    (cd "$client" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm ci --no-audit --no-fund --ignore-scripts) ||
+      echo "setup: onnxruntime-node could not be installed; the ONNX Runtime comparisons will be skipped"
+  else
+    echo "setup: npm not found; the ONNX Runtime comparisons will be skipped"
+  fi
+fi

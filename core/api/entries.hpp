@@ -91,6 +91,18 @@ nnp_status fake_quantize_per_tensor(const nnp_tensor* x, double scale, int64_t z
 nnp_status fake_quantize_per_channel(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
                                      int64_t axis, int64_t quant_min, int64_t quant_max, nnp_tensor** out);
 nnp_status matmul_i8(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+
+// onnx.cpp (1.8)
+nnp_status onnx_export(nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs, const char* path,
+                       const nnp_onnx_export_options* options);
+nnp_status onnx_graph_add_node(nnp_onnx_graph* graph, const char* op_type, const char* domain,
+                               const char* const* inputs, int32_t n_inputs, const char* const* outputs,
+                               int32_t n_outputs, const nnp_attrs* attributes);
+nnp_status onnx_graph_add_constant(nnp_onnx_graph* graph, const nnp_tensor* value, const char* name_hint,
+                                   const char** name);
+nnp_status onnx_graph_tensor_name(nnp_onnx_graph* graph, nnp_module* module, const char* tensor, const char** name);
+nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const char** name);
+int64_t onnx_graph_opset(const nnp_onnx_graph* graph);
 nnp_status softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
 nnp_status cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
 nnp_status index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);

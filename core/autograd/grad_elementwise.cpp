@@ -1,6 +1,7 @@
 // Backward of unary, binary and where.
 #include <cmath>
 
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -28,7 +29,9 @@ const char* binary_backward_name(nnp_binary_op op) {
 }  // namespace
 
 TensorRef unary(nnp_unary_op op, const Tensor& x) {
+  onnx::OpScope trace;
   TensorRef out = core::unary(op, x);
+  if (auto* g = trace.recorder()) onnx::record_unary(*g, op, x, *out);
   if (!should_record({&x})) return out;
   SavedTensor input = share(x), result = saved_output(*out);
   // The closures keep only what their formula needs.
@@ -92,7 +95,9 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
 }
 
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  onnx::OpScope trace;
   TensorRef out = core::binary(op, a, b);
+  if (auto* g = trace.recorder()) onnx::record_binary(*g, op, a, b, *out);
   if (op >= NNP_BINARY_EQ || !should_record({&a, &b})) return out;  // comparisons have no gradient
   const Dims sa = a.shape, sb = b.shape;
   SavedTensor ta = share(a), tb = share(b), result = saved_output(*out);
@@ -146,7 +151,9 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
 }
 
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  onnx::OpScope trace;
   TensorRef out = core::where(cond, a, b);
+  if (auto* g = trace.recorder()) onnx::record_where(*g, cond, a, b, *out);
   if (!should_record({&a, &b})) return out;
   SavedTensor c = share(cond);
   const Dims sa = a.shape, sb = b.shape;

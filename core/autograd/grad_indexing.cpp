@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -11,7 +12,9 @@ namespace nnp::core::autograd {
 using namespace math;
 
 TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
+  onnx::OpScope trace;
   TensorRef out = core::cat(tensors, count, dim);
+  if (auto* g = trace.recorder()) onnx::record_cat(*g, tensors, count, dim, *out);
   bool any = false;
   for (int32_t i = 0; i < count; ++i) any = any || should_record({tensors[i]});
   if (!any) return out;
@@ -35,7 +38,9 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
 }
 
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  onnx::OpScope trace;
   TensorRef out = core::index_select(x, dim, index);
+  if (auto* g = trace.recorder()) onnx::record_index_select(*g, x, dim, index, *out);
   if (!should_record({&x})) return out;
   const Dims shape = x.shape;
   const int32_t d = wrap_dim("index_select", dim, x.shape.ndim);
@@ -55,7 +60,9 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  onnx::OpScope trace;
   TensorRef out = core::gather(x, dim, index);
+  if (auto* g = trace.recorder()) onnx::record_gather(*g, x, dim, index, *out);
   if (!should_record({&x})) return out;
   const Dims shape = x.shape;
   SavedTensor idx = share(index);
@@ -66,7 +73,9 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  onnx::OpScope trace;
   TensorRef out = core::scatter_add(x, dim, index, src);
+  if (auto* g = trace.recorder()) onnx::record_scatter_add(*g, x, dim, index, src, *out);
   if (!should_record({&x, &src})) return out;
   SavedTensor idx = share(index);
   const Dims src_shape = src.shape;

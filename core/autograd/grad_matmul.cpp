@@ -1,5 +1,6 @@
 // Backward of matmul. 1-D operands are promoted with (differentiable)
 // unsqueeze/squeeze, so the node itself only sees batched matrices.
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -25,9 +26,7 @@ TensorRef product_like(const Tensor& like, const TensorRef& lhs, const TensorRef
   return transposed(core::matmul(*transposed(rhs), *transposed(lhs)));
 }
 
-}  // namespace
-
-TensorRef matmul(const Tensor& a, const Tensor& b) {
+TensorRef recorded_matmul(const Tensor& a, const Tensor& b) {
   // [..., n, k] @ [k, m] (a Linear on a sequence) is one [(...) * n, k]
   // product, as PyTorch folds it: one GEMM forward, and a weight gradient
   // that is one GEMM rather than a product per batch summed afterwards.
@@ -59,6 +58,15 @@ TensorRef matmul(const Tensor& a, const Tensor& b) {
     TensorRef gb = requires_grad(*tb) ? sum_to(product_like(*tb, transposed(ta), g[0]), tb->shape) : TensorRef();
     return Grads{ga, gb};
   });
+  return out;
+}
+
+}  // namespace
+
+TensorRef matmul(const Tensor& a, const Tensor& b) {
+  onnx::OpScope trace;
+  TensorRef out = recorded_matmul(a, b);
+  if (auto* g = trace.recorder()) onnx::record_matmul(*g, a, b, *out);
   return out;
 }
 

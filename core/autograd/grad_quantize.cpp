@@ -1,6 +1,7 @@
 // Backward of fake quantization: the straight-through estimator, as
 // PyTorch's cachemask kernels: the gradient passes where round-and-clamp
 // left the value inside [quant_min, quant_max], and is zero elsewhere.
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -22,12 +23,16 @@ TensorRef record_straight_through(const char* name, const Tensor& x, FakeQuantiz
 
 TensorRef fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
                                    int64_t quant_max) {
+  onnx::OpScope trace;
+  if (trace.recorder()) onnx::refuse_op("fake_quantize_per_tensor");
   return record_straight_through("FakeQuantizePerTensorAffineCachemaskBackward", x,
                                  core::fake_quantize_per_tensor(x, scale, zero_point, quant_min, quant_max));
 }
 
 TensorRef fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                     int64_t quant_min, int64_t quant_max) {
+  onnx::OpScope trace;
+  if (trace.recorder()) onnx::refuse_op("fake_quantize_per_channel");
   return record_straight_through("FakeQuantizePerChannelAffineCachemaskBackward", x,
                                  core::fake_quantize_per_channel(x, scales, zero_points, axis, quant_min, quant_max));
 }

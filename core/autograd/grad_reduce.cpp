@@ -1,5 +1,6 @@
 // Backward of reductions and softmax.
 #include "../error.hpp"
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -31,7 +32,9 @@ TensorRef spread(const TensorRef& g, const Dims& keep, const Dims& input) {
 
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
                  double correction) {
+  onnx::OpScope trace;
   TensorRef out = core::reduce(op, x, dims, ndims, keepdim, correction);
+  if (auto* g = trace.recorder()) onnx::record_reduce(*g, op, x, dims, ndims, keepdim, correction, *out);
   if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN || !should_record({&x})) return out;
   const Dims input = x.shape;
   const Dims keep = kept_shape(x.shape, dims, ndims);
@@ -76,7 +79,9 @@ TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t
 }
 
 TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
+  onnx::OpScope trace;
   TensorRef out = core::softmax(x, dim, log);
+  if (auto* g = trace.recorder()) onnx::record_softmax(*g, x, dim, log, *out);
   if (!should_record({&x})) return out;
   const int32_t d = x.shape.ndim ? wrap_dim("softmax", dim, x.shape.ndim) : 0;
   SavedTensor result = saved_output(*out);

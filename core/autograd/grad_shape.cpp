@@ -1,6 +1,7 @@
 // Backward of views, copies and conversions.
 #include "../dtype.hpp"
 #include "../error.hpp"
+#include "../onnx/trace.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -12,6 +13,20 @@ using namespace math;
 
 namespace {
 
+// The Transpose permutations of transpose() and permute().
+std::vector<int32_t> transpose_order(const Tensor& t, int64_t dim0, int64_t dim1) {
+  std::vector<int32_t> order(static_cast<size_t>(t.shape.ndim));
+  for (int32_t i = 0; i < t.shape.ndim; ++i) order[static_cast<size_t>(i)] = i;
+  std::swap(order[static_cast<size_t>(wrap_dim("transpose", dim0, t.shape.ndim))],
+            order[static_cast<size_t>(wrap_dim("transpose", dim1, t.shape.ndim))]);
+  return order;
+}
+std::vector<int32_t> permute_order(const int32_t* dims, int32_t ndim) {
+  std::vector<int32_t> order;
+  for (int32_t i = 0; i < ndim; ++i) order.push_back(wrap_dim("permute", dims[i], ndim));
+  return order;
+}
+
 // Views and copies whose gradient is the incoming one reshaped back.
 void record_reshape_back(const char* name, const Tensor& input, Tensor& out) {
   const Dims shape = input.shape;
@@ -21,35 +36,45 @@ void record_reshape_back(const char* name, const Tensor& input, Tensor& out) {
 }  // namespace
 
 TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  onnx::OpScope trace;
   TensorRef out = core::view(t, shape, ndim);
+  if (auto* g = trace.recorder()) onnx::record_reshape(*g, t, *out);
   track_view(*out, t);
   if (should_record({&t})) record_reshape_back("ViewBackward", t, *out);
   return out;
 }
 
 TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  onnx::OpScope trace;
   TensorRef out = core::reshape(t, shape, ndim);
+  if (auto* g = trace.recorder()) onnx::record_reshape(*g, t, *out);
   track_view(*out, t);
   if (should_record({&t})) record_reshape_back("ReshapeBackward", t, *out);
   return out;
 }
 
 TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims) {
+  onnx::OpScope trace;
   TensorRef out = core::squeeze(t, dim, all_dims);
+  if (auto* g = trace.recorder()) onnx::record_reshape(*g, t, *out);
   track_view(*out, t);
   if (should_record({&t})) record_reshape_back("SqueezeBackward", t, *out);
   return out;
 }
 
 TensorRef unsqueeze(const Tensor& t, int64_t dim) {
+  onnx::OpScope trace;
   TensorRef out = core::unsqueeze(t, dim);
+  if (auto* g = trace.recorder()) onnx::record_reshape(*g, t, *out);
   track_view(*out, t);
   if (should_record({&t})) record_reshape_back("UnsqueezeBackward", t, *out);
   return out;
 }
 
 TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+  onnx::OpScope trace;
   TensorRef out = core::transpose(t, dim0, dim1);
+  if (auto* g = trace.recorder()) onnx::record_permute(*g, t, transpose_order(t, dim0, dim1), *out);
   track_view(*out, t);
   if (should_record({&t}))
     record("TransposeBackward", {&t}, {out.get()},
@@ -58,7 +83,9 @@ TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
 }
 
 TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
+  onnx::OpScope trace;
   TensorRef out = core::permute(t, dims, ndim);
+  if (auto* g = trace.recorder()) onnx::record_permute(*g, t, permute_order(dims, ndim), *out);
   track_view(*out, t);
   if (!should_record({&t})) return out;
   std::vector<int32_t> inverse(static_cast<size_t>(ndim));
@@ -70,7 +97,9 @@ TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
 }
 
 TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  onnx::OpScope trace;
   TensorRef out = core::slice(t, dim, start, end, step);
+  if (auto* g = trace.recorder()) onnx::record_slice(*g, t, dim, start, end, step, *out);
   track_view(*out, t);
   if (!should_record({&t})) return out;
   const Dims shape = t.shape;
@@ -84,7 +113,9 @@ TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_
 }
 
 TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
+  onnx::OpScope trace;
   TensorRef out = core::expand(t, shape, ndim);
+  if (auto* g = trace.recorder()) onnx::record_expand(*g, t, *out);
   track_view(*out, t);
   if (!should_record({&t})) return out;
   const Dims input = t.shape;
@@ -93,20 +124,26 @@ TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
 }
 
 TensorRef contiguous(const Tensor& t) {
+  onnx::OpScope trace;
   TensorRef out = core::contiguous(t);
+  if (auto* g = trace.recorder()) onnx::record_copy(*g, t, *out);
   if (out.get() != &t && should_record({&t}))
     record("ContiguousBackward", {&t}, {out.get()}, [](Grads& g) { return Grads{g[0]}; });
   return out;
 }
 
 TensorRef clone(const Tensor& t) {
+  onnx::OpScope trace;
   TensorRef out = core::clone(t);
+  if (auto* g = trace.recorder()) onnx::record_copy(*g, t, *out);
   if (should_record({&t})) record("CloneBackward", {&t}, {out.get()}, [](Grads& g) { return Grads{g[0]}; });
   return out;
 }
 
 TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
+  onnx::OpScope trace;
   TensorRef out = core::to(t, device, dtype);
+  if (auto* g = trace.recorder()) onnx::record_copy(*g, t, *out);
   if (out.get() == &t || !should_record({&t})) return out;
   if (!is_floating(dtype)) return out;  // integer results carry no gradient
   const nnp_device from_device = t.device;
@@ -117,6 +154,8 @@ TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
 }
 
 void copy_into(Tensor& dst, const Tensor& src) {
+  onnx::OpScope trace;
+  if (trace.recorder()) onnx::refuse_op("an in-place copy (copy_into) during forward");
   if (grad_enabled() && requires_grad(dst))
     fail(NNP_INVALID_ARGUMENT, "copy_into: the destination (shape ", format_dims(dst.shape),
          ") requires grad; in-place writes to it would corrupt autograd. Write under no_grad (as optimizers do) "
@@ -125,6 +164,8 @@ void copy_into(Tensor& dst, const Tensor& src) {
 }
 
 void assign(Tensor& dst, const Tensor& value) {
+  onnx::OpScope trace;
+  if (trace.recorder()) onnx::refuse_op("an in-place write (assign) during forward");
   const bool recording = grad_enabled() && (requires_grad(dst) || requires_grad(value));
   if (grad_enabled() && requires_grad(dst) && !dst.autograd->grad_fn)
     fail(NNP_INVALID_ARGUMENT, "a leaf Variable that requires grad is being used in an in-place operation (shape ",

@@ -2,6 +2,7 @@
 
 #include "../dtype.hpp"
 #include "../error.hpp"
+#include "../onnx/trace.hpp"
 #include "../ops.hpp"
 #include "record.hpp"
 
@@ -48,7 +49,12 @@ void retain_grad(Tensor& t) {
   meta.grad_fn->retained.emplace_back(meta.output_nr, t.autograd);
 }
 
-TensorRef detach(const Tensor& t) { return make_view(t, t.shape, t.strides, t.offset); }
+TensorRef detach(const Tensor& t) {
+  onnx::OpScope trace;
+  TensorRef out = make_view(t, t.shape, t.strides, t.offset);
+  if (auto* g = trace.recorder()) onnx::record_copy(*g, t, *out);
+  return out;
+}
 
 const char* grad_fn_name(const Tensor& t) {
   return t.autograd && t.autograd->grad_fn ? t.autograd->grad_fn->name() : "";

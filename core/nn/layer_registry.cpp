@@ -92,6 +92,7 @@ LayerType validate_layer_type(const nnp_layer_type& c, const std::string& origin
   t.doc = c.doc ? c.doc : "";
   t.create = c.create;
   t.user_data = c.user_data;
+  if (c.struct_size >= NNP_LAYER_TYPE_SIZE_1_8) t.to_onnx = c.to_onnx;
   t.origin = origin;
   t.plugin = plugin;
   for (int32_t i = 0; i < c.attr_count; ++i) {
@@ -151,7 +152,8 @@ void LayerRegistry::add(LayerType type) {
                             t.c_attrs.data(),
                             static_cast<int32_t>(t.c_attrs.size()),
                             t.create,
-                            t.user_data};
+                            t.user_data,
+                            t.to_onnx};
 }
 
 const LayerType* LayerRegistry::find(const std::string& name) const {
@@ -234,6 +236,10 @@ ModuleRef LayerRegistry::create(const std::string& name, const nnp_attrs* given)
   ModuleRef module = ModuleRef::adopt(raw);
   if (status != NNP_OK) check_plugin_status(status, name.c_str(), "create", since);
   if (!module) fail(NNP_INTERNAL, name, ": create returned no module");
+  if (!module->layer_type) {  // a layer creating another through the registry keeps the outer one
+    module->layer_type = type;
+    module->layer_attrs = std::make_shared<const nnp_attrs>(std::move(complete));
+  }
   if (type->plugin != "core" && type->plugin != "application" && module->plugin_origin.empty())
     module->plugin_origin = str_cat(name, " (plugin ", type->plugin, ")");
   return module;

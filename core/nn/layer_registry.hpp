@@ -29,8 +29,9 @@ struct LayerType {
   std::vector<AttrDef> attrs;
   nnp_status (*create)(const nnp_attrs*, void*, nnp_module**) = nullptr;
   void* user_data = nullptr;
-  std::string origin;  // "core", "the application" or the plugin's path (for messages)
-  std::string plugin;  // "core", "application" or the registering plugin's name
+  decltype(nnp_layer_type::to_onnx) to_onnx = nullptr;  // (1.8) NULL: no lowering of its own
+  std::string origin;                                   // "core", "the application" or the plugin's path (for messages)
+  std::string plugin;                                   // "core", "application" or the registering plugin's name
   // The C view handed out by layer_type_info (pointers into the above).
   std::vector<nnp_attr_def> c_attrs;
   std::vector<std::string> default_texts;

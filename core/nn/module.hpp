@@ -18,6 +18,7 @@
 #include "named_list.hpp"
 
 namespace nnp::core::nn {
+struct LayerType;
 
 // A registered hook; user_data is released when the last holder goes.
 template <typename Fn>
@@ -114,6 +115,10 @@ struct nnp_module {
   nnp_module_vtable vtable{};
   void* self = nullptr;
   bool self_detached = false;
+  // For a module the layer registry created: its type and the attributes it
+  // was created with (ONNX export writes them; they never change).
+  const nnp::core::nn::LayerType* layer_type = nullptr;
+  std::shared_ptr<const nnp_attrs> layer_attrs;
   nnp_container_kind container = -1;  // a core container, or -1
   bool training = true;
   Named<nnp::core::TensorRef> parameters;

@@ -7,6 +7,7 @@
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../error.hpp"
+#include "../onnx/trace.hpp"
 #include "../profiler/profiler.hpp"
 #include "parametrize.hpp"
 
@@ -327,7 +328,9 @@ nnp_list run_call(Module& m, nnp_list args, bool tensor_call) {
     tensor_inputs = inputs.tensors.size();
   }
 
+  onnx::ModuleScope lowering(m, args);  // an ONNX export writes this call as the layer's own nodes
   nnp_list outputs = run_forward(m, args, tensor_call);
+  lowering.finish(outputs);
   run_forward_hooks(m, args, outputs);
   if (backward_hooks) {
     TensorEntries results(outputs);

@@ -45,7 +45,7 @@ PIN(nnp_api, model_from_spec_file, 1216);
 static_assert(offsetof(nnp_api, device_stream) == 1224, "1.1 starts where nnp_api 1.0 (1224 bytes) ended");
 PIN(nnp_attr_def, default_value, 24);
 PIN(nnp_layer_type, create, 40);
-static_assert(sizeof(nnp_layer_type) == 56, "nnp_layer_type 1.0 is 56 bytes");
+static_assert(NNP_LAYER_TYPE_SIZE_1_0 == 56, "nnp_layer_type 1.0 is 56 bytes");
 PIN(nnp_module_vtable, forward, 8);
 PIN(nnp_module_vtable, set_extra_state, 40);
 static_assert(NNP_MODULE_VTABLE_SIZE_1_0 == 48, "nnp_module_vtable 1.0 is 48 bytes");
@@ -149,10 +149,18 @@ static_assert(NNP_PRUNE_IDENTITY == 0 && NNP_PRUNE_L1_UNSTRUCTURED == 2 && NNP_P
 PIN(nnp_api, quantize_per_tensor, 1600);
 PIN(nnp_api, fake_quantize_per_channel, 1640);
 PIN(nnp_api, matmul_i8, 1648);
-static_assert(sizeof(nnp_api) == 1656 && NNP_API_SIZE_1_7 == 1656, "nnp_api 1.7 is 1656 bytes");
+static_assert(NNP_API_SIZE_1_7 == 1656, "nnp_api 1.7 is 1656 bytes");
 PIN(nnp_kernels, gemm_i8, 104);
 static_assert(sizeof(nnp_kernels) == 112 && NNP_KERNELS_SIZE_1_7 == 112, "nnp_kernels 1.7 is 112 bytes");
 static_assert(NNP_I8 == 8 && NNP_DTYPE_COUNT == 9 && NNP_UNARY_ROUND == 15, "1.7's dtype and op");
+// ---- ABI 1.8 ----
+PIN(nnp_api, onnx_export, 1656);
+PIN(nnp_api, onnx_graph_opset, 1696);
+static_assert(sizeof(nnp_api) == 1704 && NNP_API_SIZE_1_8 == 1704, "nnp_api 1.8 is 1704 bytes");
+PIN(nnp_layer_type, to_onnx, 56);
+static_assert(sizeof(nnp_layer_type) == 64 && NNP_LAYER_TYPE_SIZE_1_8 == 64, "nnp_layer_type 1.8 is 64 bytes");
+static_assert(sizeof(nnp_onnx_export_options) == 48 && NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 == 44,
+              "nnp_onnx_export_options 1.8");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" to "(1.6)": check api->abi_minor, or struct_size, before
+ * "(1.1)" to "(1.8)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 7
+#define NNP_ABI_MINOR 8
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -404,6 +404,9 @@ enum {
 
 /* A set of named attribute values. */
 typedef struct nnp_attrs nnp_attrs;
+/* (1.8) The ONNX graph an export is writing; handed to a layer type's
+ * to_onnx and valid only during that call. */
+typedef struct nnp_onnx_graph nnp_onnx_graph;
 
 typedef struct nnp_attr_def {
   size_t struct_size;
@@ -426,6 +429,16 @@ typedef struct nnp_layer_type {
    * *out receives a new module. */
   nnp_status (*create)(const nnp_attrs* attrs, void* user_data, nnp_module** out);
   void* user_data;
+  /* (1.8) Writes one call of a module this type created into the ONNX graph
+   * an export is building: nodes (api->onnx_graph_add_node) that compute the
+   * values named outputs from the values named inputs (the call's tensor
+   * arguments and results, in order). attrs: what the module was created
+   * with. May be NULL: the call is then exported as one node in the vendor's
+   * domain (op type: the name after the last '.', domain: the name before it)
+   * carrying attrs, which import turns back into this layer. Returning
+   * NNP_UNIMPLEMENTED does the same for this call only. */
+  nnp_status (*to_onnx)(nnp_onnx_graph* graph, nnp_module* module, const nnp_attrs* attrs, const char* const* inputs,
+                        int32_t n_inputs, const char* const* outputs, int32_t n_outputs, void* user_data);
 } nnp_layer_type;
 
 /* ---- tabular data (1.2) ------------------------------------------------- */
@@ -450,6 +463,18 @@ typedef struct nnp_csv_info {
   int64_t largest_label_line; /* the line (from 1) of the first row with that label */
   int32_t header_skipped;     /* 1: the first row was a header */
 } nnp_csv_info;
+
+/* ---- ONNX (1.8) ---------------------------------------------------------- */
+
+/* How onnx_export writes a model. Zeroed fields take the defaults. */
+typedef struct nnp_onnx_export_options {
+  size_t struct_size;
+  int64_t opset;                   /* the default domain's opset: 0 means 17; 13 to 17 are written */
+  int32_t fixed_batch;             /* 1: every dimension as traced; 0: axis 0 of the inputs is "batch" */
+  const char* const* input_names;  /* n_inputs names, or NULL: "input", "input1", ... */
+  const char* const* output_names; /* n_output_names names, or NULL: "output", "output1", ... */
+  int32_t n_output_names;
+} nnp_onnx_export_options;
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -951,6 +976,33 @@ struct nnp_api {
   /* out = a @ b^T for i8 a [M, K] and b [N, K]: exact int32 sums, on the
    * backend's gemm_i8 kernel or, without one, its floating gemm. K <= 65536. */
   nnp_status (*matmul_i8)(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+
+  /* -- ONNX (1.8) -- */
+  /* Traces module (in eval mode, without gradients; its mode is restored)
+   * on the example inputs and writes an ONNX model to path: parameters and
+   * buffers are initialisers named by their state-dict keys, layers with a
+   * lowering become the matching ONNX nodes, other work the ops it ran. The
+   * file passes onnx::checker with shape inference before it is written.
+   * options may be NULL. */
+  nnp_status (*onnx_export)(nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs, const char* path,
+                            const nnp_onnx_export_options* options);
+  /* Inside a to_onnx call: appends a node. domain NULL or "" is ONNX's own;
+   * attributes may be NULL (ints, floats, strings, bools as ints, lists). */
+  nnp_status (*onnx_graph_add_node)(nnp_onnx_graph* graph, const char* op_type, const char* domain,
+                                    const char* const* inputs, int32_t n_inputs, const char* const* outputs,
+                                    int32_t n_outputs, const nnp_attrs* attributes);
+  /* A constant (an initialiser holding value's current contents); *name is
+   * its name, valid while the graph lives. */
+  nnp_status (*onnx_graph_add_constant)(nnp_onnx_graph* graph, const nnp_tensor* value, const char* name_hint,
+                                        const char** name);
+  /* The name of module's parameter or buffer `tensor` ("weight") in the
+   * graph: the initialiser named by its state-dict key. */
+  nnp_status (*onnx_graph_tensor_name)(nnp_onnx_graph* graph, nnp_module* module, const char* tensor,
+                                       const char** name);
+  /* A name no other value has, for an intermediate result. */
+  nnp_status (*onnx_graph_new_name)(nnp_onnx_graph* graph, const char* hint, const char** name);
+  /* The opset of ONNX's own domain being written. */
+  int64_t (*onnx_graph_opset)(const nnp_onnx_graph* graph);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -962,6 +1014,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
 #define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
 #define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
+#define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, onnx_graph_opset)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
@@ -978,6 +1031,8 @@ struct nnp_api {
 #define NNP_PROFILE_EVENT_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profile_event, device_us)
 #define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
 #define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
+#define NNP_LAYER_TYPE_SIZE_1_8 NNP_SIZE_THROUGH(nnp_layer_type, to_onnx)
+#define NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 NNP_SIZE_THROUGH(nnp_onnx_export_options, n_output_names)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -1,0 +1,96 @@
+// Adapters: ONNX export and import, and the graph a layer's to_onnx writes.
+#include "../nn/layer_registry.hpp"
+#include "../onnx/lowering.hpp"
+#include "../onnx/onnx_export.hpp"
+#include "../onnx/onnx_graph.hpp"
+#include "arguments.hpp"
+#include "entries.hpp"
+
+namespace nnp::core::api {
+
+namespace {
+nnp_onnx_graph& graph_arg(nnp_onnx_graph* g, const char* op) { return in_arg(g, op, "graph"); }
+std::vector<std::string> names_arg(const char* const* names, int32_t n, const char* op, const char* what) {
+  if (n < 0 || (n > 0 && !names)) fail(NNP_INVALID_ARGUMENT, op, ": ", what, " has count ", n, " but no array");
+  std::vector<std::string> out;
+  for (int32_t i = 0; i < n; ++i) out.push_back(string_arg(names[i], op, what));
+  return out;
+}
+}  // namespace
+
+nnp_status onnx_export(nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs, const char* path,
+                       const nnp_onnx_export_options* options) {
+  const char* op = "onnx_export";
+  return guard([&] {
+    nn::Module& m = module_arg(module, op);
+    if (n_inputs < 0 || (n_inputs > 0 && !inputs))
+      fail(NNP_INVALID_ARGUMENT, op, ": inputs has count ", n_inputs, " but no array");
+    std::vector<TensorRef> examples;
+    for (int32_t i = 0; i < n_inputs; ++i) examples.push_back(TensorRef::share(&tensor_arg(inputs[i], op, "inputs")));
+    onnx::ExportOptions o;
+    if (options) {
+      if (options->struct_size < NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8)
+        fail(NNP_INVALID_ARGUMENT, op, ": options struct_size ", options->struct_size,
+             " is too small (set it to sizeof(nnp_onnx_export_options))");
+      if (options->opset != 0) o.opset = options->opset;
+      o.fixed_batch = options->fixed_batch != 0;
+      if (options->input_names) o.input_names = names_arg(options->input_names, n_inputs, op, "input_names");
+      o.output_names =
+          names_arg(options->output_names, options->output_names ? options->n_output_names : 0, op, "output_names");
+    }
+    onnx::export_model(m, examples, path_arg(path, op), o);
+  });
+}
+
+nnp_status onnx_graph_add_node(nnp_onnx_graph* graph, const char* op_type, const char* domain,
+                               const char* const* inputs, int32_t n_inputs, const char* const* outputs,
+                               int32_t n_outputs, const nnp_attrs* attributes) {
+  const char* op = "onnx_graph_add_node";
+  return guard([&] {
+    nnp_onnx_graph& g = graph_arg(graph, op);
+    const std::string type = text_arg(op_type, op, "op_type");
+    std::vector<std::string> in = names_arg(inputs, n_inputs, op, "inputs");
+    std::vector<std::string> out = names_arg(outputs, n_outputs, op, "outputs");
+    if (out.empty()) fail(NNP_INVALID_ARGUMENT, op, ": ", type, " needs at least one output");
+    for (const std::string& name : in)  // "" is ONNX's omitted optional input
+      if (!name.empty() && !g.has_name(name))
+        fail(NNP_NOT_FOUND, op, ": ", type, " reads '", name,
+             "', which no node, input or initialiser of the graph has written yet");
+    ::onnx::NodeProto& node = g.node(type, in, out, domain ? domain : "");
+    if (attributes) onnx::add_attributes(node, *attributes);
+  });
+}
+
+nnp_status onnx_graph_add_constant(nnp_onnx_graph* graph, const nnp_tensor* value, const char* name_hint,
+                                   const char** name) {
+  const char* op = "onnx_graph_add_constant";
+  return guard([&] {
+    const char*& result = out_arg(name, op, "name");
+    nnp_onnx_graph& g = graph_arg(graph, op);
+    const std::string& made = *g.keep_name(g.constant(tensor_arg(value, op, "value"), name_hint ? name_hint : "const"));
+    result = made.c_str();
+  });
+}
+
+nnp_status onnx_graph_tensor_name(nnp_onnx_graph* graph, nnp_module* module, const char* tensor, const char** name) {
+  const char* op = "onnx_graph_tensor_name";
+  return guard([&] {
+    const char*& result = out_arg(name, op, "name");
+    nnp_onnx_graph& g = graph_arg(graph, op);
+    TensorRef t = nn::get_tensor(module_arg(module, op), text_arg(tensor, op, "tensor"));
+    result = g.keep_name(g.name(*t))->c_str();
+  });
+}
+
+nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const char** name) {
+  const char* op = "onnx_graph_new_name";
+  return guard([&] {
+    const char*& result = out_arg(name, op, "name");
+    nnp_onnx_graph& g = graph_arg(graph, op);
+    result = g.keep_name(g.fresh(hint && *hint ? hint : "v"))->c_str();
+  });
+}
+
+int64_t onnx_graph_opset(const nnp_onnx_graph* graph) { return graph ? graph->opset : 0; }
+
+}  // namespace nnp::core::api

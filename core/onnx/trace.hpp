@@ -1,0 +1,97 @@
+// Tracing for ONNX export: while an export runs on a thread, the outermost
+// op of each call (and each call of a layer that has an ONNX lowering) is
+// written into the graph. Off, every probe is one relaxed atomic load.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <atomic>
+#include <vector>
+
+#include "../tensor.hpp"
+
+struct nnp_onnx_graph;
+struct nnp_list;
+struct nnp_module;
+
+namespace nnp::core::onnx {
+
+extern std::atomic<int32_t> g_traces;  // exports running in the process
+inline bool tracing() { return __builtin_expect(g_traces.load(std::memory_order_relaxed) != 0, 0); }
+
+// Makes graph the calling thread's trace for the scope's lifetime.
+class TraceSession {
+ public:
+  explicit TraceSession(nnp_onnx_graph& graph);
+  ~TraceSession();
+  TraceSession(const TraceSession&) = delete;
+  TraceSession& operator=(const TraceSession&) = delete;
+};
+
+// One op call: recorded only when it is the outermost of the thread's trace.
+class OpScope {
+ public:
+  OpScope() {
+    if (tracing()) enter();
+  }
+  ~OpScope() {
+    if (entered_) leave();
+  }
+  nnp_onnx_graph* recorder() const { return record_; }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  void enter();
+  void leave();
+  bool entered_ = false;
+  nnp_onnx_graph* record_ = nullptr;
+};
+
+// One module call: when the module's layer has a lowering (its own, the
+// core's, or a vendor-domain node), the ops of its forward are not recorded
+// and finish() writes the lowering instead.
+class ModuleScope {
+ public:
+  ModuleScope(nnp_module& m, const nnp_list& args) {
+    if (tracing()) enter(m, args);
+  }
+  ~ModuleScope();
+  void finish(const nnp_list& outputs);
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  void enter(nnp_module& m, const nnp_list& args);
+  nnp_onnx_graph* graph_ = nullptr;
+  nnp_module* module_ = nullptr;
+  std::vector<TensorRef> inputs_;
+  int kind_ = 0;  // how the call is written (trace.cpp)
+  bool done_ = false;
+};
+
+// The ops' ONNX forms (trace_ops.cpp); out is the op's result.
+void record_unary(nnp_onnx_graph& g, nnp_unary_op op, const Tensor& x, const Tensor& out);
+void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out);
+void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims,
+                   bool keepdim, double correction, const Tensor& out);
+void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, const Tensor& out);
+void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out);
+// view, reshape, squeeze, unsqueeze: the result's shape says it all.
+void record_reshape(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);
+void record_permute(nnp_onnx_graph& g, const Tensor& x, const std::vector<int32_t>& perm, const Tensor& out);
+void record_slice(nnp_onnx_graph& g, const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step,
+                  const Tensor& out);
+void record_expand(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);
+// contiguous, clone, detach, to(): the same values (cast when the dtype changes).
+void record_copy(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);
+void record_cat(nnp_onnx_graph& g, const Tensor* const* tensors, int32_t count, int64_t dim, const Tensor& out);
+void record_index_select(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
+void record_gather(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
+void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                        const Tensor& out);
+// An op with no ONNX form here: refuses the export naming it.
+[[noreturn]] void refuse_op(const char* op);
+
+}  // namespace nnp::core::onnx

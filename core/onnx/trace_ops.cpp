@@ -1,0 +1,321 @@
+// The ONNX form of each op the trace records, and which axis of its result
+// is the batch (so the graph stays valid for every batch size).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "../error.hpp"
+#include "../shape.hpp"
+#include "onnx_graph.hpp"
+#include "trace.hpp"
+
+namespace nnp::core::onnx {
+
+namespace {
+
+std::string cast_to(nnp_onnx_graph& g, const Tensor& t, nnp_dtype dtype) {
+  std::string name = g.name(t);
+  if (t.dtype == dtype) return name;
+  std::string out = g.fresh(name + "_cast");
+  set_attr(g.node("Cast", {name}, {out}), "to", static_cast<int64_t>(onnx_elem_type(dtype)));
+  return out;
+}
+
+// Where in out (a broadcast of in) the batch axis of in lands.
+int32_t broadcast_axis(const TracedValue& v, const Tensor& in, const Tensor& out) {
+  if (v.batch_axis < 0) return -1;
+  const int32_t axis = v.batch_axis + (out.shape.ndim - in.shape.ndim);
+  return out.shape[axis] == in.shape[v.batch_axis] ? axis : -1;
+}
+
+std::vector<int64_t> dims_of(const Dims& d) { return std::vector<int64_t>(d.d, d.d + d.ndim); }
+
+int64_t product(const Dims& d, int32_t from, int32_t to) {
+  int64_t p = 1;
+  for (int32_t i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+}  // namespace
+
+void refuse_op(const char* op) {
+  fail(NNP_UNIMPLEMENTED, "onnx export: ", op,
+       " has no ONNX form in this exporter; export the model without it, or wrap it in a plugin layer that "
+       "writes its own nodes (nnp_layer_type.to_onnx)");
+}
+
+void record_unary(nnp_onnx_graph& g, nnp_unary_op op, const Tensor& x, const Tensor& out) {
+  TracedValue v = g.value(x);
+  const std::string& in = v.name;
+  std::string result;
+  auto single = [&](const char* type) { return g.node1(type, {in}); };
+  switch (op) {
+    case NNP_UNARY_NEG: result = single("Neg"); break;
+    case NNP_UNARY_ABS: result = single("Abs"); break;
+    case NNP_UNARY_EXP: result = single("Exp"); break;
+    case NNP_UNARY_LOG: result = single("Log"); break;
+    case NNP_UNARY_SQRT: result = single("Sqrt"); break;
+    case NNP_UNARY_RSQRT: result = g.node1("Reciprocal", {single("Sqrt")}); break;
+    case NNP_UNARY_SIN: result = single("Sin"); break;
+    case NNP_UNARY_COS: result = single("Cos"); break;
+    case NNP_UNARY_TANH: result = single("Tanh"); break;
+    case NNP_UNARY_SIGMOID: result = single("Sigmoid"); break;
+    case NNP_UNARY_RELU: result = single("Relu"); break;
+    case NNP_UNARY_SIGN: result = single("Sign"); break;
+    case NNP_UNARY_ERF: result = single("Erf"); break;
+    case NNP_UNARY_ROUND: result = single("Round"); break;  // ties to even, as torch.round
+    case NNP_UNARY_SILU: result = g.node1("Mul", {in, single("Sigmoid")}, "Silu"); break;
+    case NNP_UNARY_GELU: {  // opset 17 has no Gelu: x * 0.5 * (1 + erf(x / sqrt(2)))
+      std::string scaled = g.node1("Div", {in, g.scalar(std::sqrt(2.0), x.dtype, "sqrt2")});
+      std::string plus = g.node1("Add", {g.node1("Erf", {scaled}), g.scalar(1.0, x.dtype, "one")});
+      result = g.node1("Mul", {g.node1("Mul", {in, g.scalar(0.5, x.dtype, "half")}), plus}, "Gelu");
+      break;
+    }
+    default: refuse_op("this unary op");
+  }
+  g.bind(out, result, v.batch_axis, v.batch_lead);
+}
+
+void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  static const char* const kTypes[] = {"Add",   "Sub",   "Mul",  "Div",         "Pow",     "Max",           "Min",
+                                       "Equal", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
+  if (op < 0 || op >= NNP_BINARY_COUNT) refuse_op("this binary op");
+  const bool comparison = op >= NNP_BINARY_EQ;
+  const nnp_dtype compute = comparison ? a.dtype : out.dtype;
+  TracedValue va = g.value(a), vb = g.value(b);
+  std::string result = g.node1(kTypes[op], {cast_to(g, a, compute), cast_to(g, b, compute)});
+  if (op == NNP_BINARY_NE) result = g.node1("Not", {result});
+  int32_t axis = broadcast_axis(va, a, out);
+  int64_t lead = va.batch_lead;
+  if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vb, b, out), vb.batch_lead);
+  g.bind(out, result, axis, lead);
+}
+
+void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  TracedValue vc = g.value(cond), va = g.value(a), vb = g.value(b);
+  std::string result =
+      g.node1("Where", {cast_to(g, cond, NNP_BOOL), cast_to(g, a, out.dtype), cast_to(g, b, out.dtype)});
+  int32_t axis = broadcast_axis(va, a, out);
+  int64_t lead = va.batch_lead;
+  if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vb, b, out), vb.batch_lead);
+  if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vc, cond, out), vc.batch_lead);
+  g.bind(out, result, axis, lead);
+}
+
+void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims,
+                   bool keepdim, double correction, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<int64_t> axes;
+  if (ndims == 0)
+    for (int32_t i = 0; i < x.shape.ndim; ++i) axes.push_back(i);
+  else
+    for (int32_t i = 0; i < ndims; ++i) axes.push_back(wrap_dim("reduce", dims[i], x.shape.ndim));
+  std::sort(axes.begin(), axes.end());
+  int32_t axis = v.batch_axis;
+  if (axis >= 0) {
+    if (std::count(axes.begin(), axes.end(), axis)) {
+      axis = -1;
+      if (op == NNP_REDUCE_VAR) g.lose_batch("a variance over the batch axis divides by the traced batch size");
+    } else if (!keepdim) {
+      axis -= static_cast<int32_t>(std::count_if(axes.begin(), axes.end(), [&](int64_t a) { return a < axis; }));
+    }
+  }
+  const int64_t keep = keepdim ? 1 : 0;
+  auto reduce_attr = [&](const char* type, const std::string& in, int64_t keepdims) {
+    std::string r = g.fresh(type);
+    ::onnx::NodeProto& n = g.node(type, {in}, {r});
+    set_attr(n, "axes", axes);
+    set_attr(n, "keepdims", keepdims);
+    return r;
+  };
+  auto reduce_sum = [&](const std::string& in, int64_t keepdims) {
+    std::string r = g.fresh("ReduceSum");
+    set_attr(g.node("ReduceSum", {in, g.int64s(axes, "axes")}, {r}), "keepdims", keepdims);
+    return r;
+  };
+  std::string result;
+  switch (op) {
+    case NNP_REDUCE_SUM: result = reduce_sum(v.name, keep); break;
+    case NNP_REDUCE_MEAN: result = reduce_attr("ReduceMean", v.name, keep); break;
+    case NNP_REDUCE_MAX: result = reduce_attr("ReduceMax", v.name, keep); break;
+    case NNP_REDUCE_MIN: result = reduce_attr("ReduceMin", v.name, keep); break;
+    case NNP_REDUCE_ARGMAX:
+    case NNP_REDUCE_ARGMIN: {
+      const char* type = op == NNP_REDUCE_ARGMAX ? "ArgMax" : "ArgMin";
+      if (axes.size() == 1 && ndims != 0) {
+        result = g.fresh(type);
+        ::onnx::NodeProto& n = g.node(type, {v.name}, {result});
+        set_attr(n, "axis", axes[0]);
+        set_attr(n, "keepdims", keep);
+      } else {  // over every element: of the flattened tensor, shaped as the result
+        std::string flat = g.node1("Reshape", {v.name, g.int64s({-1}, "flat")});
+        std::string r = g.fresh(type);
+        ::onnx::NodeProto& n = g.node(type, {flat}, {r});
+        set_attr(n, "axis", int64_t{0});
+        set_attr(n, "keepdims", int64_t{0});
+        result = g.node1("Reshape", {r, g.int64s(dims_of(out.shape), "shape")});
+      }
+      break;
+    }
+    case NNP_REDUCE_VAR: {
+      std::string mean = reduce_attr("ReduceMean", v.name, 1);
+      std::string diff = g.node1("Sub", {v.name, mean});
+      std::string sum = reduce_sum(g.node1("Mul", {diff, diff}), keep);
+      int64_t n = 1;
+      for (int64_t a : axes) n *= x.shape[static_cast<int32_t>(a)];
+      result = g.node1("Div", {sum, g.scalar(std::max(0.0, static_cast<double>(n) - correction), x.dtype, "dof")});
+      break;
+    }
+    default: refuse_op("this reduction");
+  }
+  g.bind(out, result, axis, v.batch_lead);
+}
+
+void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, const Tensor& out) {
+  TracedValue v = g.value(x);
+  const char* type = log ? "LogSoftmax" : "Softmax";
+  std::string result = g.fresh(type);
+  set_attr(g.node(type, {v.name}, {result}), "axis", static_cast<int64_t>(wrap_dim(type, dim, x.shape.ndim)));
+  g.bind(out, result, v.batch_axis, v.batch_lead);
+}
+
+void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out) {
+  TracedValue va = g.value(a), vb = g.value(b);
+  std::string result = g.node1("MatMul", {va.name, vb.name});
+  const int32_t o = out.shape.ndim;
+  int32_t axis = -1;
+  int64_t lead = va.batch_lead;
+  if (va.batch_axis >= 0 && a.shape.ndim >= 2) {
+    const int32_t ba = va.batch_axis;
+    if (ba == a.shape.ndim - 2)
+      axis = b.shape.ndim >= 2 ? o - 2 : o - 1;
+    else if (ba < a.shape.ndim - 2)
+      axis = ba + (o - a.shape.ndim);
+  }
+  if (axis < 0 && vb.batch_axis >= 0 && b.shape.ndim >= 2) {
+    const int32_t bb = vb.batch_axis;
+    lead = vb.batch_lead;
+    if (bb == b.shape.ndim - 1)
+      axis = o - 1;
+    else if (bb < b.shape.ndim - 2)
+      axis = bb + (o - b.shape.ndim);
+  }
+  g.bind(out, result, axis, lead);
+}
+
+void record_reshape(nnp_onnx_graph& g, const Tensor& x, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<int64_t> target = dims_of(out.shape);
+  int32_t axis = -1;
+  int64_t lead = 1;
+  if (v.batch_axis >= 0) {
+    // Elements before the batch's first factor, in row-major order; the
+    // output axis whose span covers [before, before * batch) holds the
+    // whole batch, and -1 there lets ONNX size it for any batch.
+    const int64_t before = product(x.shape, 0, v.batch_axis) * v.batch_lead;
+    for (int32_t p = 0; p < out.shape.ndim && axis < 0; ++p) {
+      const int64_t outer = product(out.shape, 0, p), through = outer * out.shape[p];
+      if (outer > 0 && before % outer == 0 && through % (before * g.batch) == 0) {
+        axis = p;
+        lead = before / outer;
+      }
+    }
+    if (axis >= 0)
+      target[static_cast<size_t>(axis)] = -1;
+    else
+      g.lose_batch("a reshape from " + format_dims(x.shape) + " to " + format_dims(out.shape) +
+                   " splits the batch across dimensions");
+  }
+  g.bind(out, g.node1("Reshape", {v.name, g.int64s(target, "shape")}), axis, lead);
+}
+
+void record_permute(nnp_onnx_graph& g, const Tensor& x, const std::vector<int32_t>& perm, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::string result = g.fresh("Transpose");
+  set_attr(g.node("Transpose", {v.name}, {result}), "perm", std::vector<int64_t>(perm.begin(), perm.end()));
+  int32_t axis = -1;
+  for (size_t p = 0; p < perm.size(); ++p)
+    if (perm[p] == v.batch_axis) axis = static_cast<int32_t>(p);
+  g.bind(out, result, axis, v.batch_lead);
+}
+
+void record_slice(nnp_onnx_graph& g, const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step,
+                  const Tensor& out) {
+  TracedValue v = g.value(x);
+  const int32_t d = wrap_dim("slice", dim, x.shape.ndim);
+  const int64_t size = x.shape[d];
+  auto clamp = [&](int64_t i) { return std::min(std::max(i < 0 ? i + size : i, int64_t{0}), size); };
+  int64_t s = clamp(start), e = clamp(end);
+  int32_t axis = v.batch_axis;
+  if (d == axis) {
+    if (s == 0 && e == size && step == 1)
+      e = std::numeric_limits<int64_t>::max();  // the whole batch, whatever it is
+    else
+      axis = -1;
+  }
+  std::string result = g.node1("Slice", {v.name, g.int64s({s}, "starts"), g.int64s({e}, "ends"), g.int64s({d}, "axes"),
+                                         g.int64s({step}, "steps")});
+  g.bind(out, result, axis, v.batch_lead);
+}
+
+void record_expand(nnp_onnx_graph& g, const Tensor& x, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<int64_t> target = dims_of(out.shape);
+  const int32_t axis = broadcast_axis(v, x, out);
+  if (axis >= 0) target[static_cast<size_t>(axis)] = 1;  // Expand keeps the input's size there
+  g.bind(out, g.node1("Expand", {v.name, g.int64s(target, "shape")}), axis, v.batch_lead);
+}
+
+void record_copy(nnp_onnx_graph& g, const Tensor& x, const Tensor& out) {
+  TracedValue v = g.value(x);
+  g.bind(out, cast_to(g, x, out.dtype), v.batch_axis, v.batch_lead);
+}
+
+void record_cat(nnp_onnx_graph& g, const Tensor* const* tensors, int32_t count, int64_t dim, const Tensor& out) {
+  const int32_t d = wrap_dim("cat", dim, out.shape.ndim);
+  std::vector<std::string> names;
+  int32_t axis = -2;
+  int64_t lead = 1;
+  for (int32_t i = 0; i < count; ++i) {
+    if (tensors[i]->numel == 0 && tensors[i]->shape.ndim == 1) continue;  // cat skips legacy empty tensors
+    TracedValue v = g.value(*tensors[i]);
+    names.push_back(v.name);
+    axis = (axis == -2 || (axis == v.batch_axis && lead == v.batch_lead)) ? v.batch_axis : -1;
+    lead = v.batch_lead;
+  }
+  if (axis == d || axis == -2) axis = -1;
+  std::string result = g.fresh("Concat");
+  set_attr(g.node("Concat", names, {result}), "axis", static_cast<int64_t>(d));
+  g.bind(out, result, axis, lead);
+}
+
+void record_index_select(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
+  TracedValue v = g.value(x);
+  const int32_t d = wrap_dim("index_select", dim, x.shape.ndim);
+  std::string result = g.fresh("Gather");
+  set_attr(g.node("Gather", {v.name, g.name(index)}, {result}), "axis", static_cast<int64_t>(d));
+  g.bind(out, result, v.batch_axis == d ? -1 : v.batch_axis, v.batch_lead);
+}
+
+void record_gather(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out) {
+  TracedValue v = g.value(x), vi = g.value(index);
+  const int32_t d = wrap_dim("gather", dim, x.shape.ndim);
+  std::string result = g.fresh("GatherElements");
+  set_attr(g.node("GatherElements", {v.name, vi.name}, {result}), "axis", static_cast<int64_t>(d));
+  g.bind(out, result, vi.batch_axis == d ? -1 : vi.batch_axis, vi.batch_lead);
+}
+
+void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                        const Tensor& out) {
+  if (g.opset < 16) refuse_op("scatter_add (ScatterElements with reduction 'add' needs opset 16)");
+  TracedValue v = g.value(x);
+  const int32_t d = wrap_dim("scatter_add", dim, x.shape.ndim);
+  std::string result = g.fresh("ScatterElements");
+  ::onnx::NodeProto& n = g.node("ScatterElements", {v.name, g.name(index), g.name(src)}, {result});
+  set_attr(n, "axis", static_cast<int64_t>(d));
+  set_attr(n, "reduction", std::string("add"));
+  g.bind(out, result, v.batch_axis == d ? -1 : v.batch_axis, v.batch_lead);
+}
+
+}  // namespace nnp::core::onnx
