@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# nnplug export end to end: the digits CNN, trained, exported, and run by
+# ONNX Runtime (npm onnxruntime-node) over every row of the digits gives the
+# accuracy nnplug eval reports; a spec exports without a checkpoint; bad
+# arguments are refused and write nothing. Exit 77 (skipped) without ONNX
+# Runtime, after the checks that do not need it.
+set -euo pipefail
+nnplug=$1
+client=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$nnplug" train --epochs 3 --out "$tmp/cnn" >/dev/null
+out=$("$nnplug" export --checkpoint "$tmp/cnn/checkpoint.safetensors" --out "$tmp/cnn.onnx")
+echo "$out"
+scale=$(sed -n 's/.*input scale \([0-9.e-]*\)).*/\1/p' <<<"$out")
+[ -s "$tmp/cnn.onnx" ] && [ -n "$scale" ] || { echo "FAIL: export wrote no file or no scale"; exit 1; }
+
+cat >"$tmp/mlp.json" <<'JSON'
+{"type": "nn.Sequential", "children": [
+  {"type": "nn.Linear", "in_features": 64, "out_features": 32}, {"type": "nn.Tanh"},
+  {"type": "nn.Linear", "in_features": 32, "out_features": 10}]}
+JSON
+"$nnplug" export --model "$tmp/mlp.json" --input-shape 64 --opset 13 --fixed-batch --out "$tmp/mlp.onnx" | grep -q "opset 13, fixed batch" ||
+  { echo "FAIL: a spec alone did not export"; exit 1; }
+
+refused() {  # expected status, then the arguments; the output file must not appear
+  local want=$1
+  shift
+  set +e
+  "$nnplug" export "$@" --out "$tmp/x.onnx" 2>"$tmp/err"
+  local got=$?
+  set -e
+  [ "$got" -eq "$want" ] || { echo "FAIL: export $* exited $got, not $want: $(cat "$tmp/err")"; exit 1; }
+  [ ! -e "$tmp/x.onnx" ] || { echo "FAIL: a refused export ($*) wrote a file"; exit 1; }
+  head -1 "$tmp/err"
+}
+refused 2
+refused 2 --model "$tmp/mlp.json"
+refused 2 --model "$tmp/mlp.json" --input-shape 64 --batch 0
+refused 1 --model "$tmp/mlp.json" --input-shape 64 --opset 9
+refused 1 --model "$tmp/mlp.json" --input-shape 63
+refused 1 --model "$tmp/mlp.json" --input-shape 6x4
+refused 1 --checkpoint "$tmp/missing.safetensors"
+refused 1 --checkpoint "$tmp/mlp.json"
+set +e
+"$nnplug" export --model "$tmp/mlp.json" --input-shape 64 --out "$tmp/no/such/folder/x.onnx" 2>/dev/null
+[ $? -eq 1 ] || { echo "FAIL: an unwritable --out was not refused"; exit 1; }
+set -e
+
+if [ ! -f "$client/node_modules/onnxruntime-node/package.json" ] || ! command -v node >/dev/null; then
+  echo "SKIPPED: ONNX Runtime (npm onnxruntime-node in $client) is not installed; scripts/setup.sh installs it"
+  exit 77
+fi
+nnplug_all=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" | sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p')
+ort_all=$(node "$client/accuracy.js" "$tmp/cnn.onnx" "$data" "$scale" 1,8,8)
+echo "accuracy on every row: nnplug $nnplug_all%, ONNX Runtime $ort_all%"
+awk -v a="$nnplug_all" -v b="$ort_all" 'BEGIN { d = a - b; exit !(a > 80 && d <= 0.1 && d >= -0.1) }' ||
+  { echo "FAIL: ONNX Runtime's accuracy differs from nnplug's"; exit 1; }
