@@ -3,6 +3,7 @@
 #include "../onnx/lowering.hpp"
 #include "../onnx/onnx_export.hpp"
 #include "../onnx/onnx_graph.hpp"
+#include "../onnx/onnx_import.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -92,5 +93,9 @@ nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const ch
 }
 
 int64_t onnx_graph_opset(const nnp_onnx_graph* graph) { return graph ? graph->opset : 0; }
+
+nnp_status onnx_load(const char* path, nnp_module** out) {
+  return handle_out(out, "onnx_load", [&] { return onnx::import_model(path_arg(path, "onnx_load")); });
+}
 
 }  // namespace nnp::core::api

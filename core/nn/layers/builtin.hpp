@@ -39,5 +39,6 @@ void register_upsampling_layers(LayerRegistry& registry);
 void register_adaptive_softmax_layers(LayerRegistry& registry);
 void register_quantization_layers(LayerRegistry& registry);
 void register_quantized_layers(LayerRegistry& registry);
+void register_graph_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn::layers

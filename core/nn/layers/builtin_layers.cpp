@@ -22,6 +22,7 @@ void register_builtin_layers(LayerRegistry& registry) {
   layers::register_adaptive_softmax_layers(registry);
   layers::register_quantization_layers(registry);
   layers::register_quantized_layers(registry);
+  layers::register_graph_layers(registry);
 }
 
 }  // namespace nnp::core::nn

@@ -1003,6 +1003,13 @@ struct nnp_api {
   nnp_status (*onnx_graph_new_name)(nnp_onnx_graph* graph, const char* hint, const char** name);
   /* The opset of ONNX's own domain being written. */
   int64_t (*onnx_graph_opset)(const nnp_onnx_graph* graph);
+  /* Reads an ONNX model (torch.onnx.export's, nnplug's, or a stranger's) into
+   * a new nn.GraphModule: Conv, Gemm, pooling and LSTM nodes become built-in
+   * layers, nodes in a plugin's domain that plugin's layers, the rest ops it
+   * runs; initialisers become parameters (trainable) and buffers. Refuses,
+   * naming the node, ops it does not run, malformed graphs, and external data
+   * outside the model's folder. */
+  nnp_status (*onnx_load)(const char* path, nnp_module** out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1014,7 +1021,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
 #define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
 #define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
-#define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, onnx_graph_opset)
+#define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, onnx_load)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

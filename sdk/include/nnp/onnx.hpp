@@ -56,6 +56,14 @@ inline void export_model(const nn::ModuleHandle& module, const std::vector<Tenso
   export_model(module, example_inputs, path, options);
 }
 
+// torch.onnx's counterpart in reverse: an ONNX file as a trainable module
+// (an nn.GraphModule of built-in layers, plugin layers and ops).
+inline nn::ModuleHandle load(const std::string& path) {
+  nnp_module* m = nullptr;
+  check(api().onnx_load(path.c_str(), &m));
+  return nn::ModuleHandle::adopt(m);
+}
+
 // The graph a layer type's to_onnx receives (valid during that call).
 class Graph {
  public:

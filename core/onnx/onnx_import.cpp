@@ -1,0 +1,604 @@
+#include "onnx_import.hpp"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../io/regular_file.hpp"
+#include "../nn/attrs.hpp"
+#include "../nn/layer_registry.hpp"
+#include "../nn/module.hpp"
+#include "../ops.hpp"
+#include "../shape.hpp"
+#include "onnx_ops.hpp"
+
+namespace nnp::core::onnx {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+constexpr uint64_t kMaxModelBytes = (uint64_t{1} << 31) - 1;  // protobuf's limit
+
+// A tensor read out of the file (an initialiser or a Constant's value).
+struct HostTensor {
+  Dims shape;
+  nnp_dtype dtype = NNP_F32;
+  std::string bytes;  // numel * itemsize, little-endian
+};
+
+nnp_dtype dtype_of(int32_t elem_type, const std::string& what) {
+  using T = ::onnx::TensorProto;
+  switch (elem_type) {
+    case T::FLOAT: return NNP_F32;
+    case T::DOUBLE: return NNP_F64;
+    case T::FLOAT16: return NNP_F16;
+    case T::BFLOAT16: return NNP_BF16;
+    case T::INT64: return NNP_I64;
+    case T::INT32: return NNP_I32;
+    case T::UINT8: return NNP_U8;
+    case T::INT8: return NNP_I8;
+    case T::BOOL: return NNP_BOOL;
+    default: fail(NNP_UNIMPLEMENTED, what, ": element type ", elem_type, " has no nnplug dtype");
+  }
+}
+
+// A TensorProto's typed field as the dtype's bytes (bytes is sized already).
+template <typename Stored, typename Field>
+void store_values(const Field& field, std::string& bytes) {
+  for (int i = 0; i < field.size(); ++i) {
+    const Stored v = static_cast<Stored>(field.Get(i));
+    std::memcpy(bytes.data() + static_cast<size_t>(i) * sizeof(Stored), &v, sizeof(Stored));
+  }
+}
+
+class Importer {
+ public:
+  explicit Importer(std::string path) : path_(std::move(path)) {}
+  ModuleRef run();
+
+ private:
+  std::string path_;
+  ::onnx::ModelProto model_;
+  std::map<std::string, const ::onnx::TensorProto*> initializers_;
+  std::set<std::string> absorbed_;      // initialisers a layer took over
+  std::map<std::string, int> readers_;  // how many node inputs read each value
+  json program_ = {{"inputs", json::array()},
+                   {"outputs", json::array()},
+                   {"tensors", json::array()},
+                   {"layers", json::array()},
+                   {"nodes", json::array()}};
+  std::set<std::string> keys_;                                    // state-dict names taken (tensors and layers)
+  std::map<std::string, HostTensor> tensor_values_;               // tensor key -> contents
+  std::vector<std::pair<std::string, HostTensor>> layer_values_;  // "child.weight" -> contents
+  int64_t fresh_ = 0;
+
+  [[noreturn]] void corrupt(const std::string& what) const { fail(NNP_CORRUPT_DATA, "onnx load ", path_, ": ", what); }
+  std::string node_name(const ::onnx::NodeProto& n) const {
+    return "node '" + (n.name().empty() ? n.output_size() ? n.output(0) : std::string("?") : n.name()) + "' (" +
+           (n.domain().empty() ? "" : n.domain() + ".") + n.op_type() + ")";
+  }
+  HostTensor read_tensor(const ::onnx::TensorProto& t, const std::string& what) const;
+  std::string external_bytes(const ::onnx::TensorProto& t, const std::string& what, uint64_t bytes) const;
+  std::string unique_key(const std::string& wanted);
+  std::string fresh_value(const std::string& hint) { return "nnp_" + hint + "_" + std::to_string(fresh_++); }
+  void add_tensor(const std::string& value, HostTensor contents, bool parameter);
+  // Input i of n when it is an initialiser no other node reads (a layer may
+  // take it over), else NULL.
+  const ::onnx::TensorProto* initializer(const ::onnx::NodeProto& n, int i) const {
+    if (i >= n.input_size() || n.input(i).empty()) return nullptr;
+    auto it = initializers_.find(n.input(i));
+    if (it == initializers_.end() || readers_.at(n.input(i)) != 1) return nullptr;
+    return it->second;
+  }
+  void check_external_data() const;
+  std::filesystem::path external_file(const std::string& location, const std::string& what) const;
+  json attributes(const ::onnx::NodeProto& n) const;
+  void add_op(const ::onnx::NodeProto& n);
+  void add_layer_node(const std::string& layer, const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& outputs) {
+    program_["nodes"].push_back({{"layer", layer}, {"inputs", inputs}, {"outputs", outputs}});
+  }
+  std::string add_layer(const std::string& wanted, const std::string& type, json attrs);
+  bool try_conv(const ::onnx::NodeProto& n);
+  bool try_gemm(const ::onnx::NodeProto& n);
+  bool try_pool(const ::onnx::NodeProto& n);
+  bool try_lstm(const ::onnx::NodeProto& n);
+  void add_vendor_layer(const ::onnx::NodeProto& n);
+};
+
+HostTensor Importer::read_tensor(const ::onnx::TensorProto& t, const std::string& what) const {
+  HostTensor out;
+  out.dtype = dtype_of(t.data_type(), what);
+  if (t.dims_size() > NNP_MAX_DIMS) corrupt(what + " has more than " + std::to_string(NNP_MAX_DIMS) + " dimensions");
+  out.shape.ndim = t.dims_size();
+  for (int i = 0; i < t.dims_size(); ++i) {
+    if (t.dims(i) < 0) corrupt(what + " has a negative dimension");
+    out.shape.d[i] = t.dims(i);
+  }
+  int64_t numel = 0;
+  if (!sizes_fit(out.shape.d, out.shape.ndim, &numel)) corrupt(what + " is too large");
+  const size_t item = dtype_size(out.dtype);
+  if (static_cast<uint64_t>(numel) > kMaxModelBytes * 8 / item) corrupt(what + " is too large");
+  const uint64_t bytes = static_cast<uint64_t>(numel) * item;
+  if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    out.bytes = external_bytes(t, what, bytes);
+    return out;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != bytes)
+      corrupt(what + " holds " + std::to_string(t.raw_data().size()) + " bytes of data for " + std::to_string(bytes));
+    out.bytes = t.raw_data();
+    return out;
+  }
+  const int count = out.dtype == NNP_F32   ? t.float_data_size()
+                    : out.dtype == NNP_F64 ? t.double_data_size()
+                    : out.dtype == NNP_I64 ? t.int64_data_size()
+                                           : t.int32_data_size();  // int32, 16-bit floats' bits, 8-bit and bool
+  if (count != numel)
+    corrupt(what + " holds " + std::to_string(count) + " values for " + std::to_string(numel) + " elements");
+  out.bytes.resize(bytes);
+  switch (out.dtype) {
+    case NNP_F32: store_values<float>(t.float_data(), out.bytes); break;
+    case NNP_F64: store_values<double>(t.double_data(), out.bytes); break;
+    case NNP_I64: store_values<int64_t>(t.int64_data(), out.bytes); break;
+    case NNP_I32: store_values<int32_t>(t.int32_data(), out.bytes); break;
+    case NNP_F16:
+    case NNP_BF16: store_values<uint16_t>(t.int32_data(), out.bytes); break;
+    default: store_values<uint8_t>(t.int32_data(), out.bytes);
+  }
+  return out;
+}
+
+// External data lives beside the model: a relative path that stays inside
+// the model's folder once resolved (no "..", no absolute path, no symlink
+// leading out), read only where the file has those bytes.
+fs::path Importer::external_file(const std::string& location, const std::string& what) const {
+  const fs::path folder = fs::weakly_canonical(fs::absolute(fs::path(path_)).parent_path());
+  const fs::path relative(location);
+  const fs::path file = fs::weakly_canonical(folder / relative);
+  auto [end, ignored] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
+  if (relative.is_absolute() || end != folder.end())
+    fail(NNP_INVALID_ARGUMENT, "onnx load ", path_, ": ", what, "'s external data '", location,
+         "' lies outside the model's folder ", folder.string(), "; only files beside the model are read");
+  return file;
+}
+
+std::string Importer::external_bytes(const ::onnx::TensorProto& t, const std::string& what, uint64_t bytes) const {
+  std::string location;
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const ::onnx::StringStringEntryProto& e : t.external_data()) {
+    auto number = [&](const std::string& text) {
+      if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+        corrupt(what + ": external data " + e.key() + " '" + text + "' is not a number");
+      return std::stoull(text);
+    };
+    if (e.key() == "location") location = e.value();
+    if (e.key() == "offset") offset = number(e.value());
+    if (e.key() == "length") length = static_cast<int64_t>(number(e.value()));
+  }
+  if (location.empty()) corrupt(what + " is stored externally but names no location");
+  const fs::path file = external_file(location, what);
+  if (length >= 0 && static_cast<uint64_t>(length) != bytes)
+    corrupt(what + "'s external data is " + std::to_string(length) + " bytes for " + std::to_string(bytes));
+  io::RegularFile data(file.string(), "onnx external data");
+  if (offset > data.size() || bytes > data.size() - offset)
+    corrupt(what + "'s external data needs bytes " + std::to_string(offset) + " to " + std::to_string(offset + bytes) +
+            " of " + file.string() + ", which has " + std::to_string(data.size()));
+  std::string out(bytes, '\0');
+  data.read_at(offset, out.data(), bytes);
+  return out;
+}
+
+void Importer::check_external_data() const {
+  for (const ::onnx::TensorProto& t : model_.graph().initializer()) {
+    if (t.data_location() != ::onnx::TensorProto::EXTERNAL) continue;
+    for (const ::onnx::StringStringEntryProto& e : t.external_data())
+      if (e.key() == "location") external_file(e.value(), "initialiser '" + t.name() + "'");
+  }
+}
+
+std::string Importer::unique_key(const std::string& wanted) {
+  std::string key;
+  for (char c : wanted) key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (key.empty()) key = "t";
+  std::string candidate = key;
+  for (int i = 1; keys_.count(candidate); ++i) candidate = key + "_" + std::to_string(i);
+  keys_.insert(candidate);
+  return candidate;
+}
+
+void Importer::add_tensor(const std::string& value, HostTensor contents, bool parameter) {
+  const std::string key = unique_key(value);
+  json shape = json::array();
+  for (int32_t i = 0; i < contents.shape.ndim; ++i) shape.push_back(contents.shape[i]);
+  program_["tensors"].push_back({{"key", key},
+                                 {"value", value},
+                                 {"shape", shape},
+                                 {"dtype", dtype_name(contents.dtype)},
+                                 {"parameter", parameter && (contents.dtype == NNP_F32 || contents.dtype == NNP_F64)}});
+  tensor_values_[key] = std::move(contents);
+}
+
+json Importer::attributes(const ::onnx::NodeProto& n) const {
+  json out = json::object();
+  for (const ::onnx::AttributeProto& a : n.attribute()) {
+    switch (a.type()) {
+      case ::onnx::AttributeProto::INT: out[a.name()] = a.i(); break;
+      case ::onnx::AttributeProto::FLOAT: out[a.name()] = a.f(); break;
+      case ::onnx::AttributeProto::STRING: out[a.name()] = a.s(); break;
+      case ::onnx::AttributeProto::INTS: out[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
+      case ::onnx::AttributeProto::FLOATS:
+        out[a.name()] = std::vector<float>(a.floats().begin(), a.floats().end());
+        break;
+      case ::onnx::AttributeProto::STRINGS:
+        out[a.name()] = std::vector<std::string>(a.strings().begin(), a.strings().end());
+        break;
+      case ::onnx::AttributeProto::TENSOR: {  // ConstantOfShape's value: one element
+        HostTensor t = read_tensor(a.t(), node_name(n) + "'s " + a.name());
+        if (t.shape.numel() != 1)
+          fail(NNP_UNIMPLEMENTED, node_name(n), ": tensor attribute ", a.name(), " is not one value");
+        TensorRef value = from_host(t.bytes.data(), t.shape, t.dtype, nnp_device{});
+        double v = 0;
+        TensorRef as_f64 = to(*value, value->device, NNP_F64);
+        copy_to_host(*as_f64, &v, sizeof v);
+        out[a.name()] = {{"elem_type", a.t().data_type()}, {"data", {v}}};
+        break;
+      }
+      default:
+        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), " has attribute '", a.name(),
+             "' of a kind nnplug does not run (subgraphs: If, Loop and Scan are not supported)");
+    }
+  }
+  return out;
+}
+
+std::string Importer::add_layer(const std::string& wanted, const std::string& type, json attrs) {
+  const std::string name = unique_key(wanted);
+  program_["layers"].push_back({{"name", name}, {"type", type}, {"attrs", std::move(attrs)}});
+  return name;
+}
+
+std::vector<int64_t> ints_attr(const ::onnx::NodeProto& n, const char* name, std::vector<int64_t> fallback) {
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+  return fallback;
+}
+int64_t int_attr(const ::onnx::NodeProto& n, const char* name, int64_t fallback) {
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.name() == name) return a.i();
+  return fallback;
+}
+float float_attr(const ::onnx::NodeProto& n, const char* name, float fallback) {
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.name() == name) return a.f();
+  return fallback;
+}
+std::string string_attr(const ::onnx::NodeProto& n, const char* name, const std::string& fallback) {
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.name() == name) return a.s();
+  return fallback;
+}
+// The begin half of symmetric ONNX pads, or empty when they are not symmetric.
+std::vector<int64_t> symmetric_pads(const ::onnx::NodeProto& n, size_t d) {
+  std::vector<int64_t> pads = ints_attr(n, "pads", std::vector<int64_t>(2 * d, 0));
+  if (pads.size() != 2 * d ||
+      !std::equal(pads.begin(), pads.begin() + static_cast<long>(d), pads.begin() + static_cast<long>(d)))
+    return {};
+  return std::vector<int64_t>(pads.begin(), pads.begin() + static_cast<long>(d));
+}
+// A layer name from the weight's name: "features.0.weight" -> "features_0".
+std::string layer_name_from(const std::string& weight, const std::string& fallback) {
+  const std::string suffix = ".weight";
+  if (weight.size() > suffix.size() && weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return weight.substr(0, weight.size() - suffix.size());
+  return fallback;
+}
+
+bool Importer::try_conv(const ::onnx::NodeProto& n) {
+  const ::onnx::TensorProto* w = initializer(n, 1);
+  const ::onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? initializer(n, 2) : nullptr;
+  if (!w || w->dims_size() < 3 || w->dims_size() > 5 || (n.input_size() > 2 && !n.input(2).empty() && !b)) return false;
+  const size_t d = static_cast<size_t>(w->dims_size() - 2);
+  const std::string auto_pad = string_attr(n, "auto_pad", "NOTSET");
+  std::vector<int64_t> pads = symmetric_pads(n, d);
+  if ((auto_pad != "NOTSET" && auto_pad != "VALID") || pads.empty()) return false;
+  const int64_t group = int_attr(n, "group", 1);
+  std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+  json attrs = {{"in_channels", w->dims(1) * group},
+                {"out_channels", w->dims(0)},
+                {"kernel_size", kernel},
+                {"stride", ints_attr(n, "strides", std::vector<int64_t>(d, 1))},
+                {"padding", auto_pad == "VALID" ? std::vector<int64_t>(d, 0) : pads},
+                {"dilation", ints_attr(n, "dilations", std::vector<int64_t>(d, 1))},
+                {"groups", group},
+                {"bias", b != nullptr}};
+  const std::string layer = add_layer(layer_name_from(n.input(1), "conv"), "nn.Conv" + std::to_string(d) + "d", attrs);
+  layer_values_.emplace_back(layer + ".weight", read_tensor(*w, n.input(1)));
+  absorbed_.insert(n.input(1));
+  if (b) {
+    layer_values_.emplace_back(layer + ".bias", read_tensor(*b, n.input(2)));
+    absorbed_.insert(n.input(2));
+  }
+  add_layer_node(layer, {n.input(0)}, {n.output(0)});
+  return true;
+}
+
+bool Importer::try_gemm(const ::onnx::NodeProto& n) {
+  const ::onnx::TensorProto* w = initializer(n, 1);
+  const ::onnx::TensorProto* b = initializer(n, 2);
+  const bool has_c = n.input_size() > 2 && !n.input(2).empty();
+  if (!w || w->dims_size() != 2 || int_attr(n, "transB", 0) != 1 || int_attr(n, "transA", 0) != 0 ||
+      float_attr(n, "alpha", 1) != 1 || float_attr(n, "beta", 1) != 1 ||
+      (has_c && (!b || b->dims_size() != 1 || b->dims(0) != w->dims(0))))
+    return false;
+  const std::string layer = add_layer(layer_name_from(n.input(1), "linear"), "nn.Linear",
+                                      {{"in_features", w->dims(1)}, {"out_features", w->dims(0)}, {"bias", has_c}});
+  layer_values_.emplace_back(layer + ".weight", read_tensor(*w, n.input(1)));
+  absorbed_.insert(n.input(1));
+  if (has_c) {
+    layer_values_.emplace_back(layer + ".bias", read_tensor(*b, n.input(2)));
+    absorbed_.insert(n.input(2));
+  }
+  add_layer_node(layer, {n.input(0)}, {n.output(0)});
+  return true;
+}
+
+bool Importer::try_pool(const ::onnx::NodeProto& n) {
+  const bool max = n.op_type() == "MaxPool";
+  std::vector<int64_t> kernel = ints_attr(n, "kernel_shape", {});
+  const size_t d = kernel.size();
+  std::vector<int64_t> pads = symmetric_pads(n, d);
+  if (d < 1 || d > 3 || pads.empty() || string_attr(n, "auto_pad", "NOTSET") != "NOTSET" || n.output_size() != 1 ||
+      int_attr(n, "storage_order", 0) != 0)
+    return false;
+  json attrs = {{"kernel_size", kernel},
+                {"stride", ints_attr(n, "strides", std::vector<int64_t>(d, 1))},
+                {"padding", pads},
+                {"ceil_mode", int_attr(n, "ceil_mode", 0) != 0}};
+  if (max)
+    attrs["dilation"] = ints_attr(n, "dilations", std::vector<int64_t>(d, 1));
+  else
+    attrs["count_include_pad"] = int_attr(n, "count_include_pad", 0) != 0;
+  const std::string type = std::string(max ? "nn.MaxPool" : "nn.AvgPool") + std::to_string(d) + "d";
+  add_layer_node(add_layer(max ? "maxpool" : "avgpool", type, attrs), {n.input(0)}, {n.output(0)});
+  return true;
+}
+
+// ONNX's gates are i, o, f, c; PyTorch's (and nnplug's) i, f, g, o.
+HostTensor reorder_gates(const HostTensor& t, int64_t direction, int64_t hidden, int64_t offset_gates = 0) {
+  // t: [directions, k * hidden, cols]; take 4 gate blocks starting at offset_gates.
+  const int64_t cols = t.shape.ndim == 3 ? t.shape[2] : 1;
+  const int64_t per_dir = t.shape[1] * cols;
+  const size_t item = dtype_size(t.dtype);
+  HostTensor out;
+  out.dtype = t.dtype;
+  out.shape.ndim = t.shape.ndim == 3 ? 2 : 1;
+  out.shape.d[0] = 4 * hidden;
+  if (t.shape.ndim == 3) out.shape.d[1] = cols;
+  out.bytes.resize(static_cast<size_t>(4 * hidden * cols) * item);
+  const int64_t order[4] = {0, 2, 3, 1};
+  for (int64_t g = 0; g < 4; ++g)
+    std::memcpy(
+        out.bytes.data() + static_cast<size_t>(g * hidden * cols) * item,
+        t.bytes.data() + static_cast<size_t>(direction * per_dir + (offset_gates + order[g]) * hidden * cols) * item,
+        static_cast<size_t>(hidden * cols) * item);
+  return out;
+}
+
+bool Importer::try_lstm(const ::onnx::NodeProto& n) {
+  const ::onnx::TensorProto *w = initializer(n, 1), *r = initializer(n, 2), *b = initializer(n, 3);
+  const std::string direction = string_attr(n, "direction", "forward");
+  const bool has_b = n.input_size() > 3 && !n.input(3).empty();
+  const bool has_lens = n.input_size() > 4 && !n.input(4).empty();
+  const bool has_peephole = n.input_size() > 7 && !n.input(7).empty();
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.name() == "activations" || a.name() == "clip" || (a.name() == "input_forget" && a.i() != 0) ||
+        (a.name() == "layout" && a.i() != 0))
+      return false;
+  if (!w || !r || (has_b && !b) || has_lens || has_peephole || direction == "reverse" || w->dims_size() != 3)
+    return false;
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1, hidden = int_attr(n, "hidden_size", 0);
+  if (hidden <= 0 || w->dims(0) != dirs || w->dims(1) != 4 * hidden) return false;
+  const std::string layer = add_layer("lstm", "nn.LSTM",
+                                      {{"input_size", w->dims(2)},
+                                       {"hidden_size", hidden},
+                                       {"num_layers", 1},
+                                       {"bias", has_b},
+                                       {"bidirectional", dirs == 2}});
+  const HostTensor W = read_tensor(*w, n.input(1)), R = read_tensor(*r, n.input(2));
+  HostTensor B;
+  if (has_b) B = read_tensor(*b, n.input(3));
+  for (int64_t d = 0; d < dirs; ++d) {
+    const std::string suffix = std::string("_l0") + (d == 1 ? "_reverse" : "");
+    layer_values_.emplace_back(layer + ".weight_ih" + suffix, reorder_gates(W, d, hidden));
+    layer_values_.emplace_back(layer + ".weight_hh" + suffix, reorder_gates(R, d, hidden));
+    if (has_b) {
+      layer_values_.emplace_back(layer + ".bias_ih" + suffix, reorder_gates(B, d, hidden, 0));
+      layer_values_.emplace_back(layer + ".bias_hh" + suffix, reorder_gates(B, d, hidden, 4));
+    }
+  }
+  for (int i = 1; i <= 3; ++i) absorbed_.insert(i < n.input_size() ? n.input(i) : "");
+  std::vector<std::string> inputs{n.input(0)};
+  const bool has_h = n.input_size() > 5 && !n.input(5).empty(), has_c = n.input_size() > 6 && !n.input(6).empty();
+  if (has_h != has_c) return false;
+  if (has_h) inputs.insert(inputs.end(), {n.input(5), n.input(6)});
+  auto output = [&](int i, const char* hint) {
+    return i < n.output_size() && !n.output(i).empty() ? n.output(i) : fresh_value(hint);
+  };
+  const std::string y = fresh_value("lstm_y");
+  add_layer_node(layer, inputs, {y, output(1, "lstm_h"), output(2, "lstm_c")});
+  if (n.output_size() > 0 && !n.output(0).empty()) {
+    // nnplug's [seq, batch, dirs * hidden] as ONNX's Y [seq, dirs, batch, hidden].
+    const std::string shape = fresh_value("lstm_shape"), split = fresh_value("lstm_split");
+    HostTensor s;
+    s.dtype = NNP_I64;
+    s.shape.ndim = 1;
+    s.shape.d[0] = 4;
+    const int64_t dims[4] = {0, 0, dirs, hidden};
+    s.bytes.assign(reinterpret_cast<const char*>(dims), sizeof dims);
+    add_tensor(shape, s, false);
+    program_["nodes"].push_back(
+        {{"op", "Reshape"}, {"inputs", {y, shape}}, {"outputs", {split}}, {"attrs", json::object()}});
+    program_["nodes"].push_back(
+        {{"op", "Transpose"}, {"inputs", {split}}, {"outputs", {n.output(0)}}, {"attrs", {{"perm", {0, 2, 1, 3}}}}});
+  }
+  return true;
+}
+
+void Importer::add_vendor_layer(const ::onnx::NodeProto& n) {
+  const std::string type = n.domain() + "." + n.op_type();
+  const nn::LayerType* layer_type = nn::LayerRegistry::instance().find(type);
+  if (!layer_type)
+    fail(NNP_NOT_FOUND, "onnx load ", path_, ": ", node_name(n), " needs layer type ", type,
+         ", which no loaded plugin provides; put the plugin that does in NNP_PLUGIN_PATH");
+  json attrs = json::object();
+  std::vector<std::string> tensors;
+  for (const ::onnx::AttributeProto& a : n.attribute()) {
+    if (a.name() == "nnp_tensors") {
+      tensors.assign(a.strings().begin(), a.strings().end());
+      continue;
+    }
+    auto def = std::find_if(layer_type->attrs.begin(), layer_type->attrs.end(),
+                            [&](const nn::AttrDef& d) { return d.name == a.name(); });
+    const bool boolean = def != layer_type->attrs.end() && def->type == NNP_ATTR_BOOL;
+    switch (a.type()) {
+      case ::onnx::AttributeProto::INT: attrs[a.name()] = boolean ? json(a.i() != 0) : json(a.i()); break;
+      case ::onnx::AttributeProto::FLOAT: attrs[a.name()] = a.f(); break;
+      case ::onnx::AttributeProto::STRING: attrs[a.name()] = a.s(); break;
+      case ::onnx::AttributeProto::INTS:
+        attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+        break;
+      case ::onnx::AttributeProto::FLOATS:
+        attrs[a.name()] = std::vector<double>(a.floats().begin(), a.floats().end());
+        break;
+      default:
+        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": attribute '", a.name(),
+             "' of an unsupported kind");
+    }
+  }
+  const int data_inputs = n.input_size() - static_cast<int>(tensors.size());
+  if (data_inputs < 0) corrupt(node_name(n) + " names more tensors than it has inputs");
+  const std::string layer = add_layer(n.op_type(), type, attrs);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ::onnx::TensorProto* t = initializer(n, data_inputs + static_cast<int>(i));
+    if (!t) corrupt(node_name(n) + "'s tensor '" + tensors[i] + "' is not an initialiser");
+    layer_values_.emplace_back(layer + "." + tensors[i], read_tensor(*t, n.input(data_inputs + static_cast<int>(i))));
+    absorbed_.insert(n.input(data_inputs + static_cast<int>(i)));
+  }
+  std::vector<std::string> inputs(n.input().begin(), n.input().begin() + data_inputs);
+  add_layer_node(layer, inputs, std::vector<std::string>(n.output().begin(), n.output().end()));
+}
+
+void Importer::add_op(const ::onnx::NodeProto& n) {
+  if (!find_op(n.op_type()))
+    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": nnplug does not run ONNX op ", n.op_type(),
+         " (it runs: Conv, ConvTranspose-free CNNs, LSTM and the ops listed in the README's ONNX table)");
+  program_["nodes"].push_back({{"op", n.op_type()},
+                               {"inputs", std::vector<std::string>(n.input().begin(), n.input().end())},
+                               {"outputs", std::vector<std::string>(n.output().begin(), n.output().end())},
+                               {"attrs", attributes(n)}});
+}
+
+ModuleRef Importer::run() {
+  io::RegularFile file(path_, "onnx load");
+  const std::string bytes = file.read_all(kMaxModelBytes);
+  if (!model_.ParseFromString(bytes)) corrupt("not an ONNX model (its protobuf does not parse)");
+  check_external_data();
+  try {
+    ::onnx::checker::check_model(path_);  // the file's own folder is where external data is looked for
+  } catch (const std::exception& e) {
+    corrupt(std::string("fails onnx::checker: ") + e.what());
+  }
+  int64_t opset = 0;
+  for (const ::onnx::OperatorSetIdProto& o : model_.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset != 0 && (opset < 9 || opset > 20))
+    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is not read; nnplug reads opsets 9 to 20");
+  const ::onnx::GraphProto& g = model_.graph();
+  for (const ::onnx::TensorProto& t : g.initializer()) initializers_[t.name()] = &t;
+  for (const ::onnx::NodeProto& n : g.node())
+    for (const std::string& input : n.input()) ++readers_[input];
+  for (const ::onnx::ValueInfoProto& v : g.output()) ++readers_[v.name()];
+  for (const ::onnx::ValueInfoProto& v : g.input())
+    if (!initializers_.count(v.name())) program_["inputs"].push_back(v.name());
+  if (program_["inputs"].empty()) corrupt("the graph has no inputs");
+  for (const ::onnx::ValueInfoProto& v : g.output()) program_["outputs"].push_back(v.name());
+
+  for (const ::onnx::NodeProto& n : g.node()) {
+    const bool onnx_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    if (!onnx_domain) {
+      add_vendor_layer(n);
+    } else if (n.op_type() == "Constant") {
+      if (n.output_size() != 1 || n.attribute_size() != 1) corrupt(node_name(n) + " is malformed");
+      const ::onnx::AttributeProto& a = n.attribute(0);
+      HostTensor t;
+      if (a.name() == "value") {
+        t = read_tensor(a.t(), node_name(n));
+      } else if (a.name() == "value_float" || a.name() == "value_int") {
+        t.dtype = a.name() == "value_float" ? NNP_F32 : NNP_I64;
+        if (a.name() == "value_float") {
+          float v = a.f();
+          t.bytes.assign(reinterpret_cast<const char*>(&v), 4);
+        } else {
+          int64_t v = a.i();
+          t.bytes.assign(reinterpret_cast<const char*>(&v), 8);
+        }
+      } else if (a.name() == "value_ints" || a.name() == "value_floats") {
+        const bool f = a.name() == "value_floats";
+        t.dtype = f ? NNP_F32 : NNP_I64;
+        t.shape.ndim = 1;
+        t.shape.d[0] = f ? a.floats_size() : a.ints_size();
+        if (f)
+          t.bytes.assign(reinterpret_cast<const char*>(a.floats().data()), 4 * static_cast<size_t>(a.floats_size()));
+        else
+          t.bytes.assign(reinterpret_cast<const char*>(a.ints().data()), 8 * static_cast<size_t>(a.ints_size()));
+      } else {
+        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": constant ", a.name(), " is not supported");
+      }
+      add_tensor(n.output(0), std::move(t), false);
+    } else if (!((n.op_type() == "Conv" && try_conv(n)) || (n.op_type() == "Gemm" && try_gemm(n)) ||
+                 ((n.op_type() == "MaxPool" || n.op_type() == "AveragePool") && try_pool(n)) ||
+                 (n.op_type() == "LSTM" && try_lstm(n)))) {
+      if (n.op_type() == "Conv" || n.op_type() == "MaxPool" || n.op_type() == "AveragePool" || n.op_type() == "LSTM")
+        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n),
+             " uses a form nnplug does not run (asymmetric pads, auto_pad, computed weights, or LSTM options "
+             "beyond PyTorch's)");
+      add_op(n);
+    }
+  }
+  for (const ::onnx::TensorProto& t : g.initializer())
+    if (!absorbed_.count(t.name())) add_tensor(t.name(), read_tensor(t, "initialiser '" + t.name() + "'"), true);
+
+  nnp_attrs attrs;
+  nn::AttrValue graph;
+  graph.type = NNP_ATTR_STRING;
+  graph.s = program_.dump();
+  attrs.values["graph"] = graph;
+  ModuleRef module = nn::LayerRegistry::instance().create("nn.GraphModule", &attrs);
+  auto fill = [&](const std::string& key, const HostTensor& t) {
+    TensorRef target = nn::get_tensor(*module, key);
+    if (target->shape != t.shape || target->dtype != t.dtype)
+      corrupt("the values for " + key + " have shape " + format_dims(t.shape) + " where the layer has " +
+              format_dims(target->shape));
+    TensorRef source = from_host(t.bytes.data(), t.shape, t.dtype, target->device);
+    copy_into(*target, *source);
+  };
+  for (const auto& [key, t] : tensor_values_) fill(key, t);
+  for (const auto& [key, t] : layer_values_) fill(key, t);
+  return module;
+}
+
+}  // namespace
+
+ModuleRef import_model(const std::string& path) { return Importer(path).run(); }
+
+}  // namespace nnp::core::onnx

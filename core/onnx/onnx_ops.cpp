@@ -1,0 +1,465 @@
+#include "onnx_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <nnp/functional.hpp>
+
+namespace nnp::core::onnx {
+
+namespace {
+
+using nnp::Dtype;
+using nnp::Tensor;
+using json = nlohmann::json;
+using Tensors = std::vector<Tensor>;
+namespace F = nnp::nn::functional;
+
+[[noreturn]] void refuse(const std::string& what) { throw nnp::Error(NNP_UNIMPLEMENTED, what); }
+
+int64_t attr_int(const json& a, const char* name, int64_t fallback) {
+  return a.contains(name) ? a[name].get<int64_t>() : fallback;
+}
+double attr_float(const json& a, const char* name, double fallback) {
+  return a.contains(name) ? a[name].get<double>() : fallback;
+}
+std::string attr_string(const json& a, const char* name, const std::string& fallback) {
+  return a.contains(name) ? a[name].get<std::string>() : fallback;
+}
+std::vector<int64_t> attr_ints(const json& a, const char* name) {
+  return a.contains(name) ? a[name].get<std::vector<int64_t>>() : std::vector<int64_t>{};
+}
+
+const Tensor& need(const Tensors& in, size_t i, const char* op) {
+  if (i >= in.size() || !in[i].defined())
+    throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": input " + std::to_string(i) + " is missing");
+  return in[i];
+}
+bool given(const Tensors& in, size_t i) { return i < in.size() && in[i].defined(); }
+
+std::vector<int64_t> host_ints(const Tensor& t) { return t.to(Dtype::i64).contiguous().to_vector<int64_t>(); }
+
+int32_t wrap(int64_t axis, int64_t rank, const char* op) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": axis " + std::to_string(axis) +
+                                               " is out of range for rank " + std::to_string(rank));
+  return static_cast<int32_t>(axis < 0 ? axis + rank : axis);
+}
+
+bool integral(const Tensor& t) {
+  const Dtype d = t.dtype();
+  return d == Dtype::i64 || d == Dtype::i32 || d == Dtype::u8 || d == Dtype::i8;
+}
+
+// Integer arithmetic ONNX defines differently from true division (shape
+// computations: Div, Mod), done on the host: the tensors are tiny.
+Tensor host_integer(const Tensor& a, const Tensor& b, const std::function<int64_t(int64_t, int64_t)>& f,
+                    const char* op) {
+  Tensor x = a.to(Dtype::i64), y = b.to(Dtype::i64);
+  nnp::Shape shape = (x + y).shape();  // the broadcast shape
+  std::vector<int64_t> xs = host_ints(x.expand(shape)), ys = host_ints(y.expand(shape)), out(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (ys[i] == 0) throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": integer division by zero");
+    out[i] = f(xs[i], ys[i]);
+  }
+  return nnp::from_vector(out, shape, a.device()).to(a.dtype());
+}
+
+Dtype dtype_of_onnx(int64_t elem_type) {
+  switch (elem_type) {
+    case 1: return Dtype::f32;
+    case 2: return Dtype::u8;
+    case 3: return Dtype::i8;
+    case 6: return Dtype::i32;
+    case 7: return Dtype::i64;
+    case 9: return Dtype::boolean;
+    case 10: return Dtype::f16;
+    case 11: return Dtype::f64;
+    case 16: return Dtype::bf16;
+    default: refuse("Cast: ONNX element type " + std::to_string(elem_type) + " has no nnplug dtype");
+  }
+}
+
+template <Tensor (Tensor::*Method)() const>
+Tensors unary(const Tensors& in, const json&) {
+  return {(need(in, 0, "unary").*Method)()};
+}
+template <nnp_binary_op Op>
+Tensors binary(const Tensors& in, const json&) {
+  return {need(in, 0, "binary").binary(Op, need(in, 1, "binary"))};
+}
+template <nnp_binary_op Op>
+Tensors variadic(const Tensors& in, const json&) {  // Max, Min, Sum of any count
+  Tensor out = need(in, 0, "variadic");
+  for (size_t i = 1; i < in.size(); ++i) out = out.binary(Op, in[i]);
+  return {out};
+}
+
+Tensors div(const Tensors& in, const json&) {
+  const Tensor &a = need(in, 0, "Div"), &b = need(in, 1, "Div");
+  if (integral(a) && integral(b))
+    return {host_integer(
+        a, b, [](int64_t x, int64_t y) { return x / y; }, "Div")};
+  return {a.div(b)};
+}
+Tensors mod(const Tensors& in, const json& attrs) {
+  const bool fmod = attr_int(attrs, "fmod", 0) != 0;
+  return {host_integer(
+      need(in, 0, "Mod"), need(in, 1, "Mod"),
+      [fmod](int64_t x, int64_t y) {
+        int64_t r = x % y;
+        return (!fmod && r != 0 && ((r < 0) != (y < 0))) ? r + y : r;  // the sign of the divisor
+      },
+      "Mod")};
+}
+Tensors pow(const Tensors& in, const json&) {
+  const Tensor& base = need(in, 0, "Pow");
+  return {base.pow(need(in, 1, "Pow").to(base.dtype()))};
+}
+Tensors reciprocal(const Tensors& in, const json&) {
+  const Tensor& x = need(in, 0, "Reciprocal");
+  return {x.scalar_like(1).div(x)};
+}
+Tensors logical_not(const Tensors& in, const json&) {
+  const Tensor& x = need(in, 0, "Not");
+  return {x.eq(x.scalar_like(0))};
+}
+Tensors identity(const Tensors& in, const json&) { return {need(in, 0, "Identity")}; }
+Tensors dropout(const Tensors& in, const json&) {  // inference: the input, and an all-true mask
+  const Tensor& x = need(in, 0, "Dropout");
+  return {x, nnp::ones(x.shape(), Dtype::boolean, x.device())};
+}
+Tensors leaky_relu(const Tensors& in, const json& a) {
+  return {
+      F::leaky_relu(need(in, 0, "LeakyRelu"), F::LeakyReLUFuncOptions().negative_slope(attr_float(a, "alpha", 0.01)))};
+}
+Tensors gelu(const Tensors& in, const json& a) {
+  return {F::gelu(need(in, 0, "Gelu"), F::GELUFuncOptions().approximate(attr_string(a, "approximate", "none")))};
+}
+Tensors clip(const Tensors& in, const json&) {
+  Tensor x = need(in, 0, "Clip");
+  if (given(in, 1)) x = x.maximum(in[1].to(x.dtype()));
+  if (given(in, 2)) x = x.minimum(in[2].to(x.dtype()));
+  return {x};
+}
+Tensors cast(const Tensors& in, const json& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1)))}; }
+Tensors where(const Tensors& in, const json&) {
+  return {nnp::where(need(in, 0, "Where").to(Dtype::boolean), need(in, 1, "Where"), need(in, 2, "Where"))};
+}
+
+Tensors matmul(const Tensors& in, const json&) { return {need(in, 0, "MatMul").matmul(need(in, 1, "MatMul"))}; }
+Tensors gemm(const Tensors& in, const json& a) {
+  Tensor x = need(in, 0, "Gemm"), w = need(in, 1, "Gemm");
+  if (attr_int(a, "transA", 0)) x = x.transpose(0, 1);
+  if (attr_int(a, "transB", 0)) w = w.transpose(0, 1);
+  Tensor y = x.matmul(w);
+  const double alpha = attr_float(a, "alpha", 1), beta = attr_float(a, "beta", 1);
+  if (alpha != 1) y = y * alpha;
+  if (given(in, 2)) y = y + (beta == 1 ? in[2] : in[2] * beta);
+  return {y};
+}
+
+template <bool Log>
+Tensors softmax(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Softmax");
+  const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "Softmax");
+  return {Log ? x.log_softmax(axis) : x.softmax(axis)};
+}
+
+Tensors reshape(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Reshape");
+  std::vector<int64_t> shape = host_ints(need(in, 1, "Reshape"));
+  if (!attr_int(a, "allowzero", 0))
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] == 0) {
+        if (static_cast<int32_t>(i) >= x.ndim())
+          throw nnp::Error(NNP_INVALID_ARGUMENT, "Reshape: 0 past the input's rank");
+        shape[i] = x.size(static_cast<int32_t>(i));
+      }
+  return {x.reshape(shape)};
+}
+Tensors transpose(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Transpose");
+  std::vector<int64_t> perm = attr_ints(a, "perm");
+  if (perm.empty())
+    for (int32_t i = x.ndim() - 1; i >= 0; --i) perm.push_back(i);
+  return {x.permute(std::vector<int32_t>(perm.begin(), perm.end()))};
+}
+Tensors flatten(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Flatten");
+  const int32_t axis = x.ndim() == 0 ? 0 : wrap(attr_int(a, "axis", 1), x.ndim() + 1, "Flatten");
+  int64_t outer = 1;
+  for (int32_t i = 0; i < axis; ++i) outer *= x.size(i);
+  return {x.reshape({outer, -1})};
+}
+Tensors squeeze(const Tensors& in, const json& a) {
+  Tensor x = need(in, 0, "Squeeze");
+  std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
+  if (axes.empty()) return {x.squeeze()};
+  for (int64_t& axis : axes) axis = wrap(axis, x.ndim(), "Squeeze");
+  std::sort(axes.rbegin(), axes.rend());
+  for (int64_t axis : axes) x = x.squeeze(static_cast<int32_t>(axis));
+  return {x};
+}
+Tensors unsqueeze(const Tensors& in, const json& a) {
+  Tensor x = need(in, 0, "Unsqueeze");
+  std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
+  const int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
+  for (int64_t& axis : axes) axis = wrap(axis, rank, "Unsqueeze");
+  std::sort(axes.begin(), axes.end());
+  for (int64_t axis : axes) x = x.unsqueeze(static_cast<int32_t>(axis));
+  return {x};
+}
+Tensors slice(const Tensors& in, const json&) {
+  Tensor x = need(in, 0, "Slice");
+  std::vector<int64_t> starts = host_ints(need(in, 1, "Slice")), ends = host_ints(need(in, 2, "Slice"));
+  std::vector<int64_t> axes = given(in, 3) ? host_ints(in[3]) : std::vector<int64_t>{};
+  std::vector<int64_t> steps = given(in, 4) ? host_ints(in[4]) : std::vector<int64_t>(starts.size(), 1);
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "Slice: starts, ends, axes and steps differ in length");
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int32_t axis = wrap(axes[i], x.ndim(), "Slice");
+    if (steps[i] <= 0) refuse("Slice: steps of " + std::to_string(steps[i]) + " are not supported (only positive)");
+    const int64_t size = x.size(axis);
+    auto clamp = [size](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t{0}), size); };
+    x = x.slice(axis, clamp(starts[i]), clamp(ends[i]), steps[i]);
+  }
+  return {x};
+}
+Tensors expand(const Tensors& in, const json&) {
+  const Tensor& x = need(in, 0, "Expand");
+  std::vector<int64_t> shape = host_ints(need(in, 1, "Expand"));
+  // Bidirectional broadcasting: a 1 in shape keeps the input's size.
+  nnp::Shape out(std::max<size_t>(shape.size(), static_cast<size_t>(x.ndim())), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t from_x = static_cast<int64_t>(i) - static_cast<int64_t>(out.size()) + x.ndim();
+    const int64_t from_s =
+        static_cast<int64_t>(i) - static_cast<int64_t>(out.size()) + static_cast<int64_t>(shape.size());
+    const int64_t a = from_x >= 0 ? x.size(static_cast<int32_t>(from_x)) : 1;
+    const int64_t b = from_s >= 0 ? shape[static_cast<size_t>(from_s)] : 1;
+    out[i] = a == 1 ? b : a;
+  }
+  return {x.expand(out)};
+}
+Tensors tile(const Tensors& in, const json&) {
+  const Tensor& x = need(in, 0, "Tile");
+  std::vector<int64_t> repeats = host_ints(need(in, 1, "Tile"));
+  if (static_cast<int32_t>(repeats.size()) != x.ndim())
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "Tile: repeats must have one entry per input dimension");
+  Tensor out = x;
+  for (int32_t d = 0; d < x.ndim(); ++d) {
+    std::vector<Tensor> copies(static_cast<size_t>(repeats[static_cast<size_t>(d)]), out);
+    out = nnp::cat(copies, d);
+  }
+  return {out};
+}
+Tensors concat(const Tensors& in, const json& a) {
+  const Tensor& first = need(in, 0, "Concat");
+  return {nnp::cat(in, wrap(attr_int(a, "axis", 0), first.ndim(), "Concat"))};
+}
+Tensors split(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Split");
+  const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "Split");
+  const int64_t outputs = attr_int(a, "_outputs", 1);
+  std::vector<int64_t> sizes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "split");
+  if (sizes.empty()) {
+    const int64_t each = (x.size(axis) + outputs - 1) / outputs;
+    for (int64_t start = 0; start < x.size(axis); start += each) sizes.push_back(std::min(each, x.size(axis) - start));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs)
+    throw nnp::Error(NNP_INVALID_ARGUMENT,
+                     "Split: " + std::to_string(sizes.size()) + " parts for " + std::to_string(outputs) + " outputs");
+  Tensors out;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    out.push_back(x.slice(axis, start, start + size));
+    start += size;
+  }
+  return out;
+}
+Tensors gather(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Gather");
+  const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "Gather");
+  Tensor index = need(in, 1, "Gather").to(Dtype::i64);
+  index =
+      nnp::where(index.lt(index.scalar_like(0)), index + index.scalar_like(static_cast<double>(x.size(axis))), index);
+  nnp::Shape out_shape;
+  for (int32_t i = 0; i < axis; ++i) out_shape.push_back(x.size(i));
+  for (int64_t s : index.shape()) out_shape.push_back(s);
+  for (int32_t i = axis + 1; i < x.ndim(); ++i) out_shape.push_back(x.size(i));
+  return {x.index_select(axis, index.reshape({-1})).reshape(out_shape)};
+}
+Tensors gather_elements(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "GatherElements");
+  return {
+      x.gather(wrap(attr_int(a, "axis", 0), x.ndim(), "GatherElements"), need(in, 1, "GatherElements").to(Dtype::i64))};
+}
+Tensors scatter_elements(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "ScatterElements");
+  if (attr_string(a, "reduction", "none") != "add") refuse("ScatterElements: only reduction 'add' is supported");
+  return {x.scatter_add(wrap(attr_int(a, "axis", 0), x.ndim(), "ScatterElements"),
+                        need(in, 1, "ScatterElements").to(Dtype::i64), need(in, 2, "ScatterElements"))};
+}
+
+template <nnp_reduce_op Op>
+Tensors reduce(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Reduce");
+  std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
+  if (axes.empty() && attr_int(a, "noop_with_empty_axes", 0)) return {x};
+  std::vector<int32_t> dims;
+  for (int64_t axis : axes) dims.push_back(wrap(axis, x.ndim(), "Reduce"));
+  return {x.reduce(Op, dims, attr_int(a, "keepdims", 1) != 0)};
+}
+template <nnp_reduce_op Op>
+Tensors arg_reduce(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "ArgMax");
+  if (attr_int(a, "select_last_index", 0)) refuse("ArgMax/ArgMin: select_last_index=1 is not supported");
+  const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "ArgMax");
+  return {x.reduce(Op, {axis}, attr_int(a, "keepdims", 1) != 0)};
+}
+
+Tensors shape(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Shape");
+  const int64_t rank = x.ndim();
+  auto clamp = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t{0}), rank); };
+  const int64_t start = clamp(attr_int(a, "start", 0)), end = clamp(attr_int(a, "end", rank));
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) dims.push_back(x.size(static_cast<int32_t>(i)));
+  return {nnp::from_vector(dims, {static_cast<int64_t>(dims.size())}, x.device())};
+}
+Tensors constant_of_shape(const Tensors& in, const json& a) {
+  const Tensor& shape = need(in, 0, "ConstantOfShape");
+  double value = 0;
+  Dtype dtype = Dtype::f32;
+  if (a.contains("value")) {
+    value = a["value"]["data"].at(0).get<double>();
+    dtype = dtype_of_onnx(a["value"]["elem_type"].get<int64_t>());
+  }
+  return {nnp::full(host_ints(shape), value, dtype, shape.device())};
+}
+Tensors range(const Tensors& in, const json&) {
+  const Tensor& start = need(in, 0, "Range");
+  const double s = start.to(Dtype::f64).item<double>(), l = need(in, 1, "Range").to(Dtype::f64).item<double>(),
+               d = need(in, 2, "Range").to(Dtype::f64).item<double>();
+  if (d == 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "Range: delta is 0");
+  return {nnp::arange(s, l, d, start.dtype(), start.device())};
+}
+
+Tensors batch_norm(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "BatchNormalization");
+  nnp::Shape per_channel(static_cast<size_t>(std::max(x.ndim(), 2)), 1);
+  per_channel[1] = -1;
+  auto channel = [&](size_t i) { return need(in, i, "BatchNormalization").reshape(per_channel); };
+  const Tensor scale = channel(1), bias = channel(2), mean = channel(3), var = channel(4);
+  const Tensor inv = (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt();
+  return {(x - mean) * inv * scale + bias};
+}
+Tensors layer_norm(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "LayerNormalization");
+  const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "LayerNormalization");
+  std::vector<int32_t> dims;
+  for (int32_t i = axis; i < x.ndim(); ++i) dims.push_back(i);
+  const Tensor mean = x.mean(dims, true), centred = x - mean;
+  const Tensor var = (centred * centred).mean(dims, true);
+  Tensor y =
+      centred * (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt() * need(in, 1, "LayerNormalization");
+  if (given(in, 2)) y = y + in[2];
+  return {y};
+}
+template <bool Max>
+Tensors global_pool(const Tensors& in, const json&) {
+  const Tensor& x = need(in, 0, "GlobalPool");
+  std::vector<int32_t> dims;
+  for (int32_t i = 2; i < x.ndim(); ++i) dims.push_back(i);
+  return {Max ? x.amax(dims, true) : x.mean(dims, true)};
+}
+
+const std::map<std::string, OpFunction>& ops() {
+  static const std::map<std::string, OpFunction> table = {
+      {"Abs", unary<&Tensor::abs>},
+      {"Add", binary<NNP_BINARY_ADD>},
+      {"ArgMax", arg_reduce<NNP_REDUCE_ARGMAX>},
+      {"ArgMin", arg_reduce<NNP_REDUCE_ARGMIN>},
+      {"BatchNormalization", batch_norm},
+      {"Cast", cast},
+      {"Clip", clip},
+      {"Concat", concat},
+      {"ConstantOfShape", constant_of_shape},
+      {"Cos", unary<&Tensor::cos>},
+      {"Div", div},
+      {"Dropout", dropout},
+      {"Equal", binary<NNP_BINARY_EQ>},
+      {"Erf", unary<&Tensor::erf>},
+      {"Exp", unary<&Tensor::exp>},
+      {"Expand", expand},
+      {"Flatten", flatten},
+      {"Gather", gather},
+      {"GatherElements", gather_elements},
+      {"Gelu", gelu},
+      {"Gemm", gemm},
+      {"GlobalAveragePool", global_pool<false>},
+      {"GlobalMaxPool", global_pool<true>},
+      {"Greater", binary<NNP_BINARY_GT>},
+      {"GreaterOrEqual", binary<NNP_BINARY_GE>},
+      {"Identity", identity},
+      {"LayerNormalization", layer_norm},
+      {"LeakyRelu", leaky_relu},
+      {"Less", binary<NNP_BINARY_LT>},
+      {"LessOrEqual", binary<NNP_BINARY_LE>},
+      {"Log", unary<&Tensor::log>},
+      {"LogSoftmax", softmax<true>},
+      {"MatMul", matmul},
+      {"Max", variadic<NNP_BINARY_MAXIMUM>},
+      {"Min", variadic<NNP_BINARY_MINIMUM>},
+      {"Mod", mod},
+      {"Mul", binary<NNP_BINARY_MUL>},
+      {"Neg", unary<&Tensor::neg>},
+      {"Not", logical_not},
+      {"Pow", pow},
+      {"Range", range},
+      {"Reciprocal", reciprocal},
+      {"ReduceMax", reduce<NNP_REDUCE_MAX>},
+      {"ReduceMean", reduce<NNP_REDUCE_MEAN>},
+      {"ReduceMin", reduce<NNP_REDUCE_MIN>},
+      {"ReduceSum", reduce<NNP_REDUCE_SUM>},
+      {"Relu", unary<&Tensor::relu>},
+      {"Reshape", reshape},
+      {"Round", unary<&Tensor::round>},
+      {"ScatterElements", scatter_elements},
+      {"Shape", shape},
+      {"Sigmoid", unary<&Tensor::sigmoid>},
+      {"Sign", unary<&Tensor::sign>},
+      {"Sin", unary<&Tensor::sin>},
+      {"Slice", slice},
+      {"Softmax", softmax<false>},
+      {"Split", split},
+      {"Sqrt", unary<&Tensor::sqrt>},
+      {"Squeeze", squeeze},
+      {"Sub", binary<NNP_BINARY_SUB>},
+      {"Sum", variadic<NNP_BINARY_ADD>},
+      {"Tanh", unary<&Tensor::tanh>},
+      {"Tile", tile},
+      {"Transpose", transpose},
+      {"Unsqueeze", unsqueeze},
+      {"Where", where},
+  };
+  return table;
+}
+
+}  // namespace
+
+OpFunction find_op(const std::string& op_type) {
+  auto it = ops().find(op_type);
+  return it == ops().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> known_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : ops()) names.push_back(name);
+  return names;
+}
+
+}  // namespace nnp::core::onnx

@@ -1,0 +1,227 @@
+// ONNX import: files PyTorch's own exporter wrote (tests/unit/onnx_fixtures.py)
+// give PyTorch's outputs; nnplug's exports come back as they left; imported
+// models train; hostile files are refused naming the problem.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <nnp/nnp.hpp>
+#include <nnp/onnx.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace nnp;
+using nnp::test::expect_error;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const json& expected() {
+  static const json all = [] {
+    std::ifstream in(std::string(NNP_ONNX_FIXTURE_DIR) + "/expected.json");
+    return json::parse(in);
+  }();
+  return all;
+}
+
+Tensor tensor_of(const json& t) {
+  return from_vector(t["data"].get<std::vector<float>>(), t["dims"].get<std::vector<int64_t>>());
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double tolerance) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = got.contiguous().to_vector<float>(), w = want.contiguous().to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tolerance * (1 + std::fabs(w[i]))) << "element " << i;
+}
+
+class PyTorchExport : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PyTorchExport, ImportsAndGivesPyTorchsOutputs) {
+  const std::string name = GetParam();
+  nn::ModuleHandle model = nnp::onnx::load(std::string(NNP_ONNX_FIXTURE_DIR) + "/" + name + ".onnx");
+  EXPECT_EQ(model.type_name(), "GraphModule");
+  const json& e = expected()[name];
+  expect_close(model(tensor_of(e["input"])), tensor_of(e["output"]), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PyTorchExport, ::testing::Values("mlp", "cnn", "lstm", "encoder"));
+
+TEST(OnnxImport, PyTorchsLayersBecomeBuiltInLayersWithItsKeys) {
+  nn::ModuleHandle cnn = nnp::onnx::load(std::string(NNP_ONNX_FIXTURE_DIR) + "/cnn.onnx");
+  std::vector<std::string> keys;
+  for (const auto& [key, t] : cnn.state_dict()) keys.push_back(key);
+  for (const char* key : {"0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+  EXPECT_EQ(cnn.get_submodule("0").type_name(), "Conv2d");
+  EXPECT_EQ(cnn.get_submodule("7").type_name(), "Linear");
+}
+
+TEST(OnnxImport, ImportedModelsTrain) {
+  nn::ModuleHandle mlp = nnp::onnx::load(std::string(NNP_ONNX_FIXTURE_DIR) + "/mlp.onnx");
+  auto params = mlp.parameters();
+  ASSERT_EQ(params.size(), 4u);
+  for (const Tensor& p : params) EXPECT_TRUE(p.requires_grad());
+  manual_seed(7);
+  Tensor x = randn({16, 64}), target = randn({16, 10});
+  optim::SGD sgd(params, optim::SGDOptions(0.05));
+  auto loss_of = [&] { return (mlp(x) - target).pow(2.0).mean(); };
+  const double before = loss_of().item<double>();
+  for (int step = 0; step < 5; ++step) {
+    sgd.zero_grad();
+    Tensor loss = loss_of();
+    loss.backward();
+    sgd.step();
+  }
+  EXPECT_LT(loss_of().item<double>(), before * 0.9);
+}
+
+class OnnxRoundTrip : public ::testing::Test {
+ protected:
+  void TearDown() override { fs::remove(file_); }
+  std::string file_ = (fs::temp_directory_path() / ("nnp_onnx_rt_" + std::to_string(::getpid()) + ".onnx")).string();
+};
+
+TEST_F(OnnxRoundTrip, NnplugExportsComeBackAsTheyLeft) {
+  manual_seed(11);
+  for (const char* spec : {
+           R"({"type": "nn.Sequential", "children": [
+               {"type": "nn.Conv2d", "in_channels": 2, "out_channels": 4, "kernel_size": 3, "padding": 1},
+               {"type": "nn.BatchNorm2d", "num_features": 4}, {"type": "nn.GELU"},
+               {"type": "nn.AvgPool2d", "kernel_size": 2}, {"type": "nn.Flatten"},
+               {"type": "nn.LayerNorm", "normalized_shape": [64]}, {"type": "nn.Linear", "in_features": 64,
+                "out_features": 3}, {"type": "nn.LogSoftmax", "dim": 1}]})",
+           R"({"type": "nn.Sequential", "children": [
+               {"type": "nn.TransformerEncoderLayer", "d_model": 8, "nhead": 2, "dim_feedforward": 16,
+                "batch_first": true}, {"type": "nn.Flatten"}, {"type": "nn.Linear", "in_features": 40,
+                "out_features": 2}]})"}) {
+    nn::ModuleHandle model = nn::model_from_spec(spec);
+    const bool conv = std::string(spec).find("Conv2d") != std::string::npos;
+    Shape traced = conv ? Shape{3, 2, 8, 8} : Shape{3, 5, 8}, other = conv ? Shape{4, 2, 8, 8} : Shape{6, 5, 8};
+    nnp::onnx::export_model(model, {randn(traced)}, file_);
+    nn::ModuleHandle back = nnp::onnx::load(file_);
+    model.eval();
+    Tensor x = randn(other);
+    expect_close(back(x), model(x), 1e-5);
+  }
+}
+
+// ---- hostile files ----
+
+class HostileOnnx : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nnp_onnx_hostile_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "model");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // A valid one-node model: output = Relu(input) + w.
+  ::onnx::ModelProto relu_model() {
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    ::onnx::GraphProto& g = *m.mutable_graph();
+    g.set_name("g");
+    auto value = [](::onnx::ValueInfoProto* v, const char* name) {
+      v->set_name(name);
+      auto* t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(::onnx::TensorProto::FLOAT);
+      t->mutable_shape()->add_dim()->set_dim_value(2);
+    };
+    value(g.add_input(), "input");
+    value(g.add_output(), "output");
+    ::onnx::TensorProto& w = *g.add_initializer();
+    w.set_name("w");
+    w.set_data_type(::onnx::TensorProto::FLOAT);
+    w.add_dims(2);
+    w.add_float_data(1);
+    w.add_float_data(2);
+    ::onnx::NodeProto& relu = *g.add_node();
+    relu.set_op_type("Relu");
+    relu.add_input("input");
+    relu.add_output("r");
+    ::onnx::NodeProto& add = *g.add_node();
+    add.set_name("the_add");
+    add.set_op_type("Add");
+    add.add_input("r");
+    add.add_input("w");
+    add.add_output("output");
+    return m;
+  }
+  std::string write(const ::onnx::ModelProto& m, const std::string& name = "model/m.onnx") {
+    std::string path = (dir_ / name).string();
+    std::ofstream out(path, std::ios::binary);
+    m.SerializeToOstream(&out);
+    return path;
+  }
+  fs::path dir_;
+};
+
+TEST_F(HostileOnnx, TheValidModelLoads) {
+  nn::ModuleHandle m = nnp::onnx::load(write(relu_model()));
+  EXPECT_EQ(m(from_vector<float>({-1, 3})).to_vector<float>(), (std::vector<float>{1, 5}));
+}
+
+TEST_F(HostileOnnx, GarbageAndTruncatedFilesAreRefused) {
+  std::string path = (dir_ / "garbage.onnx").string();
+  std::ofstream(path) << "this is not protobuf \xff\xff\xff";
+  expect_error([&] { nnp::onnx::load(path); }, NNP_CORRUPT_DATA, {"not an ONNX model"});
+  std::string good = write(relu_model());
+  std::string bytes;
+  relu_model().SerializeToString(&bytes);
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  expect_error([&] { nnp::onnx::load(path); }, NNP_CORRUPT_DATA, {});
+  expect_error([&] { nnp::onnx::load((dir_ / "model").string()); }, NNP_IO_ERROR, {"is a directory"});
+}
+
+TEST_F(HostileOnnx, UnsupportedOpsAreNamed) {
+  ::onnx::ModelProto m = relu_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("PRelu");
+  expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "PRelu"});
+}
+
+TEST_F(HostileOnnx, CyclesAndMissingInputsAreRefused) {
+  ::onnx::ModelProto cycle = relu_model();
+  cycle.mutable_graph()->mutable_node(0)->set_input(0, "output");  // Relu reads what Add writes after it
+  expect_error([&] { nnp::onnx::load(write(cycle)); }, NNP_CORRUPT_DATA, {"onnx::checker"});
+  ::onnx::ModelProto missing = relu_model();
+  missing.mutable_graph()->mutable_node(1)->set_input(1, "nowhere");
+  expect_error([&] { nnp::onnx::load(write(missing)); }, NNP_CORRUPT_DATA, {"nowhere"});
+}
+
+TEST_F(HostileOnnx, HugeOrShortInitialisersAreRefused) {
+  ::onnx::ModelProto huge = relu_model();
+  ::onnx::TensorProto& w = *huge.mutable_graph()->mutable_initializer(0);
+  w.clear_float_data();
+  w.set_dims(0, int64_t{1} << 40);
+  w.set_raw_data("1234");
+  expect_error([&] { nnp::onnx::load(write(huge)); }, NNP_CORRUPT_DATA, {"w"});
+  ::onnx::ModelProto overflow = relu_model();
+  ::onnx::TensorProto& o = *overflow.mutable_graph()->mutable_initializer(0);
+  for (int i = 0; i < 7; ++i) o.add_dims(int64_t{1} << 40);
+  expect_error([&] { nnp::onnx::load(write(overflow)); }, NNP_CORRUPT_DATA, {"w"});
+}
+
+TEST_F(HostileOnnx, ExternalDataOutsideTheModelsFolderIsRefused) {
+  std::ofstream(dir_ / "secret.bin", std::ios::binary) << std::string(8, '\0');
+  std::ofstream(dir_ / "model" / "weights.bin", std::ios::binary) << std::string(8, '\0');
+  auto with_location = [&](const std::string& location) {
+    ::onnx::ModelProto m = relu_model();
+    ::onnx::TensorProto& w = *m.mutable_graph()->mutable_initializer(0);
+    w.clear_float_data();
+    w.set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* entry = w.add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    return write(m);
+  };
+  for (const std::string& outside : {std::string("../secret.bin"), (dir_ / "secret.bin").string()})
+    expect_error([&] { nnp::onnx::load(with_location(outside)); }, NNP_INVALID_ARGUMENT,
+                 {"outside the model's folder"});
+  nn::ModuleHandle beside = nnp::onnx::load(with_location("weights.bin"));  // beside the model: read
+  EXPECT_EQ(beside(from_vector<float>({1, -1})).to_vector<float>(), (std::vector<float>{1, 0}));
+}
+
+}  // namespace
