@@ -196,6 +196,7 @@ nnp_api make_table() {
   t.onnx_graph_new_name = api::onnx_graph_new_name;
   t.onnx_graph_opset = api::onnx_graph_opset;
   t.onnx_load = api::onnx_load;
+  t.module_layer_attrs = api::module_layer_attrs;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

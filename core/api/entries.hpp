@@ -104,6 +104,7 @@ nnp_status onnx_graph_tensor_name(nnp_onnx_graph* graph, nnp_module* module, con
 nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const char** name);
 int64_t onnx_graph_opset(const nnp_onnx_graph* graph);
 nnp_status onnx_load(const char* path, nnp_module** out);
+nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs** attrs);  // layers.cpp
 nnp_status softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
 nnp_status cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
 nnp_status index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);

@@ -141,6 +141,18 @@ nnp_status layer_type_plugin(int32_t i, const char** out) {
     plugin = discovered_layers().at(i).plugin.c_str();
   });
 }
+nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs** attrs) {
+  return guard([&] {
+    if (type) *type = nullptr;
+    if (attrs) *attrs = nullptr;
+    const nn::Module& module = module_arg(m, "module_layer_attrs");
+    if (!module.layer_type || !module.layer_attrs)
+      fail(NNP_NOT_FOUND, "module_layer_attrs: this ", module.type_name,
+           " was not made by the layer registry, so it has no layer attributes");
+    if (type) *type = module.layer_type->name.c_str();
+    if (attrs) *attrs = new nnp_attrs(*module.layer_attrs);
+  });
+}
 nnp_status layer_create(const char* type, const nnp_attrs* attrs, nnp_module** out) {
   return handle_out(out, "layer_create", [&] {
     return nn::LayerRegistry::instance().create(string_arg(type, "layer_create", "type"), attrs);

@@ -157,7 +157,8 @@ static_assert(NNP_I8 == 8 && NNP_DTYPE_COUNT == 9 && NNP_UNARY_ROUND == 15, "1.7
 PIN(nnp_api, onnx_export, 1656);
 PIN(nnp_api, onnx_graph_opset, 1696);
 PIN(nnp_api, onnx_load, 1704);
-static_assert(sizeof(nnp_api) == 1712 && NNP_API_SIZE_1_8 == 1712, "nnp_api 1.8 is 1712 bytes");
+PIN(nnp_api, module_layer_attrs, 1712);
+static_assert(sizeof(nnp_api) == 1720 && NNP_API_SIZE_1_8 == 1720, "nnp_api 1.8 is 1720 bytes");
 PIN(nnp_layer_type, to_onnx, 56);
 static_assert(sizeof(nnp_layer_type) == 64 && NNP_LAYER_TYPE_SIZE_1_8 == 64, "nnp_layer_type 1.8 is 64 bytes");
 static_assert(sizeof(nnp_onnx_export_options) == 48 && NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 == 44,

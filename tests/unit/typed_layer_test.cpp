@@ -20,6 +20,10 @@ struct Twin {
   std::function<nn::Attrs()> attrs;
 };
 
+const char* const kReluGraph =
+    R"({"inputs": ["x"], "outputs": ["y"], "tensors": [], "layers": [],
+        "nodes": [{"op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})";
+
 std::map<std::string, Twin> twins() {
   auto none = [] { return nn::Attrs(); };
   std::map<std::string, Twin> t;
@@ -27,6 +31,8 @@ std::map<std::string, Twin> twins() {
       [] { return nn::Linear(nn::LinearOptions(4, 3).bias(false)); },
       [] { return std::move(nn::Attrs().set("in_features", 4).set("out_features", 3).set("bias", false)); }};
   t["nn.Identity"] = {[] { return nn::Identity(); }, none};
+  t["nn.GraphModule"] = {[] { return nn::GraphModule(kReluGraph); },
+                         [] { return std::move(nn::Attrs().set("graph", kReluGraph)); }};
   t["nn.MinMaxObserver"] = {
       [] { return nn::MinMaxObserver(nn::ObserverOptions().dtype(kQInt8).qscheme("per_tensor_symmetric")); },
       [] { return std::move(nn::Attrs().set("dtype", "qint8").set("qscheme", "per_tensor_symmetric")); }};

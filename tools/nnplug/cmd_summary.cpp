@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "options.hpp"
+#include "training.hpp"
 
 namespace nnplug {
 namespace {
@@ -37,7 +38,7 @@ int run_summary(const Args& args) {
   namespace po = boost::program_options;
   po::options_description options("options");
   std::string model, input_shape, device = "cpu";
-  options.add_options()("model,m", po::value(&model)->required(), "model spec (JSON file)")(
+  options.add_options()("model,m", po::value(&model)->required(), "model spec (JSON file) or ONNX file (.onnx)")(
       "input-shape,i", po::value(&input_shape)->required(), "input shape, e.g. 1,64 or 32,1,28,28")(
       "device,d", po::value(&device)->default_value("cpu"), "device to run the shape pass on");
   po::variables_map vm;
@@ -45,7 +46,7 @@ int run_summary(const Args& args) {
                                 options, args, vm))
     return *stop;
 
-  nnp::nn::ModuleHandle net = nnp::nn::model_from_spec_file(model);
+  nnp::nn::ModuleHandle net = build_model(model);
   net.to(nnp::Device(device));
   std::map<nnp_module*, nnp::Shape> shapes;
   auto record = [](nnp_module* m, const nnp_tensor* const*, int32_t, const nnp_tensor* const* out, int32_t,

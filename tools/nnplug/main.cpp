@@ -24,6 +24,7 @@ const std::map<std::string, Command>& commands() {
       {"train", {"train a model on a data set (default: a CNN on the digits)", nnplug::run_train}},
       {"eval", {"report a checkpoint's accuracy", nnplug::run_eval}},
       {"export", {"write a checkpoint's model as an ONNX file (torch.onnx.export)", nnplug::run_export}},
+      {"import", {"read an ONNX file into a model spec and weights", nnplug::run_import}},
       {"prune", {"prune a checkpoint's weights (torch.nn.utils.prune)", nnplug::run_prune}},
       {"quantize", {"quantize a checkpoint's model to int8 (torch.ao.quantization)", nnplug::run_quantize}},
       {"profile", {"profile forward and backward of a model spec (torch.profiler)", nnplug::run_profile}},

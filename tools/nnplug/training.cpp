@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <nnp/onnx.hpp>
 #include <sstream>
 
 namespace nnplug {
@@ -32,7 +33,11 @@ std::string default_data_path() {
 }
 
 nnp::nn::ModuleHandle build_model(const std::string& model_path) {
-  return model_path.empty() ? nnp::nn::model_from_spec(kDefaultDigitsModel) : nnp::nn::model_from_spec_file(model_path);
+  if (model_path.empty()) return nnp::nn::model_from_spec(kDefaultDigitsModel);
+  const std::string onnx = ".onnx";
+  if (model_path.size() > onnx.size() && model_path.compare(model_path.size() - onnx.size(), onnx.size(), onnx) == 0)
+    return nnp::onnx::load(model_path);
+  return nnp::nn::model_from_spec_file(model_path);
 }
 
 nnp::Shape parse_shape(const std::string& text, const std::string& option) {

@@ -17,6 +17,7 @@ extern const char* const kDefaultDigitsModel;
 // data/digits.csv.gz of the source tree, or <prefix>/share/nnplug/digits.csv.gz.
 std::string default_data_path();
 
+// A model spec (JSON) or an ONNX file (.onnx, imported); empty: the default CNN.
 nnp::nn::ModuleHandle build_model(const std::string& model_path);
 
 // Per-sample input shape: given ("1,8,8"), or [1, 8, 8] for the default

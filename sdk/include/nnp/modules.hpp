@@ -22,6 +22,7 @@
 #include <nnp/modules/conv.hpp>
 #include <nnp/modules/distance.hpp>
 #include <nnp/modules/dropout.hpp>
+#include <nnp/modules/graph.hpp>
 #include <nnp/modules/linear.hpp>
 #include <nnp/modules/loss.hpp>
 #include <nnp/modules/normalization.hpp>

@@ -476,6 +476,12 @@ class Attrs {
     attrs_ = owned_.get();
   }
   static Attrs view(const nnp_attrs* attrs) { return Attrs(const_cast<nnp_attrs*>(attrs)); }
+  // Takes over a set the core handed out (module_layer_attrs).
+  static Attrs adopt(nnp_attrs* owned) {
+    Attrs a(owned);
+    *a.owned_.out() = owned;
+    return a;
+  }
   Attrs(Attrs&& other) noexcept : owned_(std::move(other.owned_)), attrs_(std::exchange(other.attrs_, nullptr)) {}
   Attrs(const Attrs&) = delete;
   Attrs& operator=(const Attrs&) = delete;
@@ -569,6 +575,22 @@ class Attrs {
   Owned owned_;                 // empty for a view
   nnp_attrs* attrs_ = nullptr;  // owned_.get(), or the viewed set
 };
+
+// The layer type and attributes the layer registry made a module with (a
+// spec's entry, layer_create, onnx::load's nn.GraphModule); nullopt for a
+// module made otherwise.
+struct LayerSpec {
+  std::string type;
+  Attrs attrs;
+};
+inline std::optional<LayerSpec> layer_spec(const ModuleHandle& m) {
+  const char* type = nullptr;
+  nnp_attrs* attrs = nullptr;
+  const nnp_status status = api().module_layer_attrs(m.get(), &type, &attrs);
+  if (status == NNP_NOT_FOUND) return std::nullopt;
+  check(status);
+  return LayerSpec{type, Attrs::adopt(attrs)};
+}
 
 // Creates a layer of the registry ("nn.Linear", "acme.Swish").
 inline ModuleHandle create_layer(const std::string& type, const Attrs& attrs = Attrs()) {

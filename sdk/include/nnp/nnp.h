@@ -1010,6 +1010,12 @@ struct nnp_api {
    * naming the node, ops it does not run, malformed graphs, and external data
    * outside the model's folder. */
   nnp_status (*onnx_load)(const char* path, nnp_module** out);
+  /* The layer type and attributes a module was created with through the
+   * layer registry (layer_create, a model spec, onnx_load): *type is valid
+   * while the module lives, *attrs a new copy (release it). NNP_NOT_FOUND for
+   * a module the registry did not make (a container made in code, a custom
+   * module). Either output may be NULL. */
+  nnp_status (*module_layer_attrs)(const nnp_module* m, const char** type, nnp_attrs** attrs);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1021,7 +1027,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_5 NNP_SIZE_THROUGH(nnp_api, attrs_set_none)
 #define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
 #define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
-#define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, onnx_load)
+#define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, module_layer_attrs)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# nnplug export end to end: the digits CNN, trained, exported, and run by
-# ONNX Runtime (npm onnxruntime-node) over every row of the digits gives the
-# accuracy nnplug eval reports; a spec exports without a checkpoint; bad
-# arguments are refused and write nothing. Exit 77 (skipped) without ONNX
-# Runtime, after the checks that do not need it.
+# nnplug export and import end to end: the digits CNN, trained and
+# exported, imported back (nnplug import; eval and summary reading the .onnx
+# directly) gives the checkpoint's accuracy, and run by ONNX Runtime (npm
+# onnxruntime-node) over every row of the digits gives the accuracy nnplug
+# eval reports; a spec exports without a checkpoint; bad arguments and files
+# are refused and write nothing. Exit 77 (skipped) without ONNX Runtime,
+# after the checks that do not need it.
 set -euo pipefail
 nnplug=$1
 client=$2
 data=$3
+fixtures=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -24,6 +27,23 @@ cat >"$tmp/mlp.json" <<'JSON'
 JSON
 "$nnplug" export --model "$tmp/mlp.json" --input-shape 64 --opset 13 --fixed-batch --out "$tmp/mlp.onnx" | grep -q "opset 13, fixed batch" ||
   { echo "FAIL: a spec alone did not export"; exit 1; }
+
+# Import: the exported file read back gives the checkpoint's own figures.
+test_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors")
+onnx_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --model "$tmp/cnn.onnx")
+[ "$test_line" = "$onnx_line" ] || { echo "FAIL: eval of the .onnx ('$onnx_line') differs from the checkpoint's ('$test_line')"; exit 1; }
+"$nnplug" import "$tmp/cnn.onnx" --out "$tmp/imported" | grep -q "GraphModule" || { echo "FAIL: import"; exit 1; }
+all=$(sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p' <<<"$test_line")
+"$nnplug" eval --model "$tmp/imported/model.json" --weights "$tmp/imported/model.safetensors" --input-shape 1,8,8 \
+  --scale "$scale" | grep -q "^accuracy $all% on all" || { echo "FAIL: the imported spec and weights lose accuracy"; exit 1; }
+"$nnplug" summary --model "$tmp/cnn.onnx" --input-shape 2,1,8,8 | grep -q "Conv2d" || { echo "FAIL: summary of an .onnx"; exit 1; }
+"$nnplug" import "$fixtures/encoder.onnx" --out "$tmp/encoder" >/dev/null || { echo "FAIL: PyTorch's encoder did not import"; exit 1; }
+echo "garbage" >"$tmp/bad.onnx"
+set +e
+"$nnplug" import "$tmp/bad.onnx" --out "$tmp/bad" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "not an ONNX model" "$tmp/err" && [ ! -e "$tmp/bad/model.json" ] ||
+  { echo "FAIL: a garbage .onnx was not refused cleanly: $(cat "$tmp/err")"; exit 1; }
+set -e
 
 refused() {  # expected status, then the arguments; the output file must not appear
   local want=$1
