@@ -225,3 +225,76 @@ TEST_F(HostileOnnx, ExternalDataOutsideTheModelsFolderIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// A layer type of the application's (as a plugin's would be): x * weight + shift.
+struct ScaleShift : nn::Module {
+  Tensor weight;
+  double shift;
+  bool negate;
+  explicit ScaleShift(const nn::Attrs& a) : Module("ScaleShift"), shift(a.real("shift")), negate(a.boolean("negate")) {
+    weight = register_parameter("weight", randn({a.integer("features")}));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = x * weight + shift;
+    return negate ? -y : y;
+  }
+};
+const std::vector<nn::AttrDecl> kScaleShiftAttrs{{"features", NNP_ATTR_INT, true, nullptr, "size of the last dim"},
+                                                 {"shift", NNP_ATTR_FLOAT, false, "0.5", "added"},
+                                                 {"negate", NNP_ATTR_BOOL, false, "false", "negate the result"}};
+
+// The same layer with its own lowering: Mul and Add nodes (to_onnx).
+nnp_status scale_shift_to_onnx(nnp_onnx_graph* graph, nnp_module* module, const nnp_attrs* attrs,
+                               const char* const* inputs, int32_t, const char* const* outputs, int32_t, void*) {
+  return nnp::detail::guard([&] {
+    nnp::onnx::Graph g(graph);
+    const nn::Attrs a = nn::Attrs::view(attrs);
+    const std::string product = g.new_name("scaled");
+    g.add_node("Mul", {inputs[0], g.tensor_name(module, "weight")}, {product});
+    const std::string shift = g.constant(full({}, a.real("shift")));
+    g.add_node("Add", {product, shift}, {outputs[0]});
+  });
+}
+
+void register_scale_shift_types() {
+  static const bool done = [] {
+    nn::register_layer<ScaleShift>(nullptr, "test.ScaleShift", "x * weight + shift", kScaleShiftAttrs);
+    auto declared = nn::layer_type<ScaleShift>("test.LoweredScaleShift", "with to_onnx", kScaleShiftAttrs);
+    nnp_layer_type lowered = declared.get();  // points into declared, which outlives the registration
+    lowered.to_onnx = scale_shift_to_onnx;
+    check(api().register_layer_type(nullptr, &lowered));
+    return true;
+  }();
+  (void)done;
+}
+
+// Layers of plugins (and of the application) without a lowering travel as
+// nodes in their vendor's domain (test.ScaleShift: op ScaleShift in domain
+// test) with their attributes and tensors, and import makes the layer again;
+// one with to_onnx is written as the nodes it chose.
+TEST_F(OnnxRoundTrip, PluginLayersTravelAsVendorNodesOrTheirOwnLowering) {
+  register_scale_shift_types();
+  manual_seed(12);
+  nn::ModuleHandle model = nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.Linear", "in_features": 4, "out_features": 6},
+      {"type": "test.ScaleShift", "features": 6, "shift": 0.25, "negate": true},
+      {"type": "test.LoweredScaleShift", "features": 6, "shift": -1.5},
+      {"type": "nn.Linear", "in_features": 6, "out_features": 2}]})");
+  nnp::onnx::export_model(model, {randn({3, 4})}, file_);
+  std::ifstream in(file_, std::ios::binary);
+  ::onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromIstream(&in));
+  std::vector<std::string> ops;
+  for (const auto& n : written.graph().node())
+    if (n.op_type() != "Identity") ops.push_back((n.domain().empty() ? "" : n.domain() + ".") + n.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Gemm", "test.ScaleShift", "Mul", "Add", "Gemm"}));
+  nn::ModuleHandle back = nnp::onnx::load(file_);
+  EXPECT_NE(back.repr().find("ScaleShift"), std::string::npos);
+  Tensor x = randn({5, 4});
+  model.eval();
+  expect_close(back(x), model(x), 1e-6);
+}
+
+}  // namespace
