@@ -13,12 +13,16 @@
 #include <nnp/onnx.hpp>
 #include <sstream>
 
+#include "onnx_runtime_client.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using namespace nnp;
+using nnp::test::expect_close;
 using nnp::test::expect_error;
+using nnp::test::ort_run;
+using nnp::test::ort_unavailable;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -46,36 +50,6 @@ std::vector<std::string> op_types(const ::onnx::ModelProto& m) {
   for (const auto& n : m.graph().node())
     if (n.op_type() != "Identity") out.push_back(n.op_type());
   return out;
-}
-
-// ONNX Runtime from npm (tests/onnx_runtime), or why it cannot run.
-std::string ort_unavailable() {
-  const fs::path client = fs::path(NNP_ORT_CLIENT_DIR) / "node_modules" / "onnxruntime-node" / "package.json";
-  if (!fs::exists(client))
-    return "onnxruntime-node is not installed in " NNP_ORT_CLIENT_DIR " (scripts/setup.sh installs it with npm)";
-  if (std::system("node --version > /dev/null 2>&1") != 0) return "node is not on PATH";
-  return "";
-}
-
-// Runs the model in ONNX Runtime on one input; the first output's values.
-std::vector<float> ort_run(const std::string& model, const Tensor& input, const std::string& scratch) {
-  const std::string in_path = scratch + ".in.json", out_path = scratch + ".out.json";
-  json given;
-  given["input"]["dims"] = input.shape();
-  given["input"]["data"] = input.contiguous().to_vector<float>();
-  std::ofstream(in_path) << given.dump();
-  const std::string command =
-      std::string("node ") + NNP_ORT_CLIENT_DIR + "/run_model.js " + model + " 1 " + in_path + " > " + out_path;
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream in(out_path);
-  json out = json::parse(in);
-  return out["output"]["data"].get<std::vector<float>>();
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i]))) << "element " << i;
 }
 
 // Exports model traced at batch 3, checks ONNX Runtime against nnplug at

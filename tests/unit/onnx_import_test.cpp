@@ -10,11 +10,13 @@
 #include <nnp/nnp.hpp>
 #include <nnp/onnx.hpp>
 
+#include "onnx_runtime_client.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using namespace nnp;
+using nnp::test::expect_close;
 using nnp::test::expect_error;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -29,12 +31,6 @@ const json& expected() {
 
 Tensor tensor_of(const json& t) {
   return from_vector(t["data"].get<std::vector<float>>(), t["dims"].get<std::vector<int64_t>>());
-}
-
-void expect_close(const Tensor& got, const Tensor& want, double tolerance) {
-  ASSERT_EQ(got.shape(), want.shape());
-  std::vector<float> g = got.contiguous().to_vector<float>(), w = want.contiguous().to_vector<float>();
-  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], tolerance * (1 + std::fabs(w[i]))) << "element " << i;
 }
 
 class PyTorchExport : public ::testing::TestWithParam<const char*> {};
@@ -105,6 +101,8 @@ TEST_F(OnnxRoundTrip, NnplugExportsComeBackAsTheyLeft) {
     model.eval();
     Tensor x = randn(other);
     expect_close(back(x), model(x), 1e-5);
+    if (nnp::test::ort_unavailable().empty())  // the same file in ONNX Runtime
+      expect_close(nnp::test::ort_run(file_, x, file_), model(x).contiguous().to_vector<float>(), 1e-5);
   }
 }
 
