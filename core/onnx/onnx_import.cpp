@@ -26,6 +26,7 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 constexpr uint64_t kMaxModelBytes = (uint64_t{1} << 31) - 1;  // protobuf's limit
+constexpr int64_t kInlineConstant = 64;                       // elements of a constant kept in the program
 
 // A tensor read out of the file (an initialiser or a Constant's value).
 struct HostTensor {
@@ -56,6 +57,24 @@ void store_values(const Field& field, std::string& bytes) {
   for (int i = 0; i < field.size(); ++i) {
     const Stored v = static_cast<Stored>(field.Get(i));
     std::memcpy(bytes.data() + static_cast<size_t>(i) * sizeof(Stored), &v, sizeof(Stored));
+  }
+}
+
+// The value of a one-element tensor, read on the host.
+double only_value(const HostTensor& t, const std::string& what) {
+  auto read = [&](auto v) {
+    std::memcpy(&v, t.bytes.data(), sizeof v);
+    return static_cast<double>(v);
+  };
+  switch (t.dtype) {
+    case NNP_F32: return read(float{});
+    case NNP_F64: return read(double{});
+    case NNP_I64: return read(int64_t{});
+    case NNP_I32: return read(int32_t{});
+    case NNP_I8: return read(int8_t{});
+    case NNP_U8:
+    case NNP_BOOL: return read(uint8_t{});
+    default: fail(NNP_UNIMPLEMENTED, what, ": a 16-bit floating constant value is not supported");
   }
 }
 
@@ -220,11 +239,35 @@ void Importer::add_tensor(const std::string& value, HostTensor contents, bool pa
   const std::string key = unique_key(value);
   json shape = json::array();
   for (int32_t i = 0; i < contents.shape.ndim; ++i) shape.push_back(contents.shape[i]);
-  program_["tensors"].push_back({{"key", key},
-                                 {"value", value},
-                                 {"shape", shape},
-                                 {"dtype", dtype_name(contents.dtype)},
-                                 {"parameter", parameter && (contents.dtype == NNP_F32 || contents.dtype == NNP_F64)}});
+  const bool trainable = parameter && (contents.dtype == NNP_F32 || contents.dtype == NNP_F64);
+  json entry = {{"key", key},
+                {"value", value},
+                {"shape", shape},
+                {"dtype", dtype_name(contents.dtype)},
+                {"parameter", trainable}};
+  // Small constants (shapes, axes, scalars) are part of the program: a spec
+  // without its weights file must still compute the right shapes.
+  const int64_t numel = contents.shape.numel();
+  if (!trainable && numel <= kInlineConstant && contents.dtype != NNP_F16 && contents.dtype != NNP_BF16) {
+    json data = json::array();
+    HostTensor one = contents;
+    one.shape = Dims{};
+    for (int64_t i = 0; i < numel; ++i) {
+      const size_t item = dtype_size(contents.dtype);
+      one.bytes = contents.bytes.substr(static_cast<size_t>(i) * item, item);
+      if (contents.dtype == NNP_I64) {
+        int64_t v = 0;
+        std::memcpy(&v, one.bytes.data(), 8);
+        data.push_back(v);  // exactly, INT64_MAX (Slice's "to the end") included
+      } else if (contents.dtype == NNP_F32 || contents.dtype == NNP_F64) {
+        data.push_back(only_value(one, "constant " + value));
+      } else {
+        data.push_back(static_cast<int64_t>(only_value(one, "constant " + value)));
+      }
+    }
+    entry["data"] = std::move(data);
+  }
+  program_["tensors"].push_back(std::move(entry));
   tensor_values_[key] = std::move(contents);
 }
 
@@ -246,11 +289,7 @@ json Importer::attributes(const ::onnx::NodeProto& n) const {
         HostTensor t = read_tensor(a.t(), node_name(n) + "'s " + a.name());
         if (t.shape.numel() != 1)
           fail(NNP_UNIMPLEMENTED, node_name(n), ": tensor attribute ", a.name(), " is not one value");
-        TensorRef value = from_host(t.bytes.data(), t.shape, t.dtype, nnp_device{});
-        double v = 0;
-        TensorRef as_f64 = to(*value, value->device, NNP_F64);
-        copy_to_host(*as_f64, &v, sizeof v);
-        out[a.name()] = {{"elem_type", a.t().data_type()}, {"data", {v}}};
+        out[a.name()] = {{"elem_type", a.t().data_type()}, {"data", {only_value(t, node_name(n))}}};
         break;
       }
       default:

@@ -20,10 +20,10 @@ int run_import(const Args& args) {
   std::string model, out;
   options.add_options()("model,m", po::value(&model)->required(), "the ONNX file")(
       "out,o", po::value(&out)->required(), "folder to write model.json and model.safetensors into");
-  po::positional_options_description positional;
   po::variables_map vm;
+  // `nnplug import FILE --out DIR`: a first argument that is no option is the file.
   Args given = args;
-  if (!given.empty() && given[0].rfind("-", 0) != 0) given.insert(given.begin(), "--model");  // nnplug import FILE
+  if (!given.empty() && given[0].rfind("-", 0) != 0) given.insert(given.begin(), "--model");
   if (auto stop =
           parse_options("import", "Reads an ONNX file and writes it as a model spec and weights.", options, given, vm))
     return *stop;

@@ -82,6 +82,29 @@ Attrs layer_attrs(const json& given, const std::string& where) {
   return attrs;
 }
 
+// A tensor whose values the program holds (small constants: shapes, axes).
+Tensor inline_values(const json& data, const nnp::Shape& shape, int64_t numel, nnp::Dtype dtype,
+                     const std::string& where) {
+  if (!data.is_array() || static_cast<int64_t>(data.size()) != numel)
+    bad(where + "'s data does not have one number per element");
+  const bool integral = dtype == nnp::Dtype::i64 || dtype == nnp::Dtype::i32 || dtype == nnp::Dtype::i8 ||
+                        dtype == nnp::Dtype::u8 || dtype == nnp::Dtype::boolean;
+  if (integral) {
+    std::vector<int64_t> values;
+    for (const json& v : data) {
+      if (!v.is_number_integer()) bad(where + "'s data holds a value that is not an integer");
+      values.push_back(v.get<int64_t>());
+    }
+    return nnp::from_vector(values, shape).to(dtype);
+  }
+  std::vector<double> values;
+  for (const json& v : data) {
+    if (!v.is_number()) bad(where + "'s data holds a value that is not a number");
+    values.push_back(v.get<double>());
+  }
+  return nnp::from_vector(values, shape).to(dtype);
+}
+
 struct Node {
   nnp::core::onnx::OpFunction op = nullptr;
   std::string op_type;
@@ -134,7 +157,8 @@ struct GraphModule : nnp::nn::Module {
       bytes += numel * static_cast<int64_t>(nnp::dtype_size(dtype));
       if (bytes > kMaxTensorBytes) bad("holds more than 64 GiB of tensors");
       const bool parameter = t.contains("parameter") && t["parameter"].is_boolean() && t["parameter"].get<bool>();
-      Tensor value = nnp::zeros(shape, dtype);
+      Tensor value =
+          t.contains("data") ? inline_values(t["data"], shape, numel, dtype, where) : nnp::zeros(shape, dtype);
       value = parameter ? register_parameter(key, value) : register_buffer(key, value);
       tensors.emplace_back(define(text(field(t, "value", json::value_t::string, where), where), where), value);
     }
