@@ -16,6 +16,10 @@ using json = nlohmann::json;
 using Tensors = std::vector<Tensor>;
 namespace F = nnp::nn::functional;
 
+// The most elements an op that makes values from counts (Tile, Range) makes:
+// a stranger's file names the counts.
+constexpr int64_t kMaxElements = int64_t{1} << 32;
+
 [[noreturn]] void refuse(const std::string& what) { throw nnp::Error(NNP_UNIMPLEMENTED, what); }
 
 int64_t attr_int(const json& a, const char* name, int64_t fallback) {
@@ -249,6 +253,12 @@ Tensors tile(const Tensors& in, const json&) {
   std::vector<int64_t> repeats = host_ints(need(in, 1, "Tile"));
   if (static_cast<int32_t>(repeats.size()) != x.ndim())
     throw nnp::Error(NNP_INVALID_ARGUMENT, "Tile: repeats must have one entry per input dimension");
+  int64_t elements = std::max<int64_t>(x.numel(), 1);
+  for (int64_t r : repeats)  // checked before any copy is made
+    if (r < 0 || (r > 0 && elements > kMaxElements / r))
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "Tile: repeats of " + std::to_string(r) + " make the result too large");
+    else
+      elements *= std::max<int64_t>(r, 1);
   Tensor out = x;
   for (int32_t d = 0; d < x.ndim(); ++d) {
     std::vector<Tensor> copies(static_cast<size_t>(repeats[static_cast<size_t>(d)]), out);
@@ -345,6 +355,9 @@ Tensors range(const Tensors& in, const json&) {
   const double s = start.to(Dtype::f64).item<double>(), l = need(in, 1, "Range").to(Dtype::f64).item<double>(),
                d = need(in, 2, "Range").to(Dtype::f64).item<double>();
   if (d == 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "Range: delta is 0");
+  const double count = std::ceil((l - s) / d);
+  if (!(count <= static_cast<double>(kMaxElements)))
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "Range: start, limit and delta make the result too large");
   return {nnp::arange(s, l, d, start.dtype(), start.device())};
 }
 

@@ -180,6 +180,18 @@ TEST_F(HostileOnnx, UnsupportedOpsAreNamed) {
   expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "PRelu"});
 }
 
+TEST_F(HostileOnnx, CountsFromTheFileAreCheckedBeforeAnythingIsMade) {
+  ::onnx::ModelProto m = relu_model();
+  ::onnx::TensorProto& repeats = *m.mutable_graph()->mutable_initializer(0);
+  repeats.set_data_type(::onnx::TensorProto::INT64);
+  repeats.clear_float_data();
+  repeats.set_dims(0, 1);
+  repeats.add_int64_data(int64_t{1} << 40);
+  m.mutable_graph()->mutable_node(1)->set_op_type("Tile");
+  nn::ModuleHandle tile = nnp::onnx::load(write(m));
+  expect_error([&] { tile(from_vector<float>({1, 2})); }, NNP_INVALID_ARGUMENT, {"Tile", "too large"});
+}
+
 TEST_F(HostileOnnx, CyclesAndMissingInputsAreRefused) {
   ::onnx::ModelProto cycle = relu_model();
   cycle.mutable_graph()->mutable_node(0)->set_input(0, "output");  // Relu reads what Add writes after it

@@ -223,6 +223,9 @@ struct GraphModule : nnp::nn::Module {
         }
       } catch (const Error& e) {
         throw Error(e.status(), "GraphModule: " + node.op_type + ": " + e.what());
+      } catch (const json::exception& e) {  // an attribute of the wrong kind, from the program's author
+        throw Error(NNP_INVALID_ARGUMENT,
+                    "GraphModule: " + node.op_type + ": an attribute has the wrong type (" + e.what() + ")");
       }
       if (out.size() < node.outputs.size())
         throw Error(NNP_INTERNAL, "GraphModule: " + node.op_type + " gave " + std::to_string(out.size()) +
