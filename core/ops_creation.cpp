@@ -6,6 +6,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "host_convert.hpp"
+#include "onnx/trace.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
 #include "profiler/profiler.hpp"
@@ -66,6 +67,10 @@ TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_de
 }
 
 TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  // A draw during forward (FractionalMaxPool's samples, RReLU in training)
+  // would be frozen into the file as this call's numbers.
+  onnx::OpScope trace;
+  if (trace.recorder()) onnx::refuse_op("drawing random numbers (rand, randn, randint)");
   profiler::OpScope profile("random", {});
   check_dtype("random", dtype);
   switch (kind) {

@@ -56,6 +56,34 @@ bool has_tensor(const LayerCall& c, const char* name) {
 }
 int32_t rank(const LayerCall& c) { return c.inputs.empty() ? -1 : c.inputs[0]->shape.ndim; }
 
+// An int64 tensor constant (shapes, pads).
+std::string int64_constant(nnp_onnx_graph& g, const LayerCall& c, const std::vector<int64_t>& values,
+                           const char* hint) {
+  Dims dims;
+  dims.ndim = 1;
+  dims.d[0] = static_cast<int64_t>(values.size());
+  return g.constant(*from_host(values.data(), dims, NNP_I64, c.inputs[0]->device), hint);
+}
+// A Pad node: `lead` are the pads of the leading (batch, channel) axes as
+// ONNX writes them (every begin, then every end), `spatial` those of the
+// rest in the same order; mode "constant", "reflect" or "edge".
+std::string pad_node(nnp_onnx_graph& g, const LayerCall& c, const std::string& x, const std::vector<int64_t>& lead,
+                     const std::vector<int64_t>& spatial, const char* mode, double value = 0) {
+  const size_t l = lead.size() / 2, d = spatial.size() / 2;
+  std::vector<int64_t> pads(lead.begin(), lead.begin() + static_cast<std::ptrdiff_t>(l));
+  pads.insert(pads.end(), spatial.begin(), spatial.begin() + static_cast<std::ptrdiff_t>(d));
+  pads.insert(pads.end(), lead.begin() + static_cast<std::ptrdiff_t>(l), lead.end());
+  pads.insert(pads.end(), spatial.begin() + static_cast<std::ptrdiff_t>(d), spatial.end());
+  std::vector<std::string> in{x, int64_constant(g, c, pads, "pads")};
+  if (std::strcmp(mode, "constant") == 0 && value != 0) {
+    const Tensor& t = *c.inputs[0];
+    in.push_back(g.constant(*full(Dims{}, value, t.dtype, t.device), "pad_value"));
+  }
+  const std::string out = g.fresh("padded");
+  set_attr(g.node("Pad", in, {out}), "mode", std::string(mode));
+  return out;
+}
+
 // ---- Linear -> Gemm (2-D input) or MatMul + Add ----
 bool linear_applies(const LayerCall& c, const nnp_onnx_graph&) { return c.inputs.size() == 1 && rank(c) >= 1; }
 void linear_write(nnp_onnx_graph& g, const LayerCall& c) {
@@ -80,7 +108,8 @@ void linear_write(nnp_onnx_graph& g, const LayerCall& c) {
 template <size_t D>
 bool conv_applies(const LayerCall& c, const nnp_onnx_graph&) {
   const AttrValue* mode = find_attr(c, "padding_mode");
-  return c.inputs.size() == 1 && rank(c) == static_cast<int32_t>(D) + 2 && (!mode || mode->s == "zeros");
+  const bool pad_mode_known = !mode || mode->s == "zeros" || mode->s == "reflect" || mode->s == "replicate";
+  return c.inputs.size() == 1 && rank(c) == static_cast<int32_t>(D) + 2 && pad_mode_known;
 }
 template <size_t D>
 void conv_write(nnp_onnx_graph& g, const LayerCall& c) {
@@ -101,7 +130,13 @@ void conv_write(nnp_onnx_graph& g, const LayerCall& c) {
   } else {
     pads = twice(per_dim(c, "padding", D, std::vector<int64_t>(D, 0)));
   }
-  std::vector<std::string> in{c.input_names[0], tensor_name(g, c, "weight")};
+  std::string x = c.input_names[0];
+  const AttrValue* mode = find_attr(c, "padding_mode");
+  if (mode && mode->s != "zeros") {  // padded first, as the layer does
+    x = pad_node(g, c, x, twice(std::vector<int64_t>(2, 0)), pads, mode->s == "reflect" ? "reflect" : "edge");
+    pads.assign(pads.size(), 0);
+  }
+  std::vector<std::string> in{x, tensor_name(g, c, "weight")};
   if (flag(c, "bias", true)) in.push_back(tensor_name(g, c, "bias"));
   ::onnx::NodeProto& n = g.node("Conv", in, c.output_names);
   set_attr(n, "kernel_shape", kernel);
@@ -134,11 +169,19 @@ void max_pool_write(nnp_onnx_graph& g, const LayerCall& c) {
 template <size_t D>
 bool avg_pool_applies(const LayerCall& c, const nnp_onnx_graph&) {
   const AttrValue* divisor = find_attr(c, "divisor_override");
-  return c.inputs.size() == 1 && rank(c) == static_cast<int32_t>(D) + 2 && !divisor;
+  // With ceil_mode, PyTorch's divisor never counts the part of the last
+  // window past the padding while ONNX's count_include_pad does: such a
+  // layer is written as the ops it runs (without padding the two agree
+  // once count_include_pad is off, see below).
+  const bool padded = per_dim(c, "padding", D, std::vector<int64_t>(D, 0)) != std::vector<int64_t>(D, 0);
+  const bool diverges = flag(c, "ceil_mode", false) && flag(c, "count_include_pad", true) && padded;
+  return c.inputs.size() == 1 && rank(c) == static_cast<int32_t>(D) + 2 && !divisor && !diverges;
 }
 template <size_t D>
 void avg_pool_write(nnp_onnx_graph& g, const LayerCall& c) {
-  set_attr(pool_node<D>(g, c, "AveragePool"), "count_include_pad", int64_t{flag(c, "count_include_pad", true) ? 1 : 0});
+  const bool padded = per_dim(c, "padding", D, std::vector<int64_t>(D, 0)) != std::vector<int64_t>(D, 0);
+  const bool include_pad = flag(c, "count_include_pad", true) && padded;
+  set_attr(pool_node<D>(g, c, "AveragePool"), "count_include_pad", int64_t{include_pad ? 1 : 0});
 }
 
 // ---- BatchNorm in eval, with running statistics -> BatchNormalization ----
@@ -196,6 +239,78 @@ void flatten_write(nnp_onnx_graph& g, const LayerCall& c) {
   set_attr(g.node("Flatten", {c.input_names[0]}, c.output_names), "axis", int64_t{1});
 }
 
+// ---- ZeroPad / ConstantPad / ReflectionPad / ReplicationPad -> Pad ----
+template <size_t D>
+bool pad_applies(const LayerCall& c, const nnp_onnx_graph&) {
+  return c.inputs.size() == 1 && rank(c) >= static_cast<int32_t>(D) + 1;
+}
+// PyTorch's (left, right, top, bottom, front, back) are pairs from the last
+// dimension backwards.
+template <size_t D>
+void pad_write(nnp_onnx_graph& g, const LayerCall& c, const char* mode) {
+  const std::vector<int64_t> torch_order = per_dim(c, "padding", 2 * D, std::vector<int64_t>(2 * D, 0));
+  std::vector<int64_t> spatial(2 * D);
+  for (size_t i = 0; i < D; ++i) {
+    spatial[D - 1 - i] = torch_order[2 * i];
+    spatial[2 * D - 1 - i] = torch_order[2 * i + 1];
+  }
+  const std::vector<int64_t> lead(2 * static_cast<size_t>(rank(c) - static_cast<int32_t>(D)), 0);
+  const std::string out = pad_node(g, c, c.input_names[0], lead, spatial, mode, real(c, "value", 0));
+  g.node("Identity", {out}, c.output_names);
+}
+template <size_t D>
+void constant_pad_write(nnp_onnx_graph& g, const LayerCall& c) {
+  pad_write<D>(g, c, "constant");
+}
+template <size_t D>
+void reflection_pad_write(nnp_onnx_graph& g, const LayerCall& c) {
+  pad_write<D>(g, c, "reflect");
+}
+template <size_t D>
+void replication_pad_write(nnp_onnx_graph& g, const LayerCall& c) {
+  pad_write<D>(g, c, "edge");
+}
+
+// ---- LocalResponseNorm (odd size) -> LRN ----
+// PyTorch's window is [c - size/2, c + (size-1)/2], ONNX's
+// [c - (size-1)/2, c + size/2]: the same only for an odd size.
+bool lrn_applies(const LayerCall& c, const nnp_onnx_graph&) {
+  return c.inputs.size() == 1 && rank(c) >= 3 && integer(c, "size", 0) % 2 == 1;
+}
+void lrn_write(nnp_onnx_graph& g, const LayerCall& c) {
+  ::onnx::NodeProto& n = g.node("LRN", {c.input_names[0]}, c.output_names);
+  set_attr(n, "size", integer(c, "size", 1));
+  set_attr(n, "alpha", static_cast<float>(real(c, "alpha", 1e-4)));
+  set_attr(n, "beta", static_cast<float>(real(c, "beta", 0.75)));
+  set_attr(n, "bias", static_cast<float>(real(c, "k", 1.0)));
+}
+
+// ---- ConvTranspose1d/2d/3d -> ConvTranspose (weights share the layout) ----
+template <size_t D>
+bool conv_transpose_applies(const LayerCall& c, const nnp_onnx_graph&) {
+  return c.inputs.size() == 1 && rank(c) == static_cast<int32_t>(D) + 2;
+}
+template <size_t D>
+void conv_transpose_write(nnp_onnx_graph& g, const LayerCall& c) {
+  std::vector<std::string> in{c.input_names[0], tensor_name(g, c, "weight")};
+  if (flag(c, "bias", true)) in.push_back(tensor_name(g, c, "bias"));
+  ::onnx::NodeProto& n = g.node("ConvTranspose", in, c.output_names);
+  set_attr(n, "kernel_shape", per_dim(c, "kernel_size", D, {}));
+  set_attr(n, "strides", per_dim(c, "stride", D, std::vector<int64_t>(D, 1)));
+  set_attr(n, "pads", twice(per_dim(c, "padding", D, std::vector<int64_t>(D, 0))));
+  set_attr(n, "dilations", per_dim(c, "dilation", D, std::vector<int64_t>(D, 1)));
+  set_attr(n, "output_padding", per_dim(c, "output_padding", D, std::vector<int64_t>(D, 0)));
+  set_attr(n, "group", integer(c, "groups", 1));
+}
+
+// ---- Embedding (no max_norm: that one rewrites its weights) -> Gather ----
+bool embedding_applies(const LayerCall& c, const nnp_onnx_graph&) {
+  return c.inputs.size() == 1 && !find_attr(c, "max_norm");
+}
+void embedding_write(nnp_onnx_graph& g, const LayerCall& c) {
+  set_attr(g.node("Gather", {tensor_name(g, c, "weight"), c.input_names[0]}, c.output_names), "axis", int64_t{0});
+}
+
 const BuiltinLowering kLowerings[] = {
     {"nn.Linear", linear_applies, linear_write},
     {"nn.NonDynamicallyQuantizableLinear", linear_applies, linear_write},
@@ -213,6 +328,23 @@ const BuiltinLowering kLowerings[] = {
     {"nn.BatchNorm3d", batch_norm_applies, batch_norm_write},
     {"nn.LayerNorm", layer_norm_applies, layer_norm_write},
     {"nn.Flatten", flatten_applies, flatten_write},
+    {"nn.ZeroPad1d", pad_applies<1>, constant_pad_write<1>},
+    {"nn.ZeroPad2d", pad_applies<2>, constant_pad_write<2>},
+    {"nn.ZeroPad3d", pad_applies<3>, constant_pad_write<3>},
+    {"nn.ConstantPad1d", pad_applies<1>, constant_pad_write<1>},
+    {"nn.ConstantPad2d", pad_applies<2>, constant_pad_write<2>},
+    {"nn.ConstantPad3d", pad_applies<3>, constant_pad_write<3>},
+    {"nn.ReflectionPad1d", pad_applies<1>, reflection_pad_write<1>},
+    {"nn.ReflectionPad2d", pad_applies<2>, reflection_pad_write<2>},
+    {"nn.ReflectionPad3d", pad_applies<3>, reflection_pad_write<3>},
+    {"nn.ReplicationPad1d", pad_applies<1>, replication_pad_write<1>},
+    {"nn.ReplicationPad2d", pad_applies<2>, replication_pad_write<2>},
+    {"nn.ReplicationPad3d", pad_applies<3>, replication_pad_write<3>},
+    {"nn.LocalResponseNorm", lrn_applies, lrn_write},
+    {"nn.ConvTranspose1d", conv_transpose_applies<1>, conv_transpose_write<1>},
+    {"nn.ConvTranspose2d", conv_transpose_applies<2>, conv_transpose_write<2>},
+    {"nn.ConvTranspose3d", conv_transpose_applies<3>, conv_transpose_write<3>},
+    {"nn.Embedding", embedding_applies, embedding_write},
 };
 
 }  // namespace

@@ -8,12 +8,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
 
 #include "../autograd/grad_mode.hpp"
 #include "../error.hpp"
 #include "../nn/module_call.hpp"
 #include "../nn/named_list.hpp"
+#include "batch_check.hpp"
+#include "eval_mode_scope.hpp"
 #include "onnx_graph.hpp"
 #include "trace.hpp"
 
@@ -22,26 +23,6 @@ namespace nnp::core::onnx {
 namespace {
 
 constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
-
-// Eval mode for the trace, every module's own mode back afterwards.
-class EvalModeScope {
- public:
-  explicit EvalModeScope(nn::Module& root) {
-    std::function<void(nn::Module&)> visit = [&](nn::Module& m) {
-      modes_.emplace_back(ModuleRef::share(&m), m.training);
-      m.training = false;
-      for (auto& [name, child] : m.children)
-        if (child) visit(*child);
-    };
-    visit(root);
-  }
-  ~EvalModeScope() {
-    for (auto& [module, mode] : modes_) module->training = mode;
-  }
-
- private:
-  std::vector<std::pair<ModuleRef, bool>> modes_;
-};
 
 // batch_axis: the dimension written as "batch" (one whose size is the batch
 // times more is left unnamed), or -1.
@@ -81,10 +62,10 @@ void write_atomically(const std::string& bytes, const std::string& path) {
   }
 }
 
-}  // namespace
-
-void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
-                  const ExportOptions& options) {
+// The module traced into a checked model (doc_string says why when the
+// batch had to be fixed).
+::onnx::ModelProto trace_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
+                               const ExportOptions& options) {
   if (options.opset < kMinOpset || options.opset > kMaxOpset)
     fail(NNP_INVALID_ARGUMENT, "onnx export: opset ", options.opset, " is not written; use ", kMinOpset, " to ",
          kMaxOpset);
@@ -172,9 +153,46 @@ void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, cons
     fail(NNP_INTERNAL, "onnx export: the graph fails onnx::checker (", e.what(), "); nothing was written to ", path);
   }
   graph.clear_value_info();  // shape inference's additions: keep the file what we wrote
+  return model;
+}
+
+std::string serialize(const ::onnx::ModelProto& model) {
   std::string bytes;
   if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX) || !model.SerializeToString(&bytes))
     fail(NNP_INVALID_ARGUMENT, "onnx export: the model is over protobuf's 2 GB limit; nothing was written");
+  return bytes;
+}
+
+}  // namespace
+
+void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
+                  const ExportOptions& options) {
+  ::onnx::ModelProto model = trace_model(module, inputs, path, options);
+  std::string bytes = serialize(model);
+  // A symbolic batch is a claim about values the trace could not see (an
+  // index built for this batch, a divisor that is its size): the written
+  // graph, run by the importer at one more row, must give the module's own
+  // outputs there, or the file is written with the batch fixed instead.
+  const bool symbolic = !options.fixed_batch && model.doc_string().empty() && inputs[0]->shape.ndim > 0;
+  if (symbolic) {
+    const std::string draft = path + ".batch-check-" + std::to_string(::getpid());
+    write_atomically(bytes, draft);
+    std::string why;
+    try {
+      why = batch_generic_failure(module, inputs, draft);
+    } catch (...) {
+      std::remove(draft.c_str());
+      throw;
+    }
+    std::remove(draft.c_str());
+    if (!why.empty()) {
+      ExportOptions fixed = options;
+      fixed.fixed_batch = true;
+      model = trace_model(module, inputs, path, fixed);
+      model.set_doc_string("batch fixed at " + std::to_string(inputs[0]->shape[0]) + ": " + why);
+      bytes = serialize(model);
+    }
+  }
   write_atomically(bytes, path);
 }
 

@@ -127,6 +127,10 @@ class Importer {
   }
   std::string add_layer(const std::string& wanted, const std::string& type, json attrs);
   bool try_conv(const ::onnx::NodeProto& n);
+  bool try_conv_transpose(const ::onnx::NodeProto& n);
+  // The layer's node, with initialisers 1 (weight) and 2 (bias, optional) as its tensors.
+  void add_weighted_layer_node(const std::string& layer, const ::onnx::NodeProto& n, const ::onnx::TensorProto& w,
+                               const ::onnx::TensorProto* b);
   bool try_gemm(const ::onnx::NodeProto& n);
   bool try_pool(const ::onnx::NodeProto& n);
   bool try_lstm(const ::onnx::NodeProto& n);
@@ -306,6 +310,10 @@ std::string Importer::add_layer(const std::string& wanted, const std::string& ty
   return name;
 }
 
+bool has_attr(const ::onnx::NodeProto& n, const char* name) {
+  return std::any_of(n.attribute().begin(), n.attribute().end(),
+                     [&](const ::onnx::AttributeProto& a) { return a.name() == name; });
+}
 std::vector<int64_t> ints_attr(const ::onnx::NodeProto& n, const char* name, std::vector<int64_t> fallback) {
   for (const ::onnx::AttributeProto& a : n.attribute())
     if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
@@ -342,6 +350,17 @@ std::string layer_name_from(const std::string& weight, const std::string& fallba
   return fallback;
 }
 
+void Importer::add_weighted_layer_node(const std::string& layer, const ::onnx::NodeProto& n,
+                                       const ::onnx::TensorProto& w, const ::onnx::TensorProto* b) {
+  layer_values_.emplace_back(layer + ".weight", read_tensor(w, n.input(1)));
+  absorbed_.insert(n.input(1));
+  if (b) {
+    layer_values_.emplace_back(layer + ".bias", read_tensor(*b, n.input(2)));
+    absorbed_.insert(n.input(2));
+  }
+  add_layer_node(layer, {n.input(0)}, {n.output(0)});
+}
+
 bool Importer::try_conv(const ::onnx::NodeProto& n) {
   const ::onnx::TensorProto* w = initializer(n, 1);
   const ::onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? initializer(n, 2) : nullptr;
@@ -361,13 +380,31 @@ bool Importer::try_conv(const ::onnx::NodeProto& n) {
                 {"groups", group},
                 {"bias", b != nullptr}};
   const std::string layer = add_layer(layer_name_from(n.input(1), "conv"), "nn.Conv" + std::to_string(d) + "d", attrs);
-  layer_values_.emplace_back(layer + ".weight", read_tensor(*w, n.input(1)));
-  absorbed_.insert(n.input(1));
-  if (b) {
-    layer_values_.emplace_back(layer + ".bias", read_tensor(*b, n.input(2)));
-    absorbed_.insert(n.input(2));
-  }
-  add_layer_node(layer, {n.input(0)}, {n.output(0)});
+  add_weighted_layer_node(layer, n, *w, b);
+  return true;
+}
+
+// ConvTranspose: the weight's layout is PyTorch's ([in, out/groups, k...]).
+bool Importer::try_conv_transpose(const ::onnx::NodeProto& n) {
+  const ::onnx::TensorProto* w = initializer(n, 1);
+  const ::onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? initializer(n, 2) : nullptr;
+  if (!w || w->dims_size() < 3 || w->dims_size() > 5 || (n.input_size() > 2 && !n.input(2).empty() && !b)) return false;
+  const size_t d = static_cast<size_t>(w->dims_size() - 2);
+  std::vector<int64_t> pads = symmetric_pads(n, d);
+  if (string_attr(n, "auto_pad", "NOTSET") != "NOTSET" || pads.empty() || has_attr(n, "output_shape")) return false;
+  const int64_t group = int_attr(n, "group", 1);
+  json attrs = {{"in_channels", w->dims(0)},
+                {"out_channels", w->dims(1) * group},
+                {"kernel_size", std::vector<int64_t>(w->dims().begin() + 2, w->dims().end())},
+                {"stride", ints_attr(n, "strides", std::vector<int64_t>(d, 1))},
+                {"padding", pads},
+                {"output_padding", ints_attr(n, "output_padding", std::vector<int64_t>(d, 0))},
+                {"dilation", ints_attr(n, "dilations", std::vector<int64_t>(d, 1))},
+                {"groups", group},
+                {"bias", b != nullptr}};
+  const std::string layer =
+      add_layer(layer_name_from(n.input(1), "conv_transpose"), "nn.ConvTranspose" + std::to_string(d) + "d", attrs);
+  add_weighted_layer_node(layer, n, *w, b);
   return true;
 }
 
@@ -381,13 +418,7 @@ bool Importer::try_gemm(const ::onnx::NodeProto& n) {
     return false;
   const std::string layer = add_layer(layer_name_from(n.input(1), "linear"), "nn.Linear",
                                       {{"in_features", w->dims(1)}, {"out_features", w->dims(0)}, {"bias", has_c}});
-  layer_values_.emplace_back(layer + ".weight", read_tensor(*w, n.input(1)));
-  absorbed_.insert(n.input(1));
-  if (has_c) {
-    layer_values_.emplace_back(layer + ".bias", read_tensor(*b, n.input(2)));
-    absorbed_.insert(n.input(2));
-  }
-  add_layer_node(layer, {n.input(0)}, {n.output(0)});
+  add_weighted_layer_node(layer, n, *w, has_c ? b : nullptr);
   return true;
 }
 
@@ -399,6 +430,10 @@ bool Importer::try_pool(const ::onnx::NodeProto& n) {
   if (d < 1 || d > 3 || pads.empty() || string_attr(n, "auto_pad", "NOTSET") != "NOTSET" || n.output_size() != 1 ||
       int_attr(n, "storage_order", 0) != 0)
     return false;
+  // ONNX counts the part of a ceil_mode window past the padding when
+  // count_include_pad is set; nn.AvgPool never does.
+  const bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  if (!max && int_attr(n, "ceil_mode", 0) != 0 && int_attr(n, "count_include_pad", 0) != 0 && padded) return false;
   json attrs = {{"kernel_size", kernel},
                 {"stride", ints_attr(n, "strides", std::vector<int64_t>(d, 1))},
                 {"padding", pads},
@@ -543,7 +578,7 @@ void Importer::add_vendor_layer(const ::onnx::NodeProto& n) {
 void Importer::add_op(const ::onnx::NodeProto& n) {
   if (!find_op(n.op_type()))
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": nnplug does not run ONNX op ", n.op_type(),
-         " (it runs: Conv, ConvTranspose-free CNNs, LSTM and the ops listed in the README's ONNX table)");
+         " (it runs the ops listed in the README's ONNX table)");
   program_["nodes"].push_back({{"op", n.op_type()},
                                {"inputs", std::vector<std::string>(n.input().begin(), n.input().end())},
                                {"outputs", std::vector<std::string>(n.output().begin(), n.output().end())},
@@ -608,12 +643,14 @@ ModuleRef Importer::run() {
       }
       add_tensor(n.output(0), std::move(t), false);
     } else if (!((n.op_type() == "Conv" && try_conv(n)) || (n.op_type() == "Gemm" && try_gemm(n)) ||
+                 (n.op_type() == "ConvTranspose" && try_conv_transpose(n)) ||
                  ((n.op_type() == "MaxPool" || n.op_type() == "AveragePool") && try_pool(n)) ||
                  (n.op_type() == "LSTM" && try_lstm(n)))) {
-      if (n.op_type() == "Conv" || n.op_type() == "MaxPool" || n.op_type() == "AveragePool" || n.op_type() == "LSTM")
+      if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "MaxPool" ||
+          n.op_type() == "AveragePool" || n.op_type() == "LSTM")
         fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n),
-             " uses a form nnplug does not run (asymmetric pads, auto_pad, computed weights, or LSTM options "
-             "beyond PyTorch's)");
+             " uses a form nnplug does not run (asymmetric pads, auto_pad, output_shape, computed weights, "
+             "AveragePool counting a ceil_mode window past its padding, or LSTM options beyond PyTorch's)");
       add_op(n);
     }
   }

@@ -266,6 +266,44 @@ Tensors tile(const Tensors& in, const json&) {
   }
   return {out};
 }
+// Pad (opset 11+: pads and the constant are inputs); no cropping, no axes.
+Tensors pad(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "Pad");
+  const std::vector<int64_t> pads = host_ints(need(in, 1, "Pad"));
+  const int64_t r = x.ndim();
+  if (static_cast<int64_t>(pads.size()) != 2 * r)
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "Pad: pads must have two entries per input dimension");
+  if (given(in, 3)) refuse("Pad: the axes input is not supported (give pads for every dimension)");
+  const std::string mode = attr_string(a, "mode", "constant");
+  const char* torch_mode = mode == "constant"  ? nnp::kConstant
+                           : mode == "reflect" ? nnp::kReflect
+                           : mode == "edge"    ? nnp::kReplicate
+                                               : nullptr;
+  if (!torch_mode) refuse("Pad: mode '" + mode + "' is not supported (constant, reflect or edge)");
+  int64_t elements = 1, first = r;
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t before = pads[static_cast<size_t>(d)], after = pads[static_cast<size_t>(d + r)];
+    if (before < 0 || after < 0) refuse("Pad: negative pads (cropping) are not supported");
+    if (before > kMaxElements || after > kMaxElements)
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "Pad: pads make the result too large");
+    const int64_t size = x.size(static_cast<int32_t>(d)) + before + after;
+    if (size > 0 && elements > kMaxElements / size)  // checked before anything is made
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "Pad: pads make the result too large");
+    elements *= size;
+    if ((before || after) && first == r) first = d;
+  }
+  std::vector<int64_t> torch_order;  // pairs from the last dimension backwards
+  for (int64_t d = r - 1; d >= first; --d) {
+    torch_order.push_back(pads[static_cast<size_t>(d)]);
+    torch_order.push_back(pads[static_cast<size_t>(d + r)]);
+  }
+  if (torch_order.empty()) return {x};
+  const double value = given(in, 2) ? in[2].to(Dtype::f64).item<double>() : 0.0;
+  const F::PadFuncOptions options = F::PadFuncOptions(torch_order).mode(torch_mode).value(value);
+  // F::pad's reflect and replicate want a batch or channel axis before the padded ones.
+  if (first == 0 && mode != "constant") return {F::pad(x.unsqueeze(0), options).squeeze(0)};
+  return {F::pad(x, options)};
+}
 Tensors concat(const Tensors& in, const json& a) {
   const Tensor& first = need(in, 0, "Concat");
   return {nnp::cat(in, wrap(attr_int(a, "axis", 0), first.ndim(), "Concat"))};
@@ -370,6 +408,17 @@ Tensors batch_norm(const Tensors& in, const json& a) {
   const Tensor inv = (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt();
   return {(x - mean) * inv * scale + bias};
 }
+// LRN: ONNX's window matches PyTorch's only for an odd size.
+Tensors lrn(const Tensors& in, const json& a) {
+  const Tensor& x = need(in, 0, "LRN");
+  const int64_t size = attr_int(a, "size", 0);
+  if (size < 1 || size % 2 == 0)
+    refuse("LRN: size " + std::to_string(size) + " is not supported (an odd size: its window is centred)");
+  return {F::local_response_norm(x, F::LocalResponseNormFuncOptions(size)
+                                        .alpha(attr_float(a, "alpha", 1e-4))
+                                        .beta(attr_float(a, "beta", 0.75))
+                                        .k(attr_float(a, "bias", 1.0)))};
+}
 Tensors layer_norm(const Tensors& in, const json& a) {
   const Tensor& x = need(in, 0, "LayerNormalization");
   const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "LayerNormalization");
@@ -455,6 +504,8 @@ const std::map<std::string, OpFunction>& ops() {
       {"Sum", variadic<NNP_BINARY_ADD>},
       {"Tanh", unary<&Tensor::tanh>},
       {"Tile", tile},
+      {"Pad", pad},
+      {"LRN", lrn},
       {"Transpose", transpose},
       {"Unsqueeze", unsqueeze},
       {"Where", where},

@@ -94,8 +94,14 @@ void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const T
 
 void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
   TracedValue vc = g.value(cond), va = g.value(a), vb = g.value(b);
-  std::string result =
-      g.node1("Where", {cast_to(g, cond, NNP_BOOL), cast_to(g, a, out.dtype), cast_to(g, b, out.dtype)});
+  // ONNX Runtime has no Where over bools: those choose between uint8s.
+  const nnp_dtype chosen = out.dtype == NNP_BOOL ? NNP_U8 : out.dtype;
+  std::string result = g.node1("Where", {cast_to(g, cond, NNP_BOOL), cast_to(g, a, chosen), cast_to(g, b, chosen)});
+  if (chosen != out.dtype) {
+    const std::string back = g.fresh(result + "_cast");
+    set_attr(g.node("Cast", {result}, {back}), "to", static_cast<int64_t>(onnx_elem_type(out.dtype)));
+    result = back;
+  }
   int32_t axis = broadcast_axis(va, a, out);
   int64_t lead = va.batch_lead;
   if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vb, b, out), vb.batch_lead);

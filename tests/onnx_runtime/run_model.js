@@ -1,20 +1,30 @@
-// Runs an ONNX model with ONNX Runtime (onnxruntime-node, CPU), the outside
+// Runs ONNX models with ONNX Runtime (onnxruntime-node, CPU), the outside
 // client the tests compare nnplug's exports with.
 //   node run_model.js MODEL.onnx THREADS INPUTS.json  -> outputs as JSON on stdout
-// INPUTS.json: {"name": {"dims": [..], "data": [..]}, ...} (float32 data).
+//   node run_model.js --many MANIFEST.json THREADS     -> one result per model
+// INPUTS.json: {"name": {"dims": [..], "data": [..], "dtype": "float32"|"int64"}, ...}
+// (dtype defaults to float32). MANIFEST.json: [{"model": PATH, "inputs": {..}}, ..];
+// each result is the model's outputs, or {"error": message} when ONNX
+// Runtime refuses it, so one bad file does not hide the others.
 // With BENCH=N in the environment it also times N runs after warm-up and
-// prints {"median_us": ...} for each input set instead.
+// prints {"median_us": ...} instead.
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
-async function main() {
-  const [model, threads, inputsPath] = process.argv.slice(2);
+function feedsOf(given) {
+  const feeds = {};
+  for (const [name, t] of Object.entries(given)) {
+    const data = t.dtype === 'int64' ? BigInt64Array.from(t.data.map(BigInt)) : Float32Array.from(t.data);
+    feeds[name] = new ort.Tensor(t.dtype || 'float32', data, t.dims);
+  }
+  return feeds;
+}
+
+async function run(model, threads, given) {
   const options = { intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionMode: 'sequential' };
   const session = await ort.InferenceSession.create(model, options);
-  const given = JSON.parse(fs.readFileSync(inputsPath, 'utf8'));
-  const feeds = {};
-  for (const [name, t] of Object.entries(given)) feeds[name] = new ort.Tensor('float32', Float32Array.from(t.data), t.dims);
+  const feeds = feedsOf(given);
   const bench = Number(process.env.BENCH || 0);
   if (bench > 0) {
     for (let i = 0; i < 5; ++i) await session.run(feeds);
@@ -25,13 +35,33 @@ async function main() {
       times.push(Number(process.hrtime.bigint() - start) / 1000);
     }
     times.sort((a, b) => a - b);
-    process.stdout.write(JSON.stringify({ median_us: times[Math.floor(times.length / 2)] }) + '\n');
-    return;
+    return { median_us: times[Math.floor(times.length / 2)] };
   }
   const results = await session.run(feeds);
   const out = {};
-  for (const name of session.outputNames) out[name] = { dims: results[name].dims, data: Array.from(results[name].data) };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  for (const name of session.outputNames)
+    out[name] = { dims: results[name].dims, data: Array.from(results[name].data, Number) };
+  return out;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--many') {
+    const manifest = JSON.parse(fs.readFileSync(args[1], 'utf8'));
+    const all = [];
+    for (const entry of manifest) {
+      try {
+        all.push(await run(entry.model, args[2], entry.inputs));
+      } catch (e) {
+        all.push({ error: e.message });
+      }
+    }
+    process.stdout.write(JSON.stringify(all) + '\n');
+    return;
+  }
+  const [model, threads, inputsPath] = args;
+  const result = await run(model, threads, JSON.parse(fs.readFileSync(inputsPath, 'utf8')));
+  process.stdout.write(JSON.stringify(result) + '\n');
 }
 
 main().catch((e) => {

@@ -192,6 +192,33 @@ TEST_F(HostileOnnx, CountsFromTheFileAreCheckedBeforeAnythingIsMade) {
   expect_error([&] { tile(from_vector<float>({1, 2})); }, NNP_INVALID_ARGUMENT, {"Tile", "too large"});
 }
 
+TEST_F(HostileOnnx, PadsFromTheFileAreCheckedBeforeAnythingIsMade) {
+  auto pad_model = [&](int64_t before, int64_t after, const char* mode) {
+    ::onnx::ModelProto m = relu_model();
+    ::onnx::TensorProto& pads = *m.mutable_graph()->mutable_initializer(0);
+    pads.set_data_type(::onnx::TensorProto::INT64);
+    pads.clear_float_data();
+    pads.set_dims(0, 2);
+    pads.add_int64_data(before);
+    pads.add_int64_data(after);
+    ::onnx::NodeProto& pad = *m.mutable_graph()->mutable_node(1);
+    pad.set_op_type("Pad");
+    ::onnx::AttributeProto& a = *pad.add_attribute();
+    a.set_name("mode");
+    a.set_type(::onnx::AttributeProto::STRING);
+    a.set_s(mode);
+    return nnp::onnx::load(write(m));
+  };
+  nn::ModuleHandle fine = pad_model(1, 2, "edge");
+  EXPECT_EQ(fine(from_vector<float>({-1, 3})).to_vector<float>(), (std::vector<float>{0, 0, 3, 3, 3}));
+  nn::ModuleHandle huge = pad_model(int64_t{1} << 40, 0, "constant");
+  expect_error([&] { huge(from_vector<float>({1, 2})); }, NNP_INVALID_ARGUMENT, {"Pad", "too large"});
+  nn::ModuleHandle crop = pad_model(-1, 0, "constant");
+  expect_error([&] { crop(from_vector<float>({1, 2})); }, NNP_UNIMPLEMENTED, {"Pad", "negative"});
+  nn::ModuleHandle wrap = pad_model(1, 0, "wrap");
+  expect_error([&] { wrap(from_vector<float>({1, 2})); }, NNP_UNIMPLEMENTED, {"Pad", "'wrap'"});
+}
+
 TEST_F(HostileOnnx, CyclesAndMissingInputsAreRefused) {
   ::onnx::ModelProto cycle = relu_model();
   cycle.mutable_graph()->mutable_node(0)->set_input(0, "output");  // Relu reads what Add writes after it

@@ -277,7 +277,12 @@ inline Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncO
     pointwise = where(positive, target * safe.log(), target.scalar_like(0)) - target * input;
   }
   if (reduction != "batchmean") return detail::reduce_loss(pointwise, reduction);
-  return input.ndim() == 0 ? pointwise.sum() : pointwise.sum() / static_cast<double>(input.size(0));
+  // The mean over the batch of each row's sum: the batch size stays an
+  // axis of the computation, not a number (so an ONNX export keeps it).
+  if (input.ndim() <= 1) return input.ndim() == 0 ? pointwise.sum() : pointwise.mean();
+  std::vector<int32_t> row;
+  for (int32_t d = 1; d < input.ndim(); ++d) row.push_back(d);
+  return pointwise.sum(row).mean();
 }
 
 struct HingeEmbeddingLossFuncOptions {
