@@ -46,6 +46,10 @@ TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
                  double correction);                 // ops_reduce.cpp
 TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
+// 2-D convolution through the backend's optional conv2d kernel (ops_conv.cpp):
+// an empty ref when that path does not apply (no kernel, not f32, a gradient
+// to record, an export tracing), and the caller takes its general path.
+TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p);
 // ops_quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -76,6 +76,7 @@ nnp_kernels make_kernels() {
   NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
 #undef NNP_SET_SLOT
   k.gemm_i8 = gemm_i8;
+  k.conv2d = conv2d;
   return k;
 }
 

@@ -25,6 +25,8 @@ nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, in
                   const nnp_view* out);
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
+                  const nnp_conv2d_params* p, const nnp_view* out);
 nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);

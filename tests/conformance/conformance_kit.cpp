@@ -647,6 +647,64 @@ void check_int8(Kit& kit) {
       kExact);
 }
 
+// ABI 1.9's optional conv2d (inference: the Conv layers take it under
+// no_grad): each geometry against the reference backend's general path.
+void check_conv(Kit& kit) {
+  struct Geometry {
+    const char* layout;
+    Shape input;
+    std::string spec;  // the layer's attributes
+  };
+  const Geometry geometries[] = {
+      {"[2,3,9,9] k3 padding 1",
+       {2, 3, 9, 9},
+       R"("in_channels": 3, "out_channels": 4, "kernel_size": 3, "padding": 1)"},
+      {"[1,1,28,28] k5 (W3's first)", {1, 1, 28, 28}, R"("in_channels": 1, "out_channels": 16, "kernel_size": 5)"},
+      {"[3,4,10,8] k3 stride 2 dilation 2 groups 2 padding (1,2)",
+       {3, 4, 10, 8},
+       R"("in_channels": 4, "out_channels": 6, "kernel_size": 3, "stride": 2, "dilation": 2, "groups": 2,
+          "padding": [1, 2])"},
+      {"[2,6,7,7] k(3,1) groups 3 no bias",
+       {2, 6, 7, 7},
+       R"("in_channels": 6, "out_channels": 3, "kernel_size": [3, 1], "groups": 3, "bias": false)"},
+      {"[5,2,4,4] k4 (one output position)", {5, 2, 4, 4}, R"("in_channels": 2, "out_channels": 3, "kernel_size": 4)"},
+      {"[9,64,64,64] k3 (images split into chunks)",
+       {9, 64, 64, 64},
+       R"("in_channels": 64, "out_channels": 8, "kernel_size": 3, "padding": 1)"},
+  };
+  for (const Geometry& g : geometries) {
+    const std::string spec = R"({"type": "nn.Conv2d", )" + g.spec + "}";
+    nn::ModuleHandle shape_only = nn::model_from_spec(spec);
+    Inputs inputs{kit.normal(g.input, Dtype::f32)};
+    for (const Tensor& p : shape_only.parameters()) inputs.push_back(kit.normal(p.shape(), Dtype::f32));
+    // Each output sums a window of weight[1] * kh * kw terms.
+    const Shape& w = inputs[1].shape();
+    kit.check(
+        "conv2d", Dtype::f32, g.layout, inputs,
+        [spec](const Inputs& in) {
+          nn::ModuleHandle conv = nn::model_from_spec(spec);
+          conv.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> params = conv.parameters();
+          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+          return conv(in[0]);
+        },
+        static_cast<double>(w[1] * w[2] * w[3]));
+  }
+  kit.check("conv1d", Dtype::f32, "[2,3,11] k3 stride 2 (as a conv2d of height 1)",
+            {kit.normal({2, 3, 11}, Dtype::f32), kit.normal({5, 3, 3}, Dtype::f32), kit.normal({5}, Dtype::f32)},
+            [](const Inputs& in) {
+              nn::ModuleHandle conv = nn::model_from_spec(
+                  R"({"type": "nn.Conv1d", "in_channels": 3, "out_channels": 5, "kernel_size": 3, "stride": 2})");
+              conv.to(in[0].device());
+              NoGradGuard no_grad;
+              std::vector<Tensor> params = conv.parameters();
+              params[0].copy_(in[1]);
+              params[1].copy_(in[2]);
+              return conv(in[0]);
+            });
+}
+
 }  // namespace
 
 Tolerance tolerance_for(const std::string& dtype) {
@@ -663,10 +721,13 @@ struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
-                            {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
-                            {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
-                            {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8}};
+const Family kFamilies[] = {{"copy", check_copy_and_fill}, {"unary", check_unary},
+                            {"binary", check_binary},      {"where", check_where},
+                            {"reduce", check_reduce},      {"matmul", check_matmul},
+                            {"softmax", check_softmax},    {"indexing", check_indexing},
+                            {"random", check_random},      {"semantics", check_semantics},
+                            {"timing", check_timing},      {"int8", check_int8},
+                            {"conv", check_conv}};
 
 }  // namespace
 

@@ -151,7 +151,7 @@ PIN(nnp_api, fake_quantize_per_channel, 1640);
 PIN(nnp_api, matmul_i8, 1648);
 static_assert(NNP_API_SIZE_1_7 == 1656, "nnp_api 1.7 is 1656 bytes");
 PIN(nnp_kernels, gemm_i8, 104);
-static_assert(sizeof(nnp_kernels) == 112 && NNP_KERNELS_SIZE_1_7 == 112, "nnp_kernels 1.7 is 112 bytes");
+static_assert(NNP_KERNELS_SIZE_1_7 == 112, "nnp_kernels 1.7 is 112 bytes");
 static_assert(NNP_I8 == 8 && NNP_DTYPE_COUNT == 9 && NNP_UNARY_ROUND == 15, "1.7's dtype and op");
 // ---- ABI 1.8 ----
 PIN(nnp_api, onnx_export, 1656);
@@ -163,6 +163,14 @@ PIN(nnp_layer_type, to_onnx, 56);
 static_assert(sizeof(nnp_layer_type) == 64 && NNP_LAYER_TYPE_SIZE_1_8 == 64, "nnp_layer_type 1.8 is 64 bytes");
 static_assert(sizeof(nnp_onnx_export_options) == 48 && NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 == 44,
               "nnp_onnx_export_options 1.8");
+// ---- ABI 1.9 ----
+PIN(nnp_kernels, conv2d, 112);
+static_assert(sizeof(nnp_kernels) == 120 && NNP_KERNELS_SIZE_1_9 == 120, "nnp_kernels 1.9 is 120 bytes");
+PIN(nnp_conv2d_params, stride, 8);
+PIN(nnp_conv2d_params, padding, 24);
+PIN(nnp_conv2d_params, dilation, 40);
+PIN(nnp_conv2d_params, groups, 56);
+static_assert(sizeof(nnp_conv2d_params) == 64 && NNP_CONV2D_PARAMS_SIZE_1_9 == 64, "nnp_conv2d_params 1.9");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");

@@ -81,6 +81,15 @@ typedef struct nnp_kernel_ctx {
   void* stream;        /* nnp_backend.stream(device), or NULL */
 } nnp_kernel_ctx;
 
+/* 1.9: the geometry of a 2-D convolution (nnp_kernels.conv2d). */
+typedef struct nnp_conv2d_params {
+  size_t struct_size;
+  int64_t stride[2];   /* height, width; >= 1 */
+  int64_t padding[2];  /* zeros before and after, per spatial axis; >= 0 */
+  int64_t dilation[2]; /* >= 1 */
+  int64_t groups;      /* >= 1, dividing both channel counts */
+} nnp_conv2d_params;
+
 /* Every kernel returns NNP_OK or a failure status after calling
  * api->set_error with a message. Unless stated otherwise, all views of one
  * call have the same shape and ndim, and output views do not overlap inputs
@@ -140,6 +149,18 @@ typedef struct nnp_kernels {
    * b is [N, K], both NNP_I8; out is [M, N] NNP_I32. All three are
    * contiguous, M, N, K >= 1 and K <= 65536, so no sum overflows. */
   nnp_status (*gemm_i8)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+  /* ---- 1.9 ---- */
+  /* 2-D convolution, forward only (optional; NULL = the core's im2col and
+   * gemm). Asked when no gradient is recorded (no_grad, eval inference):
+   * out[n, o, y, x] = bias[o] + sum over the group's channels c and the
+   * kernel's i, j of w[o, c, i, j] * x[n, g*C/groups + c,
+   * y*stride[0] - padding[0] + i*dilation[0], x*stride[1] - padding[1] +
+   * j*dilation[1]] (positions outside x read 0; g = o / (O/groups)).
+   * x is [N, C, H, W], w [O, C/groups, KH, KW],
+   * bias [O] or NULL, out [N, O, OH, OW]; all contiguous NNP_F32, every size
+   * >= 1. */
+  nnp_status (*conv2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
+                       const nnp_conv2d_params* p, const nnp_view* out);
 } nnp_kernels;
 
 /* ---- the backend -------------------------------------------------------- */
@@ -198,6 +219,8 @@ typedef struct nnp_backend {
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
+#define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
+#define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)

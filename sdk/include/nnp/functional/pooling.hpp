@@ -86,9 +86,12 @@ inline MaxPooled max_pool2d_windows(const std::string& who, const Tensor& x, con
                                     bool ceil_mode = false, bool with_indices = false) {
   const Geometry g = geometry(who, x, w, ceil_mode);
   Tensor cols = unfold_windows(x, w, g, -std::numeric_limits<double>::infinity(), cache);
+  const Shape out{x.size(0), x.size(1), g.oh, g.ow};
+  // With nothing to record and no indices asked for, the maximum alone (one
+  // pass, no gather): inference's path.
+  if (!with_indices && !(is_grad_enabled() && x.requires_grad())) return {cols.amax({3}).reshape(out), Tensor()};
   // The first maximum of each window takes the gradient, as PyTorch's does.
   Tensor best = cols.argmax(3, true);
-  const Shape out{x.size(0), x.size(1), g.oh, g.ow};
   MaxPooled pooled{cols.gather(3, best).reshape(out), Tensor()};
   if (with_indices) {
     const Tensor table = from_vector(tap_positions(x, w, g), {1, 1, g.oh * g.ow, w.kernel.h * w.kernel.w}, x.device());

@@ -1,0 +1,45 @@
+// The inference fast path of 2-D convolution: one backend kernel (im2col,
+// GEMM, bias and an optional ReLU together) instead of the general ops,
+// taken only where nothing needs the ops' history.
+#include "autograd/record.hpp"
+#include "onnx/trace.hpp"
+#include "op_checks.hpp"
+#include "ops.hpp"
+#include "profiler/profiler.hpp"
+
+namespace nnp::core {
+
+TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p) {
+  const nnp_kernels& kernels = x.backend().kernels();
+  if (kernels.conv2d == nullptr || onnx::tracing() || autograd::should_record({&x, &w, bias})) return {};
+  if (x.dtype != NNP_F32 || w.dtype != NNP_F32 || (bias && bias->dtype != NNP_F32)) return {};
+  auto same_device = [&](const Tensor& t) {
+    return t.device.backend == x.device.backend && t.device.index == x.device.index;
+  };
+  if (!same_device(w) || (bias && !same_device(*bias))) return {};
+  if (x.shape.ndim != 4 || w.shape.ndim != 4 || (bias && (bias->shape.ndim != 1 || bias->shape[0] != w.shape[0])))
+    return {};
+  const int64_t n = x.shape[0], c = x.shape[1], o = w.shape[0];
+  if (p.groups < 1 || c % p.groups != 0 || o % p.groups != 0 || w.shape[1] != c / p.groups) return {};
+  Dims out_shape;
+  out_shape.ndim = 4;
+  out_shape.d[0] = n;
+  out_shape.d[1] = o;
+  for (int i = 0; i < 2; ++i) {
+    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0) return {};
+    const int64_t span = p.dilation[i] * (w.shape[2 + i] - 1) + 1;
+    const int64_t room = x.shape[2 + i] + 2 * p.padding[i] - span;
+    if (room < 0) return {};
+    out_shape.d[2 + i] = room / p.stride[i] + 1;
+  }
+  if (x.numel == 0 || w.numel == 0) return {};
+  profiler::OpScope profile("conv2d", {&x, &w});
+  TensorRef xc = contiguous(x), wc = contiguous(w), bc = bias ? contiguous(*bias) : TensorRef();
+  TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
+  nnp_view vx = kernel_view(*xc), vw = kernel_view(*wc), vo = kernel_view(*out), vb{};
+  if (bc) vb = kernel_view(*bc);
+  run_kernel(x, "conv2d", kernels.conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &p, &vo));
+  return out;
+}
+
+}  // namespace nnp::core
