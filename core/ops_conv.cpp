@@ -27,9 +27,14 @@ TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, co
   out_shape.d[1] = o;
   for (int i = 0; i < 2; ++i) {
     if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0) return {};
-    const int64_t span = p.dilation[i] * (w.shape[2 + i] - 1) + 1;
-    const int64_t room = x.shape[2 + i] + 2 * p.padding[i] - span;
-    if (room < 0) return {};
+    // Sizes from a stranger's spec can overflow here: the general path
+    // then refuses them with its own message.
+    int64_t span = 0, padded = 0, room = 0;
+    if (__builtin_mul_overflow(p.dilation[i], w.shape[2 + i] - 1, &span) ||
+        __builtin_mul_overflow(p.padding[i], int64_t{2}, &padded) ||
+        __builtin_add_overflow(x.shape[2 + i], padded, &padded) || __builtin_sub_overflow(padded, span, &room) ||
+        __builtin_sub_overflow(room, int64_t{1}, &room) || room < 0)
+      return {};
     out_shape.d[2 + i] = room / p.stride[i] + 1;
   }
   if (x.numel == 0 || w.numel == 0) return {};
