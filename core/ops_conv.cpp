@@ -1,5 +1,5 @@
 // The inference fast path of 2-D convolution: one backend kernel (im2col,
-// GEMM, bias and an optional ReLU together) instead of the general ops,
+// GEMM and bias together) instead of the general ops,
 // taken only where nothing needs the ops' history.
 #include "autograd/record.hpp"
 #include "onnx/trace.hpp"

@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
+#include "cpu_softmax_row.hpp"
 
 namespace nnp::cpu {
 namespace {
@@ -228,6 +230,8 @@ void softmax_typed(const nnp_view& x, int32_t dim, bool log, const nnp_view& out
     for (int64_t row = begin; row < end; ++row) {
       const T* src = in + row_offset(x, row);
       T* dst = result + row_offset(out, row);
+      if constexpr (std::is_same_v<T, float>)
+        if (xs == 1 && os == 1 && softmax_row_f32(src, length, log, dst)) continue;
       C max = -std::numeric_limits<C>::infinity();
       for (int64_t j = 0; j < length; ++j) {
         C v = Tr::load(src[j * xs]);

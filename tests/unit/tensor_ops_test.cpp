@@ -1,5 +1,6 @@
 // Compute ops against values worked out by hand.
 #include <cmath>
+#include <limits>
 
 #include "test_support.hpp"
 
@@ -147,6 +148,40 @@ TEST_P(Ops, Softmax) {
   EXPECT_NEAR(big.softmax(1).to_vector<float>()[1], 0.7310586f, 1e-6);
   Tensor rows = randn({4, 7}, Dtype::f32, device).softmax(0).sum({0});
   for (float v : rows.to_vector<float>()) EXPECT_NEAR(v, 1.0f, 1e-6);
+}
+
+// Rows of every length around the cpu backend's 8-lane vectors, wide ranges
+// and masked (-inf) entries, against the same softmax computed in f64.
+TEST_P(Ops, SoftmaxRowsMatchDoublePrecision) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t length : {1, 2, 7, 8, 9, 16, 23, 64, 1000}) {
+    Tensor x = randn({3, length}, Dtype::f32, device) * 20.0;
+    std::vector<float> values = x.to_vector<float>();
+    for (size_t i = 0; i < values.size(); i += 3)
+      if (i % static_cast<size_t>(length) != 0) values[i] = -inf;  // a mask, never the whole row
+    x = f(values, {3, length});
+    const Tensor wide = x.to(Dtype::f64);
+    for (bool log : {false, true}) {
+      const std::vector<float> got = (log ? x.log_softmax(1) : x.softmax(1)).to_vector<float>();
+      const std::vector<double> want = (log ? wide.log_softmax(1) : wide.softmax(1)).to_vector<double>();
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isinf(want[i])) {
+          EXPECT_EQ(got[i], want[i]) << "length " << length << ", element " << i;
+          continue;
+        }
+        EXPECT_NEAR(got[i], want[i], 2e-6 * (1 + std::fabs(want[i]))) << "length " << length << ", element " << i;
+      }
+    }
+  }
+  // PyTorch's answers for rows with NaN, +inf, or nothing but -inf.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const std::vector<float>& row :
+       std::vector<std::vector<float>>{{inf, 1}, {-inf, -inf}, {nan, 1}, {1, 2, 3, 4, 5, 6, 7, 8, nan}}) {
+    for (float v : f(row).softmax(0).to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+    for (float v : f(row).log_softmax(0).to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+  }
+  EXPECT_EQ(f({-inf, 0}).softmax(0).to_vector<float>(), (std::vector<float>{0, 1}));
+  EXPECT_EQ(f({-inf, 0}).log_softmax(0).to_vector<float>(), (std::vector<float>{-inf, 0}));
 }
 
 TEST_P(Ops, CatIndexSelectGatherScatter) {

@@ -1,0 +1,96 @@
+#include "cpu_softmax_row.hpp"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <limits>
+
+namespace nnp::cpu {
+namespace {
+
+#define NNP_AVX2 __attribute__((target("avx2,fma")))
+
+// exp(x) of 8 lanes with x <= 0 (the row's maximum is subtracted first),
+// within 2 ulp of std::exp: x = n ln2 + r with |r| <= ln2/2, exp(r) by a
+// degree-6 polynomial (Cephes' expf coefficients), 2^n from the exponent
+// bits. Arguments below -87.3 give 0 (exp's f32 result is subnormal or 0
+// there), so a masked (-inf) attention score comes out exactly 0.
+NNP_AVX2 inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 floor = _mm256_set1_ps(-87.3f);
+  const __m256 keep = _mm256_cmp_ps(x, floor, _CMP_GE_OQ);
+  x = _mm256_max_ps(x, floor);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(bits)), keep);
+}
+
+// The tail of a row (fewer than 8 elements) as one padded vector: lanes past
+// the end read -inf, whose exp is 0.
+NNP_AVX2 inline __m256 load_tail(const float* x, int64_t count) {
+  alignas(32) float lanes[8];
+  for (int l = 0; l < 8; ++l) lanes[l] = l < count ? x[l] : -std::numeric_limits<float>::infinity();
+  return _mm256_load_ps(lanes);
+}
+
+NNP_AVX2 bool softmax_row_avx2(const float* x, int64_t length, bool log, float* out) {
+  const int64_t whole = length / 8 * 8;
+  __m256 lane_max = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 bad = _mm256_setzero_ps();  // lanes that saw a NaN or +inf (-inf is a mask: its exp is 0)
+  const __m256 largest = _mm256_set1_ps(std::numeric_limits<float>::max());
+  auto visit = [&](__m256 v) NNP_AVX2 {
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, largest, _CMP_NLE_UQ));
+    lane_max = _mm256_max_ps(lane_max, v);
+  };
+  for (int64_t j = 0; j < whole; j += 8) visit(_mm256_loadu_ps(x + j));
+  if (whole < length) visit(load_tail(x + whole, length - whole));
+  if (_mm256_movemask_ps(bad) != 0) return false;
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, lane_max);
+  float max = lanes[0];
+  for (int l = 1; l < 8; ++l) max = lanes[l] > max ? lanes[l] : max;
+  if (max == -std::numeric_limits<float>::infinity()) return false;  // every element masked: NaNs
+
+  const __m256 shift = _mm256_set1_ps(max);
+  __m256 lane_sum = _mm256_setzero_ps();
+  for (int64_t j = 0; j < whole; j += 8)
+    lane_sum = _mm256_add_ps(lane_sum, exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift)));
+  if (whole < length)
+    lane_sum = _mm256_add_ps(lane_sum, exp_nonpositive(_mm256_sub_ps(load_tail(x + whole, length - whole), shift)));
+  _mm256_store_ps(lanes, lane_sum);
+  double sum = 0;
+  for (float s : lanes) sum += s;
+
+  if (log) {
+    const float log_sum = static_cast<float>(std::log(sum));
+    for (int64_t j = 0; j < length; ++j) out[j] = x[j] - max - log_sum;
+    return true;
+  }
+  const __m256 scale = _mm256_set1_ps(static_cast<float>(1.0 / sum));
+  for (int64_t j = 0; j < whole; j += 8)
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift)), scale));
+  if (whole < length) {
+    _mm256_store_ps(lanes,
+                    _mm256_mul_ps(exp_nonpositive(_mm256_sub_ps(load_tail(x + whole, length - whole), shift)), scale));
+    for (int64_t j = whole; j < length; ++j) out[j] = lanes[j - whole];
+  }
+  return true;
+}
+
+}  // namespace
+
+bool softmax_row_f32(const float* x, int64_t length, bool log, float* out) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 && length > 0 && softmax_row_avx2(x, length, log, out);
+}
+
+}  // namespace nnp::cpu
