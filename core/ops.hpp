@@ -50,6 +50,14 @@ TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
 // an empty ref when that path does not apply (no kernel, not f32, a gradient
 // to record, an export tracing), and the caller takes its general path.
 TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p);
+// 2-D max pooling through the backend's optional max_pool2d kernel
+// (ops_pool.cpp), the output size [OH, OW] chosen by the caller; empty refs
+// when that path does not apply, as conv2d_kernel.
+struct MaxPool2dResult {
+  TensorRef values, indices;  // indices only when asked for
+};
+MaxPool2dResult max_pool2d_kernel(const Tensor& x, const nnp_pool2d_params& p, int64_t oh, int64_t ow,
+                                  bool with_indices);
 // ops_quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

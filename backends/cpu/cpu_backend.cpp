@@ -77,6 +77,7 @@ nnp_kernels make_kernels() {
 #undef NNP_SET_SLOT
   k.gemm_i8 = gemm_i8;
   k.conv2d = conv2d;
+  k.max_pool2d = max_pool2d;
   return k;
 }
 

@@ -27,6 +27,8 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
 nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
                   const nnp_conv2d_params* p, const nnp_view* out);
+nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d_params* p, const nnp_view* out,
+                      const nnp_view* indices);
 nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);

@@ -647,14 +647,17 @@ void check_int8(Kit& kit) {
       kExact);
 }
 
+// One case of a layer-level family: the input's shape and the layer's
+// attributes.
+struct Geometry {
+  const char* layout;
+  Shape input;
+  std::string spec;
+};
+
 // ABI 1.9's optional conv2d (inference: the Conv layers take it under
 // no_grad): each geometry against the reference backend's general path.
 void check_conv(Kit& kit) {
-  struct Geometry {
-    const char* layout;
-    Shape input;
-    std::string spec;  // the layer's attributes
-  };
   const Geometry geometries[] = {
       {"[2,3,9,9] k3 padding 1",
        {2, 3, 9, 9},
@@ -705,6 +708,45 @@ void check_conv(Kit& kit) {
             });
 }
 
+// ABI 1.10's optional max_pool2d (the MaxPool layers take it under
+// no_grad): values and return_indices against the reference backend's
+// general path, which has no such kernel.
+void check_pool(Kit& kit) {
+  const Geometry geometries[] = {
+      {"[2,3,8,8] k2 (W3's)", {2, 3, 8, 8}, R"("kernel_size": 2)"},
+      {"[1,2,9,7] k3 stride 2 padding 1", {1, 2, 9, 7}, R"("kernel_size": 3, "stride": 2, "padding": 1)"},
+      {"[2,2,10,9] k(3,2) stride (2,1) dilation 2",
+       {2, 2, 10, 9},
+       R"("kernel_size": [3, 2], "stride": [2, 1], "dilation": 2)"},
+      {"[1,3,7,7] k2 ceil_mode (overhanging last window)", {1, 3, 7, 7}, R"("kernel_size": 2, "ceil_mode": true)"},
+      {"[3,1,5,5] k5 (one output position)", {3, 1, 5, 5}, R"("kernel_size": 5)"},
+  };
+  for (const Geometry& g : geometries)
+    for (bool indices : {false, true}) {
+      const std::string spec = R"({"type": "nn.MaxPool2d", "return_indices": )" +
+                               std::string(indices ? "true" : "false") + ", " + g.spec + "}";
+      kit.check(
+          indices ? "max_pool2d indices" : "max_pool2d", indices ? Dtype::i64 : Dtype::f32, g.layout,
+          {kit.normal(g.input, Dtype::f32)},
+          [spec, indices](const Inputs& in) {
+            nn::ModuleHandle pool = nn::model_from_spec(spec);
+            NoGradGuard no_grad;
+            if (!indices) return Tensor(pool(in[0]));
+            return pool.call_values({Value(in[0])}).tensor(1);
+          },
+          kExact);
+    }
+  kit.check(
+      "max_pool1d", Dtype::f32, "[2,3,11] k3 stride 2 (as a max_pool2d of height 1)",
+      {kit.normal({2, 3, 11}, Dtype::f32)},
+      [](const Inputs& in) {
+        nn::ModuleHandle pool = nn::model_from_spec(R"({"type": "nn.MaxPool1d", "kernel_size": 3, "stride": 2})");
+        NoGradGuard no_grad;
+        return pool(in[0]);
+      },
+      kExact);
+}
+
 }  // namespace
 
 Tolerance tolerance_for(const std::string& dtype) {
@@ -721,13 +763,11 @@ struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {{"copy", check_copy_and_fill}, {"unary", check_unary},
-                            {"binary", check_binary},      {"where", check_where},
-                            {"reduce", check_reduce},      {"matmul", check_matmul},
-                            {"softmax", check_softmax},    {"indexing", check_indexing},
-                            {"random", check_random},      {"semantics", check_semantics},
-                            {"timing", check_timing},      {"int8", check_int8},
-                            {"conv", check_conv}};
+const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
+                            {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
+                            {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
+                            {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
+                            {"conv", check_conv},           {"pool", check_pool}};
 
 }  // namespace
 

@@ -165,12 +165,20 @@ static_assert(sizeof(nnp_onnx_export_options) == 48 && NNP_ONNX_EXPORT_OPTIONS_S
               "nnp_onnx_export_options 1.8");
 // ---- ABI 1.9 ----
 PIN(nnp_kernels, conv2d, 112);
-static_assert(sizeof(nnp_kernels) == 120 && NNP_KERNELS_SIZE_1_9 == 120, "nnp_kernels 1.9 is 120 bytes");
+static_assert(NNP_KERNELS_SIZE_1_9 == 120, "nnp_kernels 1.9 is 120 bytes");
 PIN(nnp_conv2d_params, stride, 8);
 PIN(nnp_conv2d_params, padding, 24);
 PIN(nnp_conv2d_params, dilation, 40);
 PIN(nnp_conv2d_params, groups, 56);
 static_assert(sizeof(nnp_conv2d_params) == 64 && NNP_CONV2D_PARAMS_SIZE_1_9 == 64, "nnp_conv2d_params 1.9");
+// ---- ABI 1.10 ----
+PIN(nnp_kernels, max_pool2d, 120);
+static_assert(sizeof(nnp_kernels) == 128 && NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
+PIN(nnp_pool2d_params, kernel, 8);
+PIN(nnp_pool2d_params, stride, 24);
+PIN(nnp_pool2d_params, padding, 40);
+PIN(nnp_pool2d_params, dilation, 56);
+static_assert(sizeof(nnp_pool2d_params) == 72 && NNP_POOL2D_PARAMS_SIZE_1_10 == 72, "nnp_pool2d_params 1.10");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
 static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");

@@ -1,6 +1,7 @@
 // Convolution and pooling against direct loops, and their gradients against
 // finite differences.
 #include <cmath>
+#include <limits>
 
 #include "test_support.hpp"
 
@@ -135,6 +136,30 @@ TEST(ConvLayers, Pooling) {
   // Window (1, 2) covers rows [2, 5) and columns [4, 7).
   double expected = big.slice(2, 2, 5).slice(3, 4, 7).mean({2, 3}).to_vector<double>()[0];
   EXPECT_NEAR(pooled.to_vector<double>()[5], expected, 1e-12);
+}
+
+// Inference takes the backend's max_pool2d kernel: PyTorch's answers (from
+// torch.nn.functional.max_pool2d) for NaNs, where the last NaN of a window
+// is its index, and for a window of nothing but -inf, which gives its first
+// position; the ceil_mode windows run past the input.
+TEST(ConvLayers, MaxPoolingInferenceKeepsPyTorchsNanAndInfinityRules) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  Tensor x = from_vector(std::vector<float>{nan, 1, 3, nan, nan, 5, -inf, -inf, 7, 0, -inf, -inf}, {1, 1, 3, 4});
+  auto pool = create_layer("nn.MaxPool2d",
+                           std::move(Attrs().set("kernel_size", 2).set("ceil_mode", true).set("return_indices", true)));
+  NoGradGuard no_grad;
+  nn::Outputs out = pool.call_values({x});
+  const std::vector<float> values = out.tensor(0).to_vector<float>();
+  EXPECT_TRUE(std::isnan(values[0]) && std::isnan(values[1]));
+  EXPECT_EQ(values[2], 7.0f);
+  EXPECT_EQ(values[3], -inf);
+  EXPECT_EQ(out.tensor(1).to_vector<int64_t>(), (std::vector<int64_t>{4, 3, 8, 10}));
+  // Without indices too (the kernel's values-only path).
+  auto plain = create_layer("nn.MaxPool2d", std::move(Attrs().set("kernel_size", 2).set("ceil_mode", true)));
+  const std::vector<float> v = plain(x).to_vector<float>();
+  EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1]));
+  EXPECT_EQ(v[2], 7.0f);
+  EXPECT_EQ(v[3], -inf);
 }
 
 TEST(ConvLayers, Conv1dIsAConvolutionAlongTheLength) {

@@ -9,6 +9,7 @@
 #include <nnp/nnp.hpp>
 #include <optional>
 
+#include "../../ops.hpp"
 #include "builtin.hpp"
 #include "call_args.hpp"
 
@@ -120,6 +121,24 @@ struct WindowPool : nnp::nn::Module {
   }
 };
 
+// The backend's max pooling kernel when it applies (nothing to record),
+// else undefined values and the caller's general path.
+F::detail::MaxPooled max_pool2d_kernel(const std::string& who, const Tensor& x, const F::detail::Window& w,
+                                       bool ceil_mode, bool with_indices) {
+  const F::detail::Geometry g = F::detail::geometry(who, x, w, ceil_mode);
+  nnp_pool2d_params p{};
+  p.struct_size = sizeof p;
+  const F::detail::Pair* pairs[] = {&w.kernel, &w.stride, &w.padding, &w.dilation};
+  int64_t* fields[] = {p.kernel, p.stride, p.padding, p.dilation};
+  for (int i = 0; i < 4; ++i) {
+    fields[i][0] = pairs[i]->h;
+    fields[i][1] = pairs[i]->w;
+  }
+  core::MaxPool2dResult r = core::max_pool2d_kernel(*x.get(), p, g.oh, g.ow, with_indices);
+  if (!r.values) return {};
+  return {Tensor::adopt(r.values.take()), r.indices ? Tensor::adopt(r.indices.take()) : Tensor()};
+}
+
 // return_indices=True makes a call give (output, indices), the indices
 // flat within each input plane as MaxUnpool takes them.
 template <size_t D>
@@ -136,6 +155,10 @@ struct MaxPool : WindowPool<D> {
           with_indices);
     } else {
       return this->batched(x, [&](const Tensor& t) {
+        if (F::detail::MaxPooled fast =
+                max_pool2d_kernel(this->type_name(), t, this->window(), this->ceil_mode, with_indices);
+            fast.values.defined())
+          return fast;
         return F::detail::max_pool2d_windows(this->type_name(), t, this->window(), this->windows, this->ceil_mode,
                                              with_indices);
       });

@@ -32,10 +32,10 @@ extern "C" {
 
 /* A change of major breaks compatibility; a minor only appends to tables and
  * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" to "(1.9)": check api->abi_minor, or struct_size, before
+ * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 9
+#define NNP_ABI_MINOR 10
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),

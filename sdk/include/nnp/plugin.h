@@ -90,6 +90,15 @@ typedef struct nnp_conv2d_params {
   int64_t groups;      /* >= 1, dividing both channel counts */
 } nnp_conv2d_params;
 
+/* 1.10: the windows of a 2-D max pooling (nnp_kernels.max_pool2d). */
+typedef struct nnp_pool2d_params {
+  size_t struct_size;
+  int64_t kernel[2];   /* height, width; >= 1 */
+  int64_t stride[2];   /* >= 1 */
+  int64_t padding[2];  /* implicit -inf before and after, per axis; >= 0 */
+  int64_t dilation[2]; /* >= 1 */
+} nnp_pool2d_params;
+
 /* Every kernel returns NNP_OK or a failure status after calling
  * api->set_error with a message. Unless stated otherwise, all views of one
  * call have the same shape and ndim, and output views do not overlap inputs
@@ -161,6 +170,20 @@ typedef struct nnp_kernels {
    * >= 1. */
   nnp_status (*conv2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
                        const nnp_conv2d_params* p, const nnp_view* out);
+  /* ---- 1.10 ---- */
+  /* 2-D max pooling, forward (optional; NULL = the core's window unfold and
+   * reduction): out[n, c, y, x] = the maximum of x[n, c, y*stride[0] -
+   * padding[0] + i*dilation[0], x*stride[1] - padding[1] + j*dilation[1]]
+   * over the kernel's i, j, positions outside x left out; a NaN wins. x is
+   * [N, C, H, W] and out [N, C, OH, OW], both contiguous NNP_F32, every size
+   * >= 1; the core has chosen OH and OW (ceil_mode included) so that every
+   * window holds at least one position of x. indices is NULL, or an
+   * NNP_I64 view shaped as out that receives, per window, the flat position
+   * (row * W + column) of its first maximum in scanning order (PyTorch's
+   * return_indices); a window of nothing but -inf gives its first
+   * position. */
+  nnp_status (*max_pool2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_pool2d_params* p,
+                           const nnp_view* out, const nnp_view* indices);
 } nnp_kernels;
 
 /* ---- the backend -------------------------------------------------------- */
@@ -221,6 +244,8 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
 #define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
 #define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
+#define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
+#define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)

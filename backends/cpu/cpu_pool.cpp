@@ -1,0 +1,102 @@
+// 2-D max pooling forward (nnp_kernels.max_pool2d): each [N, C] plane's
+// windows scanned in place, planes spread over the pool. PyTorch's rules:
+// the first maximum in scanning order wins, a NaN beats everything (the last
+// NaN is the one recorded), positions outside the input take no part.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+#include "cpu_loops.hpp"
+
+namespace nnp::cpu {
+namespace {
+
+// Taps of one window along one axis that fall inside [0, size): the first
+// one's position and how many there are.
+struct Span {
+  int64_t first = 0, count = 0;
+};
+Span inside(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  Span s;
+  const int64_t before = start < 0 ? -start : 0;  // no overflow: the core bounds start and the span
+  const int64_t skip = before / dilation + (before % dilation != 0);
+  s.first = start + skip * dilation;
+  if (skip < kernel && s.first < size) s.count = std::min(kernel - skip, (size - 1 - s.first) / dilation + 1);
+  return s;
+}
+
+// The spans of every output row and column, the same for every plane:
+// worked out once per call, in scratch that only grows.
+std::vector<Span>& spans() {
+  thread_local std::vector<Span> buffer;
+  return buffer;
+}
+
+template <bool kIndices>
+void pool_plane(const float* x, int64_t w, const nnp_pool2d_params& p, const Span* rows, int64_t oh, const Span* cols,
+                int64_t ow, float* out, int64_t* indices) {
+  const int64_t dh = p.dilation[0], dw = p.dilation[1];
+  for (int64_t y = 0; y < oh; ++y) {
+    const Span r = rows[y];
+    for (int64_t xo = 0; xo < ow; ++xo) {
+      const Span c = cols[xo];
+      // Without branches (maxss, and masks for the positions): on random
+      // data "is this the new maximum" is a coin toss, and mispredicting it
+      // cost most of the time. NaNs are tracked apart and win at the end.
+      float best = -std::numeric_limits<float>::infinity();
+      int64_t best_at = r.count > 0 && c.count > 0 ? r.first * w + c.first : -1, nan_at = -1;
+      bool any_nan = false;
+      const float* line = x + r.first * w + c.first;
+      for (int64_t i = 0; i < r.count; ++i, line += dh * w)
+        for (int64_t j = 0; j < c.count; ++j) {
+          const float v = line[j * dw];
+          any_nan |= v != v;
+          if constexpr (kIndices) {
+            const int64_t at = (r.first + i * dh) * w + c.first + j * dw;
+            best_at += (at - best_at) & -static_cast<int64_t>(v > best);
+            nan_at += (at - nan_at) & -static_cast<int64_t>(v != v);
+          }
+          best = v > best ? v : best;
+        }
+      if (any_nan) {
+        best = std::numeric_limits<float>::quiet_NaN();
+        if constexpr (kIndices) best_at = nan_at;
+      }
+      out[y * ow + xo] = best;
+      if constexpr (kIndices) indices[y * ow + xo] = best_at;
+    }
+  }
+}
+
+}  // namespace
+
+nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d_params* p, const nnp_view* out,
+                      const nnp_view* indices) {
+  if (x->dtype != NNP_F32 || out->dtype != NNP_F32 || (indices && indices->dtype != NNP_I64))
+    return fail(NNP_DTYPE_MISMATCH, "max_pool2d: the cpu backend's pooling kernel takes f32 (and i64 indices) only");
+  const int64_t planes = x->shape[0] * x->shape[1], h = x->shape[2], w = x->shape[3];
+  const int64_t oh = out->shape[2], ow = out->shape[3];
+  const float* px = static_cast<const float*>(x->data);
+  float* po = static_cast<float*>(out->data);
+  int64_t* pi = indices ? static_cast<int64_t*>(indices->data) : nullptr;
+  std::vector<Span>& along = spans();
+  along.resize(static_cast<size_t>(oh + ow));
+  for (int64_t y = 0; y < oh; ++y) along[y] = inside(y * p->stride[0] - p->padding[0], p->kernel[0], p->dilation[0], h);
+  for (int64_t x = 0; x < ow; ++x)
+    along[oh + x] = inside(x * p->stride[1] - p->padding[1], p->kernel[1], p->dilation[1], w);
+  const Span *rows = along.data(), *cols = along.data() + oh;
+  const int64_t cost = oh * ow * std::min<int64_t>(p->kernel[0], h) * std::min<int64_t>(p->kernel[1], w);
+  parallel_for(planes, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const float* in = px + plane * h * w;
+      if (pi)
+        pool_plane<true>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, pi + plane * oh * ow);
+      else
+        pool_plane<false>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, nullptr);
+    }
+  });
+  return NNP_OK;
+}
+
+}  // namespace nnp::cpu
