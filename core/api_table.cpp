@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_8, "nnp_api grew: add NNP_API_SIZE_1_9 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_10, "nnp_api grew: add NNP_API_SIZE_1_11 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -197,6 +197,21 @@ nnp_api make_table() {
   t.onnx_graph_opset = api::onnx_graph_opset;
   t.onnx_load = api::onnx_load;
   t.module_layer_attrs = api::module_layer_attrs;
+  t.register_comm = api::register_comm;
+  t.comm_count = api::comm_count;
+  t.comm_info = api::comm_info;
+  t.process_group_new = api::process_group_new;
+  t.process_group_release = api::process_group_release;
+  t.process_group_rank = api::process_group_rank;
+  t.process_group_size = api::process_group_size;
+  t.comm_all_reduce = api::comm_all_reduce;
+  t.comm_broadcast = api::comm_broadcast;
+  t.comm_all_gather = api::comm_all_gather;
+  t.comm_reduce_scatter = api::comm_reduce_scatter;
+  t.comm_barrier = api::comm_barrier;
+  t.work_wait = api::work_wait;
+  t.work_test = api::work_test;
+  t.work_release = api::work_release;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

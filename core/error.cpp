@@ -31,8 +31,10 @@ const char* status_name(nnp_status status) {
                                       "NNP_ABI_MISMATCH",
                                       "NNP_IO_ERROR",
                                       "NNP_CORRUPT_DATA",
-                                      "NNP_INTERNAL"};
-  return status >= 0 && status <= NNP_INTERNAL ? names[status] : "NNP_UNKNOWN_STATUS";
+                                      "NNP_INTERNAL",
+                                      "NNP_TIMEOUT",
+                                      "NNP_COMM_ERROR"};
+  return status >= 0 && status <= NNP_COMM_ERROR ? names[status] : "NNP_UNKNOWN_STATUS";
 }
 
 void set_last_error(nnp_status status, const char* message) {

@@ -23,6 +23,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "api_table.hpp"
+#include "comm/comm_registry.hpp"
 #include "error.hpp"
 #include "nn/layer_registry.hpp"
 #include "plugin_file.hpp"
@@ -39,6 +40,7 @@ struct nnp_plugin_host {
   bool ships_with_nnplug = false;
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
   std::vector<nnp::core::nn::LayerType> staged_layers;
+  std::vector<nnp_comm> staged_comms;
   nnp_status failure = NNP_OK;
   std::string failure_reason;
 };
@@ -69,6 +71,7 @@ bool reserved_backend_name(const std::string& name) {
 }
 bool reserved_layer_name(const std::string& name) { return name.rfind("nn.", 0) == 0 || name.rfind("core.", 0) == 0; }
 bool reserved_plugin_name(const std::string& name) { return name.rfind("nnplug.", 0) == 0; }
+bool reserved_comm_name(const std::string& name) { return name == "gloo" || name == "nccl" || name == "mpi"; }
 
 // <prefix>/lib/nnplug/plugins beside libnnp.so (the build tree mirrors it),
 // found once: libnnp does not move.
@@ -291,8 +294,14 @@ struct PluginRegistry::Impl {
     int32_t count = backend_count.load();
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
+    comm::CommRegistry& comms = comm::CommRegistry::instance();
+    for (const nnp_comm& c : host.staged_comms)
+      if (const comm::CommRecord* existing = comms.find(c.name))
+        fail(NNP_INVALID_ARGUMENT, "communication backend '", c.name, "' is already registered by ",
+             existing->plugin_path);
     // Nothing can fail from here on: a refused plugin leaves nothing behind.
     for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
+    for (const nnp_comm& c : host.staged_comms) comms.add(c, path);
     for (auto& [table, kernels] : host.staged) {
       backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path, library);
       ++count;
@@ -454,6 +463,34 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       host->staged.emplace_back(table, kernels);
     } catch (const Error& e) {
       // The plugin is refused even if its init ignores this status.
+      if (host->failure == NNP_OK) {
+        host->failure = e.status();
+        host->failure_reason = e.what();
+      }
+      throw;
+    }
+  });
+}
+
+nnp_status PluginRegistry::register_comm(nnp_plugin_host* host, const nnp_comm* comm) {
+  return guard([&] {
+    if (host == nullptr) fail(NNP_INVALID_ARGUMENT, "register_comm: called outside a plugin's init (host is NULL)");
+    instance().impl().check_host(host, "register_comm");
+    try {
+      if (comm == nullptr) fail(NNP_INVALID_ARGUMENT, "register_comm: comm is NULL");
+      const nnp_comm table = comm::validated_comm(*comm);
+      const std::string name = table.name;
+      if (reserved_comm_name(name) && !host->ships_with_nnplug)
+        fail(NNP_INVALID_ARGUMENT, "communication backend name '", name,
+             "' is reserved for the one that ships with nnplug (in ", shipped_plugin_folder().string(),
+             "); name yours differently");
+      if (const comm::CommRecord* existing = comm::CommRegistry::instance().find(name))
+        fail(NNP_INVALID_ARGUMENT, "communication backend '", name, "' is already registered by ",
+             existing->plugin_path);
+      for (const nnp_comm& staged : host->staged_comms)
+        if (name == staged.name) fail(NNP_INVALID_ARGUMENT, "communication backend '", name, "' is registered twice");
+      host->staged_comms.push_back(table);
+    } catch (const Error& e) {
       if (host->failure == NNP_OK) {
         host->failure = e.status();
         host->failure_reason = e.what();

@@ -56,6 +56,7 @@ class PluginRegistry {
   // Called from a plugin's init through the API table.
   static nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
   static nnp_status register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type);
+  static nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
 
  private:
   PluginRegistry() = default;

@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev
   nlohmann-json3-dev libdlpack-dev
   libonnx-dev libprotobuf-dev
+  libgloo-dev
   hipcc libamdhip64-dev
   clang-15
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -105,6 +105,24 @@ nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const ch
 int64_t onnx_graph_opset(const nnp_onnx_graph* graph);
 nnp_status onnx_load(const char* path, nnp_module** out);
 nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs** attrs);  // layers.cpp
+
+// comm.cpp (1.10)
+nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
+int32_t comm_count();
+nnp_status comm_info(int32_t i, nnp_comm_info* out);
+nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
+void process_group_release(nnp_process_group* group);
+int32_t process_group_rank(const nnp_process_group* group);
+int32_t process_group_size(const nnp_process_group* group);
+nnp_status comm_all_reduce(nnp_process_group* group, nnp_tensor* tensor, nnp_comm_op op, nnp_work** work);
+nnp_status comm_broadcast(nnp_process_group* group, nnp_tensor* tensor, int32_t root, nnp_work** work);
+nnp_status comm_all_gather(nnp_process_group* group, const nnp_tensor* input, nnp_tensor* output, nnp_work** work);
+nnp_status comm_reduce_scatter(nnp_process_group* group, const nnp_tensor* input, nnp_tensor* output, nnp_comm_op op,
+                               nnp_work** work);
+nnp_status comm_barrier(nnp_process_group* group, nnp_work** work);
+nnp_status work_wait(nnp_work* work, int64_t timeout_ms);
+nnp_status work_test(nnp_work* work, int32_t* done);
+void work_release(nnp_work* work);
 nnp_status softmax(const nnp_tensor* x, int32_t dim, int32_t log, nnp_tensor** out);
 nnp_status cat(const nnp_tensor* const* tensors, int32_t count, int32_t dim, nnp_tensor** out);
 nnp_status index_select(const nnp_tensor* x, int32_t dim, const nnp_tensor* index, nnp_tensor** out);

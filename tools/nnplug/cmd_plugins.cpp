@@ -1,5 +1,6 @@
 // nnplug plugins: what the loader found, what it loaded and what it refused,
-// and the layer types each plugin provides with their attributes.
+// the layer types each plugin provides with their attributes, and which
+// file provides each device and communication backend.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -97,6 +98,17 @@ int run_plugins(const Args& args) {
     std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << printable(info.plugin_path, 4096) << "\n";
+  }
+  // Communication backends (collectives) and the device backends they serve.
+  std::cout << "communication backends:\n";
+  for (int32_t i = 0; i < api.comm_count(); ++i) {
+    nnp_comm_info info{};
+    info.struct_size = sizeof(info);
+    nnp::check(api.comm_info(i, &info));
+    std::string name = printable(info.name);
+    name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
+    std::cout << "  " << name << printable(info.plugin_path, 4096) << "  (moves " << printable(info.backends)
+              << " tensors)\n";
   }
   if (vm.count("core")) {
     std::cout << "core layer types:\n";

@@ -67,7 +67,13 @@ enum {
   NNP_ABI_MISMATCH = 9,
   NNP_IO_ERROR = 10,
   NNP_CORRUPT_DATA = 11,
-  NNP_INTERNAL = 12
+  NNP_INTERNAL = 12,
+  /* (1.10) A collective or its rendezvous ran past its timeout: a peer
+   * stalled, died or never came. The message names the group and rank. */
+  NNP_TIMEOUT = 13,
+  /* (1.10) A collective failed: a peer closed its connection, or the ranks
+   * disagree (world size, rank, shapes). */
+  NNP_COMM_ERROR = 14
 };
 
 /* ---- element types ----------------------------------------------------- */
@@ -136,6 +142,48 @@ typedef struct nnp_plugin_info {
   const char* reason;      /* "" when loaded */
   const char* description; /* the plugin's one-line description, or "" (1.1) */
 } nnp_plugin_info;
+
+/* ---- collectives (1.10) ------------------------------------------------- */
+
+/* A group of processes that run collectives together (PyTorch's process
+ * group), through a communication backend: a plugin's nnp_comm. */
+typedef struct nnp_process_group nnp_process_group;
+/* A collective started asynchronously: wait for it, test it, release it. */
+typedef struct nnp_work nnp_work;
+
+/* How all_reduce and reduce_scatter combine the ranks' values. */
+typedef int32_t nnp_comm_op;
+enum {
+  NNP_COMM_SUM = 0,
+  NNP_COMM_AVG = 1, /* the sum divided by the world size; floating dtypes only */
+  NNP_COMM_MAX = 2,
+  NNP_COMM_MIN = 3
+};
+
+typedef struct nnp_process_group_options {
+  size_t struct_size;
+  const char* comm; /* the communication backend's name: "gloo", "nccl", a plugin's */
+  int32_t rank;     /* 0 <= rank < world_size */
+  int32_t world_size;
+  /* Where the ranks meet: "file:///a/folder" (a folder every rank can
+   * reach, one file a key), or "tcp://host:port" (rank 0 serves a key-value
+   * store there; the others connect to it). */
+  const char* init_method;
+  /* Bounds the rendezvous and every collective's wait; 0 = 300000 (five
+   * minutes, PyTorch's default). */
+  int64_t timeout_ms;
+  /* The device of the tensors to come ("cuda:1", LOCAL_RANK's GPU); NULL =
+   * device 0 of the first loaded backend the communication backend serves. */
+  const char* device;
+} nnp_process_group_options;
+
+/* One registered communication backend. Strings live until process exit. */
+typedef struct nnp_comm_info {
+  size_t struct_size;
+  const char* name;
+  const char* plugin_path;
+  const char* backends; /* the device backends whose tensors it moves: "cpu,reference" */
+} nnp_comm_info;
 
 /* ---- operations --------------------------------------------------------- */
 
@@ -481,6 +529,7 @@ typedef struct nnp_onnx_export_options {
 typedef struct nnp_api nnp_api;
 typedef struct nnp_plugin_host nnp_plugin_host;
 struct nnp_backend;
+struct nnp_comm; /* plugin.h (1.10) */
 /* DLPack's exchange structs (dlpack/dlpack.h: 0.6 and later, and 1.0's
  * versioned form); nnp.h needs only their names. */
 struct DLManagedTensor;
@@ -1016,6 +1065,41 @@ struct nnp_api {
    * a module the registry did not make (a container made in code, a custom
    * module). Either output may be NULL. */
   nnp_status (*module_layer_attrs)(const nnp_module* m, const char** type, nnp_attrs** attrs);
+
+  /* -- collectives (1.10): torch.distributed -- */
+  /* Registers a communication backend (plugin.h); only inside a plugin's
+   * init, as register_backend. */
+  nnp_status (*register_comm)(nnp_plugin_host* host, const struct nnp_comm* comm);
+  int32_t (*comm_count)(void);
+  nnp_status (*comm_info)(int32_t i, nnp_comm_info* out);
+  /* Joins a group: blocks until every rank has joined (or the timeout),
+   * refusing a rank whose world size or backend differs from rank 0's. */
+  nnp_status (*process_group_new)(const nnp_process_group_options* options, nnp_process_group** out);
+  /* Leaves the group; collectives still running are waited for first. */
+  void (*process_group_release)(nnp_process_group* group);
+  int32_t (*process_group_rank)(const nnp_process_group* group);
+  int32_t (*process_group_size)(const nnp_process_group* group);
+  /* Collectives over contiguous tensors on a device that the group's
+   * backend serves, every rank calling the same ones in the same order.
+   * With work == NULL the call returns when the collective is done;
+   * otherwise it returns once started, *work the handle, and the tensors
+   * must be left alone (the core keeps them alive) until it completes.
+   * all_reduce and broadcast work in place; all_gather's output holds
+   * world_size inputs one after another (all_gather_into_tensor),
+   * reduce_scatter's input world_size outputs (reduce_scatter_tensor). */
+  nnp_status (*comm_all_reduce)(nnp_process_group* group, nnp_tensor* tensor, nnp_comm_op op, nnp_work** work);
+  nnp_status (*comm_broadcast)(nnp_process_group* group, nnp_tensor* tensor, int32_t root, nnp_work** work);
+  nnp_status (*comm_all_gather)(nnp_process_group* group, const nnp_tensor* input, nnp_tensor* output, nnp_work** work);
+  nnp_status (*comm_reduce_scatter)(nnp_process_group* group, const nnp_tensor* input, nnp_tensor* output,
+                                    nnp_comm_op op, nnp_work** work);
+  nnp_status (*comm_barrier)(nnp_process_group* group, nnp_work** work);
+  /* Waits for the collective: its own status, or NNP_TIMEOUT after
+   * timeout_ms (< 0: the group's timeout). */
+  nnp_status (*work_wait)(nnp_work* work, int64_t timeout_ms);
+  /* *done = 1 once it has completed (wait then gives its status at once). */
+  nnp_status (*work_test)(nnp_work* work, int32_t* done);
+  /* Waits (the group's timeout) if still running, then frees the handle. */
+  void (*work_release)(nnp_work* work);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1028,6 +1112,9 @@ struct nnp_api {
 #define NNP_API_SIZE_1_6 NNP_SIZE_THROUGH(nnp_api, profile_summary)
 #define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
 #define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, module_layer_attrs)
+#define NNP_API_SIZE_1_10 NNP_SIZE_THROUGH(nnp_api, work_release)
+#define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
+#define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

@@ -5,7 +5,7 @@
  * `nnp_plugin_entry`, which returns a static descriptor and has no side
  * effects. The core checks the descriptor's ABI version, then calls `init`
  * with the API table and a host handle; `init` registers what the plugin
- * provides (backends, layer types). A plugin never links libnnp; it reaches the
+ * provides (backends, layer types, communication backends). A plugin never links libnnp; it reaches the
  * core only through the table it is given.
  *
  * A backend is a small struct of function pointers (memory, devices) plus a
@@ -237,6 +237,65 @@ typedef struct nnp_backend {
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 
+/* ---- communication backends (1.10) -------------------------------------- */
+
+/* The rendezvous store the core hands a communication backend: a key-value
+ * store every rank of the group reaches, its keys already private to the
+ * group. Values are at most 16 MB. */
+typedef struct nnp_comm_store {
+  size_t struct_size;
+  void* state;
+  /* Sets (or replaces) key's value. */
+  nnp_status (*set)(void* state, const char* key, const void* value, size_t size);
+  /* Waits until key exists (NNP_TIMEOUT after timeout_ms), then copies up
+   * to capacity bytes of its value into value (may be NULL with capacity 0)
+   * and its whole length into *size. */
+  nnp_status (*get)(void* state, const char* key, void* value, size_t capacity, size_t* size, int64_t timeout_ms);
+} nnp_comm_store;
+
+/* What a communication backend keeps for one group and one collective. */
+typedef struct nnp_comm_group nnp_comm_group;
+typedef struct nnp_comm_work nnp_comm_work;
+
+/* A communication backend: collectives over the processes of a group, on an
+ * existing engine (Gloo, NCCL, MPI). Every slot is required. The core checks
+ * ranks, devices, dtypes, contiguity and sizes before calling; the views of
+ * one collective stay valid until its work completes. A failure names the
+ * peer where the engine says which. Each group's calls come from one thread
+ * at a time. */
+typedef struct nnp_comm {
+  size_t struct_size;
+  const char* name;     /* lower-case letters, digits, '_': what process groups name */
+  const char* backends; /* the device backends whose tensors it moves, comma-separated: "cpu,reference" */
+  void* state;          /* passed back to group_new and group_release (optional; NULL = stateless) */
+  /* Joins the group as `rank` of `world_size` on `device` (the device of the
+   * tensors to come; a host backend ignores it), meeting the other ranks
+   * through store. No later wait of the group may outlast timeout_ms. */
+  nnp_status (*group_new)(void* state, int32_t rank, int32_t world_size, nnp_device device, const nnp_comm_store* store,
+                          int64_t timeout_ms, nnp_comm_group** out);
+  /* Called once the group's works have completed or failed. */
+  void (*group_release)(void* state, nnp_comm_group* group);
+  /* Start a collective, giving its work. tensor, input and output are
+   * contiguous, of one dtype; all_gather's output has world_size times the
+   * input's elements and reduce_scatter's input world_size times the
+   * output's. NNP_COMM_AVG comes only with floating dtypes. */
+  nnp_status (*all_reduce)(nnp_comm_group* group, const nnp_view* tensor, nnp_comm_op op, nnp_comm_work** out);
+  nnp_status (*broadcast)(nnp_comm_group* group, const nnp_view* tensor, int32_t root, nnp_comm_work** out);
+  nnp_status (*all_gather)(nnp_comm_group* group, const nnp_view* input, const nnp_view* output, nnp_comm_work** out);
+  nnp_status (*reduce_scatter)(nnp_comm_group* group, const nnp_view* input, const nnp_view* output, nnp_comm_op op,
+                               nnp_comm_work** out);
+  nnp_status (*barrier)(nnp_comm_group* group, nnp_comm_work** out);
+  /* The work's status once complete; NNP_TIMEOUT after timeout_ms. */
+  nnp_status (*wait)(nnp_comm_work* work, int64_t timeout_ms);
+  nnp_status (*test)(nnp_comm_work* work, int32_t* done);
+  /* Frees a work that has completed (or whose wait failed). */
+  void (*work_release)(nnp_comm_work* work);
+} nnp_comm;
+
+#define NNP_COMM_REQUIRED_SLOTS(X) \
+  X(group_new)                     \
+  X(group_release) X(all_reduce) X(broadcast) X(all_gather) X(reduce_scatter) X(barrier) X(wait) X(test) X(work_release)
+
 /* Sizes of the released layouts: a plugin's struct_size is at least these. */
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)
 #define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
@@ -246,6 +305,8 @@ typedef struct nnp_backend {
 #define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
+#define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
+#define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)

@@ -1,0 +1,316 @@
+// Collectives through the gloo communication backend: ranks as threads of
+// this process, meeting through a file store (or the TCP store), on
+// loopback. Values are checked exactly against what each rank contributed.
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <nnp/distributed.hpp>
+#include <thread>
+
+#include "test_support.hpp"
+
+using namespace nnp;
+namespace dist = nnp::distributed;
+using nnp::test::expect_error;
+using std::chrono::milliseconds;
+
+namespace {
+
+bool gloo_loaded() {
+  for (int32_t i = 0; i < api().comm_count(); ++i) {
+    nnp_comm_info info{};
+    info.struct_size = sizeof info;
+    if (api().comm_info(i, &info) == NNP_OK && std::string(info.name) == "gloo") return true;
+  }
+  return false;
+}
+
+class Distributed : public nnp::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!gloo_loaded()) GTEST_SKIP() << "the gloo communication backend is not built (Debian: libgloo-dev)";
+    ::setenv("GLOO_SOCKET_IFNAME", "lo", 1);  // loopback: nothing leaves this machine
+  }
+
+  // Each group of ranks meets in a fresh folder: a folder's keys are one run's.
+  dist::ProcessGroupOptions options(int rank, int world, milliseconds timeout = milliseconds(30000)) {
+    dist::ProcessGroupOptions o;
+    o.rank = rank;
+    o.world_size = world;
+    o.init_method = "file://" + (dir_ / ("store" + std::to_string(run_))).string();
+    o.timeout = timeout;
+    return o;
+  }
+
+  // Runs body(group, rank) on `world` threads, one rank each; a rank's
+  // exception fails the test naming it.
+  void run_ranks(int world, const std::function<void(dist::ProcessGroup&, int)>& body) {
+    ++run_;
+    std::vector<std::string> failures(static_cast<size_t>(world));
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < world; ++r)
+      ranks.emplace_back([&, r] {
+        try {
+          dist::ProcessGroup group("gloo", options(r, world));
+          body(group, r);
+        } catch (const std::exception& e) {
+          failures[static_cast<size_t>(r)] = e.what();
+        }
+      });
+    for (std::thread& t : ranks) t.join();
+    for (int r = 0; r < world; ++r) EXPECT_EQ(failures[static_cast<size_t>(r)], "") << "rank " << r;
+  }
+  int run_ = 0;
+};
+
+const Dtype kAllDtypes[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
+                            Dtype::i32, Dtype::i8,  Dtype::u8,  Dtype::boolean};
+
+bool floating(Dtype d) { return d == Dtype::f32 || d == Dtype::f64 || d == Dtype::f16 || d == Dtype::bf16; }
+
+// Rank r's values: small integers (exact in every dtype), 0/1 for bool.
+std::vector<double> contribution(int rank, int64_t n, Dtype d) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] =
+        d == Dtype::boolean ? ((i + rank) % 3 == 0) : static_cast<double>((i * 7 + rank * 5) % 11);
+  return v;
+}
+
+Tensor tensor_of(const std::vector<double>& v, Dtype d) {
+  return from_vector(v, {static_cast<int64_t>(v.size())}).to(d);
+}
+std::vector<double> values(const Tensor& t) { return t.to(Dtype::f64).to_vector<double>(); }
+
+}  // namespace
+
+TEST_F(Distributed, AllReduceEveryDtypeAndOpOnTwoAndFourRanks) {
+  for (int world : {2, 4}) {
+    const int64_t n = 1001;  // not a multiple of the ranks: Gloo's chunks are uneven
+    run_ranks(world, [&](dist::ProcessGroup& g, int rank) {
+      EXPECT_EQ(g.rank(), rank);
+      EXPECT_EQ(g.size(), world);
+      for (Dtype d : kAllDtypes)
+        for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::MAX, dist::ReduceOp::MIN, dist::ReduceOp::AVG}) {
+          if (op == dist::ReduceOp::AVG && !floating(d)) continue;
+          Tensor t = tensor_of(contribution(rank, n, d), d);
+          g.all_reduce(t, op);
+          std::vector<double> want(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) {
+            double acc = contribution(0, n, d)[static_cast<size_t>(i)];
+            for (int r = 1; r < world; ++r) {
+              const double x = contribution(r, n, d)[static_cast<size_t>(i)];
+              if (op == dist::ReduceOp::MAX)
+                acc = std::max(acc, x);
+              else if (op == dist::ReduceOp::MIN)
+                acc = std::min(acc, x);
+              else
+                acc += x;
+            }
+            if (d == Dtype::boolean && op == dist::ReduceOp::SUM) acc = acc > 0;  // logical or
+            if (op == dist::ReduceOp::AVG) acc /= world;
+            want[static_cast<size_t>(i)] = acc;
+          }
+          const std::vector<double> got = values(t);
+          const double tolerance = d == Dtype::bf16 ? 0.02 : d == Dtype::f16 ? 0.002 : 0;
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)],
+                        tolerance * std::fabs(want[static_cast<size_t>(i)]))
+                << dtype_name(d) << " op " << static_cast<int>(op) << " element " << i << " world " << world;
+        }
+    });
+  }
+}
+
+TEST_F(Distributed, BroadcastAllGatherReduceScatterEveryDtype) {
+  const int world = 3;
+  run_ranks(world, [&](dist::ProcessGroup& g, int rank) {
+    for (Dtype d : kAllDtypes) {
+      const int64_t n = 17;
+      Tensor mine = tensor_of(contribution(rank, n, d), d);
+      Tensor b = mine.clone();
+      g.broadcast(b, 1);
+      EXPECT_EQ(values(b), values(tensor_of(contribution(1, n, d), d))) << dtype_name(d);
+
+      Tensor gathered = zeros({world * n}, d);
+      g.all_gather(gathered, mine);
+      for (int r = 0; r < world; ++r)
+        EXPECT_EQ(values(gathered.slice(0, r * n, (r + 1) * n)), values(tensor_of(contribution(r, n, d), d)))
+            << dtype_name(d) << " from rank " << r;
+
+      if (d == Dtype::boolean) continue;
+      // Rank r's input: world chunks; its output: the sum of everyone's chunk r.
+      Tensor whole = tensor_of(contribution(rank, world * n, d), d);
+      Tensor share = zeros({n}, d);
+      g.reduce_scatter(share, whole, dist::ReduceOp::SUM);
+      std::vector<double> want(static_cast<size_t>(n), 0);
+      for (int r = 0; r < world; ++r) {
+        const std::vector<double> theirs = contribution(r, world * n, d);
+        for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] += theirs[static_cast<size_t>(rank * n + i)];
+      }
+      EXPECT_EQ(values(share), values(tensor_of(want, d))) << dtype_name(d);
+    }
+    g.barrier();
+  });
+}
+
+TEST_F(Distributed, AsyncWorkCompletesAndIsWaitedFor) {
+  run_ranks(2, [&](dist::ProcessGroup& g, int rank) {
+    Tensor a = full({1 << 16}, static_cast<double>(rank + 1));
+    Tensor b = full({8}, static_cast<double>(10 * (rank + 1)));
+    dist::Work first = g.all_reduce(a, dist::ReduceOp::SUM, true);
+    dist::Work second = g.all_reduce(b, dist::ReduceOp::MAX, true);
+    second.wait();
+    EXPECT_TRUE(first.is_completed());  // run in the order started
+    first.wait();
+    EXPECT_EQ(a.to_vector<float>()[12345], 3.0f);
+    EXPECT_EQ(b.to_vector<float>()[0], 20.0f);
+  });
+}
+
+// The gradient of a mean loss over the concatenated batch is the average of
+// the ranks' gradients over their shards: what data parallel rests on.
+TEST_F(Distributed, AveragedShardGradientsEqualTheWholeBatchGradient) {
+  for (int world : {2, 4}) {
+    manual_seed(7);
+    const Tensor x = randn({8 * world, 6}), y = randn({8 * world, 3});
+    const std::string spec = R"({"type": "nn.Sequential", "children": [
+        {"type": "nn.Linear", "in_features": 6, "out_features": 5}, {"type": "nn.Tanh"},
+        {"type": "nn.Linear", "in_features": 5, "out_features": 3}]})";
+    nn::ModuleHandle whole = nn::model_from_spec(spec);
+    const auto initial = whole.state_dict();
+    (whole(x) - y).pow(2).mean().backward();
+    std::vector<std::vector<float>> want;
+    for (const Tensor& p : whole.parameters()) want.push_back(p.grad().to_vector<float>());
+
+    run_ranks(world, [&](dist::ProcessGroup& g, int rank) {
+      nn::ModuleHandle replica = nn::model_from_spec(spec);
+      replica.load_state_dict(initial);
+      const Tensor xs = x.slice(0, rank * 8, (rank + 1) * 8), ys = y.slice(0, rank * 8, (rank + 1) * 8);
+      (replica(xs) - ys).pow(2).mean().backward();
+      std::vector<Tensor> params = replica.parameters();
+      for (size_t i = 0; i < params.size(); ++i) {
+        Tensor grad = params[i].grad();
+        g.all_reduce(grad, dist::ReduceOp::AVG);
+        const std::vector<float> got = grad.to_vector<float>();
+        for (size_t j = 0; j < got.size(); ++j)
+          ASSERT_NEAR(got[j], want[i][j], 1e-6 * (1 + std::fabs(want[i][j])))
+              << "parameter " << i << " world " << world;
+      }
+    });
+  }
+}
+
+TEST_F(Distributed, BadArgumentsAreRefusedNamingTheGroup) {
+  run_ranks(2, [&](dist::ProcessGroup& g, int) {
+    Tensor ints = arange(0, 4, 1, Dtype::i64);
+    expect_error([&] { g.all_reduce(ints, dist::ReduceOp::AVG); }, NNP_DTYPE_MISMATCH,
+                 {"process group 'gloo'", "AVG of i64"});
+    Tensor m = zeros({3, 4});
+    Tensor strided = m.t();
+    expect_error([&] { g.all_reduce(strided); }, NNP_INVALID_ARGUMENT, {"not contiguous"});
+    Tensor small = zeros({5});
+    expect_error([&] { g.all_gather(small, zeros({3})); }, NNP_SHAPE_MISMATCH, {"2 x 3"});
+    Tensor b = zeros({2});
+    expect_error([&] { g.broadcast(b, 2); }, NNP_INVALID_ARGUMENT, {"root 2 is not a rank"});
+    g.barrier();  // both ranks still agree on the order after the refusals
+  });
+  expect_error([&] { dist::ProcessGroup("gloo", options(2, 2)); }, NNP_INVALID_ARGUMENT, {"rank 2 is not from 0 to 1"});
+  expect_error([&] { dist::ProcessGroup("carrier_pigeon", options(0, 1)); }, NNP_NOT_FOUND,
+               {"no communication backend 'carrier_pigeon'", "gloo"});
+  dist::ProcessGroupOptions bad = options(0, 1);
+  bad.init_method = "http://example";
+  expect_error([&] { dist::ProcessGroup("gloo", bad); }, NNP_INVALID_ARGUMENT, {"neither file://"});
+}
+
+TEST_F(Distributed, RanksThatDisagreeOnTheWorldSizeAreRefusedAtStart) {
+  std::string errors[2];
+  std::thread ranks[2];
+  for (int r = 0; r < 2; ++r)
+    ranks[r] = std::thread([&, r] {
+      try {
+        dist::ProcessGroup("gloo", options(r, r == 0 ? 2 : 3, milliseconds(10000)));
+      } catch (const Error& e) {
+        errors[r] = e.what();
+        EXPECT_EQ(e.status(), NNP_COMM_ERROR) << e.what();
+      }
+    });
+  for (std::thread& t : ranks) t.join();
+  for (const std::string& e : errors) EXPECT_NE(e.find("every rank needs the same world size"), std::string::npos) << e;
+}
+
+TEST_F(Distributed, ARankThatNeverComesIsATimeoutNotAHang) {
+  const auto start = std::chrono::steady_clock::now();
+  expect_error([&] { dist::ProcessGroup("gloo", options(0, 2, milliseconds(1500))); }, NNP_TIMEOUT,
+               {"did not appear within 1500 ms"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST_F(Distributed, APeerThatLeavesFailsTheOthersCollectiveWithinTheTimeout) {
+  std::string error;
+  std::thread ranks[2];
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 2; ++r)
+    ranks[r] = std::thread([&, r] {
+      try {
+        dist::ProcessGroup g("gloo", options(r, 2, milliseconds(3000)));
+        if (r == 1) return;  // leaves: its connections close
+        std::this_thread::sleep_for(milliseconds(200));
+        Tensor t = ones({1024});
+        g.all_reduce(t);
+      } catch (const Error& e) {
+        if (r == 0) error = e.what();
+      }
+    });
+  for (std::thread& t : ranks) t.join();
+  EXPECT_NE(error.find("all_reduce failed"), std::string::npos) << error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
+  // A free port: bind to 0, read it, close.
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+  const int port = ntohs(address.sin_port);
+  ::close(probe);
+
+  std::string failures[2];
+  std::thread ranks[2];
+  for (int r = 0; r < 2; ++r)
+    ranks[r] = std::thread([&, r] {
+      try {
+        dist::ProcessGroupOptions o = options(r, 2);
+        o.init_method = "tcp://127.0.0.1:" + std::to_string(port);
+        dist::ProcessGroup g("gloo", o);
+        Tensor t = full({3}, static_cast<double>(r + 1));
+        g.all_reduce(t);
+        EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3, 3}));
+      } catch (const std::exception& e) {
+        failures[r] = e.what();
+      }
+    });
+  for (std::thread& t : ranks) t.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+
+  // The port held by someone else: rank 0 cannot serve the store there.
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = 0;
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
+  dist::ProcessGroupOptions o = options(0, 2, milliseconds(2000));
+  o.init_method = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  expect_error([&] { dist::ProcessGroup("gloo", o); }, NNP_IO_ERROR, {"is in use", "MASTER_PORT"});
+  ::close(holder);
+}
