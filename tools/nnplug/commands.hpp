@@ -20,5 +20,6 @@ int run_import(const Args& args);
 int run_prune(const Args& args);
 int run_quantize(const Args& args);
 int run_profile(const Args& args);
+int run_launch(const Args& args);
 
 }  // namespace nnplug

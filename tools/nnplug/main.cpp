@@ -28,6 +28,7 @@ const std::map<std::string, Command>& commands() {
       {"prune", {"prune a checkpoint's weights (torch.nn.utils.prune)", nnplug::run_prune}},
       {"quantize", {"quantize a checkpoint's model to int8 (torch.ao.quantization)", nnplug::run_quantize}},
       {"profile", {"profile forward and backward of a model spec (torch.profiler)", nnplug::run_profile}},
+      {"launch", {"start the ranks of a data-parallel job (torchrun)", nnplug::run_launch}},
   };
   return table;
 }
