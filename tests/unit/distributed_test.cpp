@@ -314,3 +314,69 @@ TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
   expect_error([&] { dist::ProcessGroup("gloo", o); }, NNP_IO_ERROR, {"is in use", "MASTER_PORT"});
   ::close(holder);
 }
+
+// Rank 0's store reads whatever reaches its port: malformed requests (an
+// unknown op, a key or value length past the bounds) close that connection
+// before anything is allocated, and the store goes on serving the ranks.
+TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(probe);
+  const std::string method = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+  std::string failures[2];
+  std::thread rank0([&] {
+    try {
+      dist::ProcessGroupOptions o = options(0, 2, milliseconds(20000));
+      o.init_method = method;
+      dist::ProcessGroup g("gloo", o);
+      Tensor t = full({2}, 1.0);
+      g.all_reduce(t);
+      EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
+    } catch (const std::exception& e) {
+      failures[0] = e.what();
+    }
+  });
+  // A stranger's requests, each on its own connection once rank 0 listens.
+  auto closed_after = [&](const std::string& bytes) {
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        ::close(fd);
+        std::this_thread::sleep_for(milliseconds(10));
+        continue;
+      }
+      EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+      timeval wait{5, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+      char reply = 0;
+      const ssize_t got = ::recv(fd, &reply, 1, 0);
+      ::close(fd);
+      return got == 0;  // the server closed it (a timeout gives -1)
+    }
+    return false;
+  };
+  EXPECT_TRUE(closed_after(std::string("X\x01\0\0\0k", 6))) << "an unknown op";
+  EXPECT_TRUE(closed_after(std::string("G\xff\xff\xff\xff", 5))) << "a 4 GB key";
+  EXPECT_TRUE(closed_after(std::string("S\x01\0\0\0k\0\0\0\0\0\x01\0\0", 14))) << "a 2^40-byte value";
+  std::thread rank1([&] {
+    try {
+      dist::ProcessGroupOptions o = options(1, 2, milliseconds(20000));
+      o.init_method = method;
+      dist::ProcessGroup g("gloo", o);
+      Tensor t = full({2}, 2.0);
+      g.all_reduce(t);
+    } catch (const std::exception& e) {
+      failures[1] = e.what();
+    }
+  });
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+}
