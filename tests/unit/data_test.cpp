@@ -162,6 +162,62 @@ TEST(Data, DataLoaderBatchesInOrderOrShuffled) {
   expect_error([&] { DataLoader(nullptr); }, NNP_INVALID_ARGUMENT, {"null"});
 }
 
+// torch.utils.data.distributed.DistributedSampler(range(n), num_replicas,
+// rank, shuffle=False, drop_last) gives these shares (PyTorch 1.13).
+TEST(Data, DistributedSamplerSharesMatchPyTorchsInOrder) {
+  struct Case {
+    int64_t n, replicas;
+    bool drop_last;
+    std::vector<std::vector<int64_t>> shares;
+  };
+  const Case cases[] = {{10, 4, false, {{0, 4, 8}, {1, 5, 9}, {2, 6, 0}, {3, 7, 1}}},
+                        {10, 4, true, {{0, 4}, {1, 5}, {2, 6}, {3, 7}}},
+                        {3, 4, false, {{0}, {1}, {2}, {0}}},
+                        {3, 4, true, {{}, {}, {}, {}}},
+                        {8, 4, true, {{0, 4}, {1, 5}, {2, 6}, {3, 7}}}};
+  for (const Case& c : cases)
+    for (int64_t r = 0; r < c.replicas; ++r) {
+      DistributedSampler sampler(r, c.replicas, false, 0, c.drop_last);
+      EXPECT_EQ(sampler.indices(c.n), c.shares[static_cast<size_t>(r)]) << c.n << " over " << c.replicas;
+      EXPECT_EQ(sampler.count(c.n), static_cast<int64_t>(c.shares[static_cast<size_t>(r)].size()));
+    }
+  expect_error([] { DistributedSampler(4, 4); }, NNP_INVALID_ARGUMENT, {"invalid rank 4", "[0, 3]"});
+  expect_error([] { DistributedSampler(0, 0); }, NNP_INVALID_ARGUMENT, {"num_replicas"});
+}
+
+// Shuffled: every rank draws the same permutation of an epoch, so the
+// shares are disjoint and cover the data; set_epoch gives a new one.
+TEST(Data, DistributedSamplerShuffledSharesCoverTheDataOnceAnEpoch) {
+  auto ds = numbered(10);
+  for (int64_t replicas : {2, 3, 5}) {
+    std::vector<std::vector<int64_t>> epochs;
+    for (int64_t epoch : {0, 1}) {
+      std::vector<int64_t> all;
+      for (int64_t r = 0; r < replicas; ++r) {
+        auto sampler = std::make_shared<DistributedSampler>(r, replicas, true, 42);
+        sampler->set_epoch(epoch);
+        DataLoader loader(ds, DataLoaderOptions(2).sampler(sampler));
+        EXPECT_EQ(loader.size(), (sampler->count(10) + 1) / 2);
+        const std::vector<int64_t> mine = targets_of(loader);
+        EXPECT_EQ(mine, sampler->indices(10)) << "the loader visits the sampler's order";
+        EXPECT_EQ(targets_of(loader), mine) << "the same epoch again gives the same share";
+        all.insert(all.end(), mine.begin(), mine.end());
+      }
+      // Padding repeats at most replicas - 1 examples.
+      std::vector<int64_t> distinct = all;
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      EXPECT_EQ(distinct.size(), 10u) << replicas << " replicas, epoch " << epoch;
+      EXPECT_EQ(static_cast<int64_t>(all.size()), (10 + replicas - 1) / replicas * replicas);
+      epochs.push_back(all);
+    }
+    EXPECT_NE(epochs[0], epochs[1]) << "set_epoch reshuffles";
+  }
+  expect_error(
+      [&] { DataLoader(ds, DataLoaderOptions(2).shuffle(true).sampler(std::make_shared<DistributedSampler>(0, 2))); },
+      NNP_INVALID_ARGUMENT, {"mutually exclusive with shuffle"});
+}
+
 TEST(Data, WorkersGiveTheSameBatchesInTheSameOrder) {
   auto ds = numbered(103);
   Generator a(5), b(5);

@@ -1,5 +1,5 @@
 // nnp/data/dataloader.hpp - PyTorch's DataLoader in C++: batches of a
-// Dataset, in order or shuffled (from a Generator), the last partial batch
+// Dataset, in order, shuffled (from a Generator) or as a Sampler says, the last partial batch
 // kept or dropped, collated by the dataset or by a function of one's own,
 // optionally assembled ahead by background workers.
 //
@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <nnp/data/dataset.hpp>
+#include <nnp/data/sampler.hpp>
 #include <nnp/generator.hpp>
 #include <nnp/options.hpp>
 #include <optional>
@@ -38,6 +39,9 @@ struct DataLoaderOptions {
   NNP_ARG(Generator*, generator) = nullptr;
   // Makes a batch of examples; empty: the dataset's get_batch.
   NNP_ARG(Collate, collate);
+  // Which examples, in which order (a DistributedSampler's share); empty:
+  // all of them, shuffled or not. Not with shuffle, as in PyTorch.
+  NNP_ARG(std::shared_ptr<const Sampler>, sampler);
 };
 
 class DataLoader {
@@ -48,6 +52,8 @@ class DataLoader {
     if (options_.batch_size() < 1)
       throw Error(NNP_INVALID_ARGUMENT,
                   "DataLoader: batch_size must be a positive integer, got " + std::to_string(options_.batch_size()));
+    if (options_.sampler() && options_.shuffle())
+      throw Error(NNP_INVALID_ARGUMENT, "DataLoader: sampler option is mutually exclusive with shuffle");
     if (options_.workers() < 0 || options_.workers() > 256)
       throw Error(NNP_INVALID_ARGUMENT,
                   "DataLoader: workers must be from 0 to 256, got " + std::to_string(options_.workers()));
@@ -57,7 +63,8 @@ class DataLoader {
 
   // Batches per epoch.
   int64_t size() const {
-    const int64_t n = dataset_->size(), b = options_.batch_size();
+    const int64_t n = options_.sampler() ? options_.sampler()->count(dataset_->size()) : dataset_->size();
+    const int64_t b = options_.batch_size();
     return options_.drop_last() ? n / b : (n + b - 1) / b;
   }
   const DataLoaderOptions& options() const { return options_; }
@@ -173,9 +180,13 @@ class DataLoader::Iterator {
 
 inline DataLoader::Iterator DataLoader::begin() {
   epoch_.reset();  // an unfinished epoch's workers stop first
-  const int64_t n = dataset_->size(), b = options_.batch_size();
+  const int64_t b = options_.batch_size();
+  int64_t n = dataset_->size();
   std::vector<int64_t> order;
-  if (options_.shuffle()) {
+  if (options_.sampler()) {
+    order = options_.sampler()->indices(n);
+    n = static_cast<int64_t>(order.size());
+  } else if (options_.shuffle()) {
     order = randperm_vector(n, options_.generator());
   } else {
     order.resize(static_cast<size_t>(n));
