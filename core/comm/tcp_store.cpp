@@ -141,6 +141,8 @@ class Server {
   }
 
   void read_client(int fd) {
+    auto client = clients_.find(fd);
+    if (client == clients_.end()) return;  // dropped earlier in this round
     char buffer[65536];
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
     if (n <= 0) {
@@ -148,30 +150,34 @@ class Server {
       drop(fd);
       return;
     }
-    std::vector<char>& in = clients_[fd].in;
+    std::vector<char>& in = client->second.in;
     in.insert(in.end(), buffer, buffer + n);
-    // Whole requests off the front; a malformed one drops the client.
+    // Whole requests off the front, the consumed bytes erased once (linear
+    // in what arrived); a malformed request drops the client.
+    size_t consumed = 0;
     for (;;) {
-      const int used = parse(fd, in);
+      const int64_t used = parse(fd, in.data() + consumed, in.size() - consumed);
       if (used < 0) return drop(fd);
-      if (used == 0) return;
-      in.erase(in.begin(), in.begin() + used);
+      if (used == 0) break;
+      consumed += static_cast<size_t>(used);
+      if (clients_.count(fd) == 0) return;
     }
+    in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(consumed));
   }
 
-  // Handles the request at the front of in: its length, 0 when incomplete,
-  // -1 when malformed.
-  int parse(int fd, const std::vector<char>& in) {
-    if (in.empty()) return 0;
+  // Handles the request at the front of the bytes: its length, 0 when
+  // incomplete, -1 when malformed.
+  int64_t parse(int fd, const char* in, size_t size) {
+    if (size == 0) return 0;
     const char op = in[0];
     if (op != 'S' && op != 'G') return -1;
     uint32_t key_length = 0;
-    if (in.size() < 5) return 0;
-    std::memcpy(&key_length, in.data() + 1, 4);
+    if (size < 5) return 0;
+    std::memcpy(&key_length, in + 1, 4);
     if (key_length == 0 || key_length > kMaxKey) return -1;
     size_t at = 5 + key_length;
-    if (in.size() < at) return 0;
-    const std::string key(in.data() + 5, key_length);
+    if (size < at) return 0;
+    const std::string key(in + 5, key_length);
     if (op == 'G') {
       auto found = values_.find(key);
       if (found != values_.end()) {
@@ -179,17 +185,16 @@ class Server {
       } else {
         waiting_[key].push_back(fd);
       }
-      return static_cast<int>(at);
+      return static_cast<int64_t>(at);
     }
     uint64_t value_length = 0;
-    if (in.size() < at + 8) return 0;
-    std::memcpy(&value_length, in.data() + at, 8);
+    if (size < at + 8) return 0;
+    std::memcpy(&value_length, in + at, 8);
     if (value_length > kMaxStoreValue) return -1;
     at += 8;
-    if (in.size() < at + value_length) return 0;
+    if (size < at + value_length) return 0;
     std::vector<char>& value = values_[key];
-    value.assign(in.begin() + static_cast<std::ptrdiff_t>(at),
-                 in.begin() + static_cast<std::ptrdiff_t>(at + value_length));
+    value.assign(in + at, in + at + value_length);
     if (!send_all(fd, "A", 1)) return -1;
     auto waiting = waiting_.find(key);
     if (waiting != waiting_.end()) {
@@ -198,7 +203,7 @@ class Server {
       for (int reader : readers)
         if (!reply(reader, value)) drop(reader);
     }
-    return static_cast<int>(at + value_length);
+    return static_cast<int64_t>(at + value_length);
   }
 
   static bool reply(int fd, const std::vector<char>& value) {
