@@ -5,8 +5,8 @@
  * `nnp_plugin_entry`, which returns a static descriptor and has no side
  * effects. The core checks the descriptor's ABI version, then calls `init`
  * with the API table and a host handle; `init` registers what the plugin
- * provides (backends, layer types, communication backends). A plugin never links libnnp; it reaches the
- * core only through the table it is given.
+ * provides (backends, layer types, communication backends). A plugin never
+ * links libnnp; it reaches the core only through the table it is given.
  *
  * A backend is a small struct of function pointers (memory, devices) plus a
  * kernel table. Kernels see raw strided views and a kernel context only:
