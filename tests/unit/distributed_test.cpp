@@ -86,6 +86,26 @@ Tensor tensor_of(const std::vector<double>& v, Dtype d) {
 }
 std::vector<double> values(const Tensor& t) { return t.to(Dtype::f64).to_vector<double>(); }
 
+sockaddr_in loopback(int port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  return address;
+}
+
+// A port nothing listens on now: bound to 0, read back, closed.
+int free_port() {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = loopback(0);
+  socklen_t length = sizeof address;
+  if (::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw std::runtime_error("no free loopback port");
+  ::close(probe);
+  return ntohs(address.sin_port);
+}
+
 }  // namespace
 
 TEST_F(Distributed, AllReduceEveryDtypeAndOpOnTwoAndFourRanks) {
@@ -272,16 +292,7 @@ TEST_F(Distributed, APeerThatLeavesFailsTheOthersCollectiveWithinTheTimeout) {
 }
 
 TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
-  // A free port: bind to 0, read it, close.
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
-  ::close(probe);
+  const int port = free_port();
 
   std::string failures[2];
   std::thread ranks[2];
@@ -304,8 +315,9 @@ TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
 
   // The port held by someone else: rank 0 cannot serve the store there.
   const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = loopback(0);
   address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = 0;
+  socklen_t length = sizeof address;
   ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   ASSERT_EQ(::listen(holder, 1), 0);
   ::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
@@ -319,15 +331,9 @@ TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
 // unknown op, a key or value length past the bounds) close that connection
 // before anything is allocated, and the store goes on serving the ranks.
 TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(probe);
-  const std::string method = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  const int port = free_port();
+  sockaddr_in address = loopback(port);
+  const std::string method = "tcp://127.0.0.1:" + std::to_string(port);
 
   std::string failures[2];
   std::thread rank0([&] {
