@@ -52,6 +52,25 @@ nnp_status register_tensor_hook(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user
         autograd::register_hook(in_arg(t, "register_tensor_hook", "t"), in_arg(fn, "register_tensor_hook", "fn"), data);
   });
 }
+nnp_status register_post_accumulate_grad_hook(nnp_tensor* t, nnp_post_accumulate_grad_hook_fn fn, void* user_data,
+                                              void (*release_fn)(void*), nnp_hook_handle** out) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  const char* op = "register_post_accumulate_grad_hook";
+  return guard([&] {
+    nnp_hook_handle*& handle = out_arg(out, op);
+    handle = autograd::register_post_accumulate_grad_hook(in_arg(t, op, "t"), in_arg(fn, op, "fn"), data);
+  });
+}
+nnp_status autograd_queue_callback(nnp_autograd_callback_fn fn, void* user_data, void (*release_fn)(void*)) {
+  std::shared_ptr<void> data = owned_user_data(user_data, release_fn);
+  return guard([&] {
+    nnp_autograd_callback_fn callback = in_arg(fn, "autograd_queue_callback", "fn");
+    autograd::queue_callback([callback, data] {
+      const nnp_status status = callback(data.get());
+      if (status != NNP_OK) check_plugin_status(status, "autograd callback", "queued autograd callback");
+    });
+  });
+}
 void hook_remove(nnp_hook_handle* handle) {
   if (handle) handle->remove();
 }

@@ -144,6 +144,9 @@ int32_t set_grad_enabled(int32_t enabled);
 int32_t is_grad_enabled();
 nnp_status register_tensor_hook(nnp_tensor* t, nnp_tensor_hook_fn fn, void* user_data, void (*release_fn)(void*),
                                 nnp_hook_handle** out);
+nnp_status register_post_accumulate_grad_hook(nnp_tensor* t, nnp_post_accumulate_grad_hook_fn fn, void* user_data,
+                                              void (*release_fn)(void*), nnp_hook_handle** out);
+nnp_status autograd_queue_callback(nnp_autograd_callback_fn fn, void* user_data, void (*release_fn)(void*));
 void hook_remove(nnp_hook_handle* handle);
 void hook_release(nnp_hook_handle* handle);
 nnp_status function_apply(const nnp_function* fn, void* user_data, const nnp_tensor* const* inputs, int32_t n_inputs,

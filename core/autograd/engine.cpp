@@ -59,22 +59,63 @@ void run_tensor_hooks(Node& node, Grads& grads) {
 Grads AccumulateGrad::apply(Grads& grads) {
   TensorRef grad = std::move(grads[0]);
   if (!grad) return {};
-  std::lock_guard<std::mutex> lock(mutex_);
   AutogradMeta& meta = *leaf_->autograd;
-  for (auto& [id, hook] : meta.hooks)
-    if (TensorRef replaced = hook(*grad)) grad = std::move(replaced);
-  if (!meta.grad) {
-    // A fresh tensor the leaf owns (never an alias of a graph tensor).
-    meta.grad =
-        grad->storage->refs.load() == 1 && grad->refs.load() == 1 && grad->is_contiguous() ? grad : clone(*grad);
-  } else {
-    meta.grad = binary(NNP_BINARY_ADD, *meta.grad, *grad);
+  std::vector<PostAccumulateGradHook> post_hooks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [id, hook] : meta.hooks)
+      if (TensorRef replaced = hook(*grad)) grad = std::move(replaced);
+    if (!meta.grad) {
+      // A fresh tensor the leaf owns (never an alias of a graph tensor).
+      meta.grad =
+          grad->storage->refs.load() == 1 && grad->refs.load() == 1 && grad->is_contiguous() ? grad : clone(*grad);
+    } else {
+      meta.grad = binary(NNP_BINARY_ADD, *meta.grad, *grad);
+    }
+    // Copied: a hook may remove itself (or another) while they run.
+    for (auto& [id, hook] : meta.post_accumulate_hooks) post_hooks.push_back(hook);
   }
+  for (PostAccumulateGradHook& hook : post_hooks) hook(*leaf_);
   return {};
+}
+
+namespace {
+
+// The callbacks queued during the backward running on this thread; a
+// backward started from a hook has its own.
+thread_local std::vector<FinalCallback>* queued_callbacks = nullptr;
+
+class CallbackQueueScope {
+ public:
+  CallbackQueueScope() : outer_(queued_callbacks) { queued_callbacks = &queue_; }
+  ~CallbackQueueScope() { queued_callbacks = outer_; }
+  CallbackQueueScope(const CallbackQueueScope&) = delete;
+  CallbackQueueScope& operator=(const CallbackQueueScope&) = delete;
+  // In order; a callback may queue more, which run after it.
+  void run_all() {
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      FinalCallback callback = std::move(queue_[i]);
+      callback();
+    }
+  }
+
+ private:
+  std::vector<FinalCallback> queue_;
+  std::vector<FinalCallback>* outer_;
+};
+
+}  // namespace
+
+void queue_callback(FinalCallback callback) {
+  if (queued_callbacks == nullptr)
+    fail(NNP_INVALID_ARGUMENT,
+         "autograd_queue_callback: final callbacks can only be queued while a backward pass runs (from a hook)");
+  queued_callbacks->push_back(std::move(callback));
 }
 
 void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph) {
   NoGradGuard no_grad;  // backward formulas do not record (no create_graph)
+  CallbackQueueScope callbacks;
   std::unordered_map<Node*, Pending> pending;
   std::vector<std::shared_ptr<Node>> root_nodes;
 
@@ -170,6 +211,7 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
       if (--next.dependencies == 0) ready.push(edge.node);
     }
   }
+  callbacks.run_all();
 }
 
 }  // namespace nnp::core::autograd

@@ -1,6 +1,7 @@
 // Runs backward from one or more roots through the recorded graph.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "node.hpp"
@@ -10,5 +11,10 @@ namespace nnp::core::autograd {
 // roots[i] receives grad_roots[i] (an empty TensorRef means ones, allowed for
 // single-element roots). Leaves accumulate into .grad.
 void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph);
+
+// Runs callback after every node of the backward running on this thread
+// (PyTorch's queue_callback); throws when no backward runs.
+using FinalCallback = std::function<void()>;
+void queue_callback(FinalCallback callback);
 
 }  // namespace nnp::core::autograd

@@ -28,6 +28,8 @@ struct Edge {
 
 // A hook on a gradient: returns a replacement or an empty TensorRef.
 using GradHook = std::function<TensorRef(const Tensor& grad)>;
+// A hook on a leaf that runs once its .grad has been accumulated into.
+using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 
 // Enough of an output to make a zero gradient for it.
 struct OutputMeta {
@@ -81,9 +83,10 @@ struct AutogradMeta {
   TensorRef grad;
   std::shared_ptr<Node> grad_fn;  // empty for leaves
   uint32_t output_nr = 0;
-  std::weak_ptr<Node> grad_accumulator;  // leaves only
-  std::map<uint64_t, GradHook> hooks;    // leaves only; non-leaf hooks live on grad_fn
-  std::string name;                      // for messages, e.g. "weight"
+  std::weak_ptr<Node> grad_accumulator;                              // leaves only
+  std::map<uint64_t, GradHook> hooks;                                // leaves only; non-leaf hooks live on grad_fn
+  std::map<uint64_t, PostAccumulateGradHook> post_accumulate_hooks;  // leaves only
+  std::string name;                                                  // for messages, e.g. "weight"
 };
 
 // The node that adds incoming gradients into a leaf's .grad.

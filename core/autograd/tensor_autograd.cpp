@@ -90,4 +90,25 @@ nnp_hook_handle* register_hook(Tensor& t, nnp_tensor_hook_fn fn, std::shared_ptr
   });
 }
 
+nnp_hook_handle* register_post_accumulate_grad_hook(Tensor& t, nnp_post_accumulate_grad_hook_fn fn,
+                                                    std::shared_ptr<void> user_data) {
+  if (!requires_grad(t))
+    fail(NNP_INVALID_ARGUMENT, "register_post_accumulate_grad_hook: the tensor (shape ", format_dims(t.shape),
+         ") does not require grad, so no gradient will be accumulated into it");
+  if (t.autograd->grad_fn)
+    fail(NNP_INVALID_ARGUMENT,
+         "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered "
+         "on non-leaf tensors (this one was computed by ",
+         t.autograd->grad_fn->name(), "); use register_tensor_hook for a non-leaf's gradient");
+  const uint64_t id = next_hook_id();
+  t.autograd->post_accumulate_hooks.emplace(id, [fn, user_data](Tensor& leaf) {
+    const nnp_status status = fn(&leaf, user_data.get());
+    if (status != NNP_OK) check_plugin_status(status, "post-accumulate-grad hook", "post-accumulate-grad hook");
+  });
+  std::weak_ptr<AutogradMeta> owner = t.autograd;
+  return make_hook_handle([owner, id] {
+    if (std::shared_ptr<AutogradMeta> alive = owner.lock()) alive->post_accumulate_hooks.erase(id);
+  });
+}
+
 }  // namespace nnp::core::autograd

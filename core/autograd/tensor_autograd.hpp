@@ -24,5 +24,8 @@ nnp_hook_handle* register_hook(Tensor& t, GradHook hook);
 // A hook from the C API: fn may hand back a replacement gradient; user_data
 // lives as long as the hook.
 nnp_hook_handle* register_hook(Tensor& t, nnp_tensor_hook_fn fn, std::shared_ptr<void> user_data);
+// Runs fn on the leaf t after each accumulation into its .grad.
+nnp_hook_handle* register_post_accumulate_grad_hook(Tensor& t, nnp_post_accumulate_grad_hook_fn fn,
+                                                    std::shared_ptr<void> user_data);
 
 }  // namespace nnp::core::autograd

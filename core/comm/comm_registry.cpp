@@ -37,6 +37,12 @@ bool CommRecord::serves(const std::string& backend) const {
   return std::find(backend_names.begin(), backend_names.end(), backend) != backend_names.end();
 }
 
+const char* CommRecord::unavailable_reason() const {
+  if (table.unavailable_reason == nullptr) return nullptr;
+  const char* reason = table.unavailable_reason(table.state);
+  return reason != nullptr && *reason != '\0' ? reason : nullptr;
+}
+
 nnp_comm validated_comm(const nnp_comm& given) {
   if (given.struct_size < NNP_COMM_SIZE_1_10)
     fail(NNP_ABI_MISMATCH, "nnp_comm struct_size ", given.struct_size, " is smaller than the first released layout (",

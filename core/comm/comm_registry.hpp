@@ -18,8 +18,11 @@ struct CommRecord {
   std::vector<std::string> backend_names;  // backends split at ','
 
   bool serves(const std::string& backend) const;
+  // The plugin's reason it cannot form groups here, or nullptr.
+  const char* unavailable_reason() const;
   nnp_comm_info info() const {
-    return nnp_comm_info{sizeof(nnp_comm_info), name.c_str(), plugin_path.c_str(), backends.c_str()};
+    return nnp_comm_info{sizeof(nnp_comm_info), name.c_str(), plugin_path.c_str(), backends.c_str(),
+                         unavailable_reason()};
   }
 };
 

@@ -131,6 +131,9 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
          "' is loaded (loaded: ", known.empty() ? "none" : known,
          "); `nnplug plugins` lists what was found and refused");
   }
+  if (const char* reason = comm->unavailable_reason())
+    fail(NNP_DEVICE_ERROR, "process_group_new: communication backend '", comm->name,
+         "' cannot form groups here: ", reason);
   if (options.world_size < 1 || options.world_size > kMaxWorldSize)
     fail(NNP_INVALID_ARGUMENT, "process_group_new: world size ", options.world_size, " is not from 1 to ",
          kMaxWorldSize);

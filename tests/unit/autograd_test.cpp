@@ -114,6 +114,70 @@ TEST(Autograd, TensorHooksSeeAndReplaceGradients) {
                {"does not require grad"});
 }
 
+// PyTorch 2.1's register_post_accumulate_grad_hook: after the tensor hooks
+// and the accumulation, seeing the accumulated .grad; leaves only.
+TEST(Autograd, PostAccumulateGradHooksSeeTheAccumulatedGrad) {
+  Tensor x = from_vector(std::vector<float>{1, 2}).requires_grad_();
+  std::vector<std::vector<float>> seen;
+  HookHandle replace = x.register_hook([](const Tensor& g) { return g * 10.0; });
+  HookHandle after = x.register_post_accumulate_grad_hook([&](Tensor& leaf) {
+    EXPECT_TRUE(leaf.is_leaf());
+    seen.push_back(leaf.grad().to_vector<float>());
+  });
+  (x * 2.0).sum().backward();
+  (x * x).sum().backward();  // accumulates 10 * 2x
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (std::vector<float>{20, 20}));
+  EXPECT_EQ(seen[1], (std::vector<float>{40, 60}));
+  Tensor unused = from_vector(std::vector<float>{1}).requires_grad_();
+  int calls = 0;
+  HookHandle never = unused.register_post_accumulate_grad_hook([&](Tensor&) { ++calls; });
+  (x * 1.0).sum().backward();
+  EXPECT_EQ(calls, 0) << "a leaf backward does not reach gets no call";
+  after.remove();
+  (x * 1.0).sum().backward();
+  EXPECT_EQ(seen.size(), 3u) << "removed";
+  expect_error([&] { (x * 2.0).register_post_accumulate_grad_hook([](Tensor&) {}).keep(); }, NNP_INVALID_ARGUMENT,
+               {"cannot be registered on non-leaf tensors", "MulBackward"});
+  expect_error([] { ones({1}).register_post_accumulate_grad_hook([](Tensor&) {}).keep(); }, NNP_INVALID_ARGUMENT,
+               {"does not require grad"});
+  HookHandle fails = x.register_post_accumulate_grad_hook([](Tensor&) { throw Error(NNP_IO_ERROR, "hook broke"); });
+  expect_error([&] { (x * 1.0).sum().backward(); }, NNP_IO_ERROR, {"hook broke"});
+}
+
+// queue_callback: after every node of the backward that queued it, in
+// order, those it queues after it; refused outside backward.
+TEST(Autograd, QueuedCallbacksRunOnceTheWholeBackwardHasFinished) {
+  Tensor a = from_vector(std::vector<float>{1, 2}).requires_grad_();
+  Tensor b = from_vector(std::vector<float>{3}).requires_grad_();
+  std::vector<std::string> order;
+  HookHandle on_a = a.register_post_accumulate_grad_hook([&](Tensor&) {
+    order.push_back("a");
+    autograd::queue_callback([&] {
+      // b's gradient is already there, whichever leaf came first.
+      order.push_back("first, b.grad " + std::to_string(b.grad().item<float>()));
+      autograd::queue_callback([&] { order.push_back("queued by the first"); });
+    });
+    autograd::queue_callback([&] { order.push_back("second"); });
+  });
+  HookHandle on_b = b.register_post_accumulate_grad_hook([&](Tensor&) { order.push_back("b"); });
+  ((a * 2.0).sum() + b.sum() * 4.0).backward();
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(order.begin() + 2, order.end()),
+            (std::vector<std::string>{"first, b.grad 4.000000", "second", "queued by the first"}));
+  expect_error([] { autograd::queue_callback([] {}); }, NNP_INVALID_ARGUMENT,
+               {"only be queued while a backward pass runs"});
+  // A failing callback fails the backward; the next backward starts clean.
+  on_a.remove();
+  HookHandle failing = b.register_post_accumulate_grad_hook(
+      [](Tensor&) { autograd::queue_callback([] { throw Error(NNP_COMM_ERROR, "reduction failed"); }); });
+  expect_error([&] { (b * 1.0).sum().backward(); }, NNP_COMM_ERROR, {"reduction failed"});
+  failing.remove();
+  order.clear();
+  (b * 1.0).sum().backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"b"}));
+}
+
 namespace {
 
 // exp(x) with its own forward and backward through the C API.

@@ -6,66 +6,18 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <nnp/distributed.hpp>
 #include <thread>
 
-#include "test_support.hpp"
+#include "rank_threads.hpp"
 
 using namespace nnp;
 namespace dist = nnp::distributed;
+using nnp::test::Distributed;
 using nnp::test::expect_error;
 using std::chrono::milliseconds;
 
 namespace {
-
-bool gloo_loaded() {
-  for (int32_t i = 0; i < api().comm_count(); ++i) {
-    nnp_comm_info info{};
-    info.struct_size = sizeof info;
-    if (api().comm_info(i, &info) == NNP_OK && std::string(info.name) == "gloo") return true;
-  }
-  return false;
-}
-
-class Distributed : public nnp::test::TempDirTest {
- protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (!gloo_loaded()) GTEST_SKIP() << "the gloo communication backend is not built (Debian: libgloo-dev)";
-    ::setenv("GLOO_SOCKET_IFNAME", "lo", 1);  // loopback: nothing leaves this machine
-  }
-
-  // Each group of ranks meets in a fresh folder: a folder's keys are one run's.
-  dist::ProcessGroupOptions options(int rank, int world, milliseconds timeout = milliseconds(30000)) {
-    dist::ProcessGroupOptions o;
-    o.rank = rank;
-    o.world_size = world;
-    o.init_method = "file://" + (dir_ / ("store" + std::to_string(run_))).string();
-    o.timeout = timeout;
-    return o;
-  }
-
-  // Runs body(group, rank) on `world` threads, one rank each; a rank's
-  // exception fails the test naming it.
-  void run_ranks(int world, const std::function<void(dist::ProcessGroup&, int)>& body) {
-    ++run_;
-    std::vector<std::string> failures(static_cast<size_t>(world));
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < world; ++r)
-      ranks.emplace_back([&, r] {
-        try {
-          dist::ProcessGroup group("gloo", options(r, world));
-          body(group, r);
-        } catch (const std::exception& e) {
-          failures[static_cast<size_t>(r)] = e.what();
-        }
-      });
-    for (std::thread& t : ranks) t.join();
-    for (int r = 0; r < world; ++r) EXPECT_EQ(failures[static_cast<size_t>(r)], "") << "rank " << r;
-  }
-  int run_ = 0;
-};
 
 const Dtype kAllDtypes[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
                             Dtype::i32, Dtype::i8,  Dtype::u8,  Dtype::boolean};

@@ -224,7 +224,11 @@ int run_launch(const Args& all_args) {
     } else if (fds.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    // Every rank that failed since the last look is named: a rank killed
+    // and the peer whose collective failed because of it end together.
     bool any_running = false;
+    std::string failed;
+    std::optional<int> first_status;
     for (Rank& r : ranks) {
       if (!r.running) continue;
       int status = 0;
@@ -233,13 +237,17 @@ int run_launch(const Args& all_args) {
         r.status = status;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && !failure) {
-          std::cerr << "nnplug launch: rank " << r.rank << " " << describe(status) << "; stopping the others\n";
-          failure = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-          stop_all(SIGTERM);
-          kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
+          failed += (failed.empty() ? "rank " : ", rank ") + std::to_string(r.rank) + " " + describe(status);
+          if (!first_status) first_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
       }
       any_running = any_running || r.running;
+    }
+    if (first_status) {
+      std::cerr << "nnplug launch: " << failed << "; stopping the others\n";
+      failure = first_status;
+      stop_all(SIGTERM);
+      kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
     }
     if (g_stop_signal != 0 && !failure) {
       std::cerr << "nnplug launch: stopped by signal " << ::strsignal(g_stop_signal) << "; stopping the ranks\n";

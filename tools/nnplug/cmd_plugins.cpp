@@ -108,7 +108,9 @@ int run_plugins(const Args& args) {
     std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << printable(info.plugin_path, 4096) << "  (moves " << printable(info.backends)
-              << " tensors)\n";
+              << " tensors)";
+    if (info.unavailable_reason != nullptr) std::cout << ": unavailable here: " << printable(info.unavailable_reason);
+    std::cout << "\n";
   }
   if (vm.count("core")) {
     std::cout << "core layer types:\n";

@@ -5,7 +5,9 @@
 // It never destroys good work: a loss that becomes NaN or infinite stops the
 // run with the last checkpoint kept, and a run never replaces another's files
 // unless told to (run_folder.hpp). --resume continues a run exactly where its
-// checkpoint left it: same split, same model, same curves.
+// checkpoint left it: same split, same model, same curves. --nproc N trains
+// data-parallel: N ranks (nnplug launch) each take 1/N of every batch and
+// average their gradients (DistributedDataParallel); rank 0 writes the files.
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nnp/data_parallel.hpp>
+#include <nnp/distributed.hpp>
 #include <nnp/nnp.hpp>
 
 #include "checkpoint.hpp"
+#include "commands.hpp"
 #include "curve_svg.hpp"
 #include "options.hpp"
 #include "progress.hpp"
@@ -52,6 +57,34 @@ std::string shape_text(const nnp::Shape& shape) {
   return text;
 }
 
+// WORLD_SIZE as `nnplug launch` (or torchrun) sets it for a rank; 1 outside.
+int launched_world_size() {
+  const char* text = std::getenv("WORLD_SIZE");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > 65536)
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "WORLD_SIZE='" + std::string(text) + "' is not a rank count");
+  return static_cast<int>(value);
+}
+
+// `nnplug train --nproc N ARGS`: `nnplug launch --nproc N -- nnplug train ARGS`.
+int launch_ranks(int nproc, const Args& args) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw nnp::Error(NNP_IO_ERROR, "--nproc: cannot find this program to start its ranks: " + error.message());
+  Args launch{"--nproc", std::to_string(nproc), "--", self.string(), "train"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--nproc") {
+      ++i;  // and its value
+      continue;
+    }
+    if (args[i].rfind("--nproc=", 0) == 0) continue;
+    launch.push_back(args[i]);
+  }
+  return run_launch(launch);
+}
+
 }  // namespace
 
 int run_train(const Args& args) {
@@ -59,6 +92,7 @@ int run_train(const Args& args) {
   po::options_description options("options");
   std::string model_path, data_path, device_name = "auto", optimizer = "Adam", resume, out = "nnplug-run", input_shape;
   int64_t epochs = 15, batch_size = 32;
+  int nproc = 1;
   double lr = 3e-3;
   uint64_t seed = 0;
   std::string profile_path;
@@ -81,13 +115,28 @@ int run_train(const Args& args) {
       "folder for the run's files; default: nnplug-run, or the next free nnplug-run-N")(
       "force", po::bool_switch(&force), "replace the run already in --out")(
       "profile", po::value(&profile_path),
-      "profile 5 steps after 5 warm-up steps: write a Chrome trace here and print the summary");
+      "profile 5 steps after 5 warm-up steps: write a Chrome trace here and print the summary")(
+      "nproc", po::value(&nproc)->default_value(1),
+      "train data-parallel on this many ranks (processes; --batch-size is divided among them); rank 0 writes "
+      "the files");
   po::variables_map vm;
   if (auto stop =
           parse_options("train", "Trains a model spec on a data set and reports the test accuracy.", options, args, vm))
     return *stop;
   if (epochs < 1 || batch_size < 1) throw nnp::Error(NNP_INVALID_ARGUMENT, "--epochs and --batch-size must be >= 1");
   if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
+  if (nproc < 1 || nproc > 1024) throw nnp::Error(NNP_INVALID_ARGUMENT, "--nproc must be 1 to 1024");
+  const int world = launched_world_size();
+  const int ranks = world > 1 ? world : nproc;  // checked before any rank starts
+  if (ranks > 1 && !profile_path.empty())
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--profile profiles one process: leave out --nproc");
+  if (batch_size % ranks != 0)
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--batch-size " + std::to_string(batch_size) +
+                                               " is the whole batch of a step, divided among the " +
+                                               std::to_string(ranks) + " ranks: make it a multiple of " +
+                                               std::to_string(ranks));
+  if (nproc > 1 && world == 1) return launch_ranks(nproc, args);
+  const bool distributed = world > 1;
   StepProfiler profiling(profile_path, 5, 5);  // checks --profile before anything is written
 
   auto started = std::chrono::steady_clock::now();
@@ -111,6 +160,19 @@ int run_train(const Args& args) {
   const bool default_model = model_path.empty() && resume.empty();
   nnp::Shape shape = sample_shape(input_shape, data, default_model);
   nnp::Device device(device_name);
+  int rank = 0;
+  if (distributed) {
+    // One device per rank: NCCL for CUDA tensors, Gloo for host ones.
+    const bool cuda = device.name().rfind("cuda", 0) == 0;
+    if (cuda) {
+      const char* local = std::getenv("LOCAL_RANK");
+      device = nnp::Device("cuda:" + std::string(local && *local ? local : "0"));
+    }
+    nnp::distributed::ProcessGroupOptions group;
+    group.device = device.name();
+    rank = nnp::distributed::init_process_group(cuda ? "nccl" : "gloo", group).rank();
+  }
+  const bool lead = rank == 0;  // prints and writes
   Split split = hold_out_fifth(data.rows, seed);
   if (!resume.empty() && (resumed.data_rows != data.rows || resumed.split != split_fingerprint(data, split.test)))
     throw nnp::Error(NNP_INVALID_ARGUMENT, "--resume " + resume + ": the checkpoint's run held out other rows (" +
@@ -146,23 +208,36 @@ int run_train(const Args& args) {
     nnp::default_generator(device).set_state(resumed.rng_seed, resumed.rng_offset);
     first_epoch = resumed.epoch + 1;
     history = resumed.history;
-    std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
+    if (lead) std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
   }
   if (first_epoch > epochs) {  // nothing to do, and no file claimed that was not written
     Evaluation test = evaluate(model, samples, split.test);
-    std::printf(
-        "the checkpoint has trained %lld epochs already; --epochs %lld asks for no more, so nothing was "
-        "trained or written\ntest accuracy %.2f%% on %zu held-out rows\n",
-        static_cast<long long>(first_epoch - 1), static_cast<long long>(epochs), test.accuracy * 100,
-        split.test.size());
+    if (lead)
+      std::printf(
+          "the checkpoint has trained %lld epochs already; --epochs %lld asks for no more, so nothing was "
+          "trained or written\ntest accuracy %.2f%% on %zu held-out rows\n",
+          static_cast<long long>(first_epoch - 1), static_cast<long long>(epochs), test.accuracy * 100,
+          split.test.size());
     return 0;
   }
-  const std::filesystem::path folder = choose_run_folder(out, !vm["out"].defaulted(), force, resume);
+  // Rank 0 chooses the folder and writes; the others only train.
+  const std::filesystem::path folder =
+      lead ? std::filesystem::path(choose_run_folder(out, !vm["out"].defaulted(), force, resume))
+           : std::filesystem::path();
   const std::string checkpoint = (folder / "checkpoint.safetensors").string(),
                     best_path = (folder / "best.safetensors").string(), curves = (folder / "curves.svg").string(),
                     metrics = (folder / "metrics.csv").string();
-  std::cout << "training on " << device.name() << ": " << split.train.size() << " rows, testing on "
-            << split.test.size() << " (" << data_path << "); writing to " << folder.string() << "\n";
+  if (lead)
+    std::cout << "training on " << device.name() << (distributed ? " x " + std::to_string(world) + " ranks" : "")
+              << ": " << split.train.size() << " rows, testing on " << split.test.size() << " (" << data_path
+              << "); writing to " << folder.string() << "\n";
+  // From here the replicas are equal (rank 0's weights) and step alike.
+  std::shared_ptr<nnp::nn::parallel::DistributedDataParallel> ddp;
+  nnp::nn::ModuleHandle net = model;
+  if (distributed) {
+    ddp = nnp::nn::make<nnp::nn::parallel::DistributedDataParallel>(model);
+    net = nnp::nn::ModuleHandle(ddp);
+  }
 
   TrainCheckpoint state;
   state.model_spec = spec;
@@ -177,12 +252,13 @@ int run_train(const Args& args) {
 
   // What a run stopped during `epoch` leaves behind.
   auto kept = [&](int64_t epoch) {
+    if (!lead) return std::string("rank 0 keeps the last checkpoint");
     if (epoch > first_epoch)
       return "the checkpoint of epoch " + std::to_string(epoch - 1) + " in " + checkpoint + " is kept";
     return resume.empty() ? std::string("no checkpoint was written")
                           : "the checkpoint resumed from (" + resume + ") is unchanged";
   };
-  const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+  const bool terminal = lead && ::isatty(STDOUT_FILENO) != 0;
   const double samples_left_at_start =
       static_cast<double>(split.train.size()) * static_cast<double>(epochs - first_epoch + 1);
   double samples_done = 0;
@@ -191,9 +267,18 @@ int run_train(const Args& args) {
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
     // Each epoch's order comes from its own stream: a resumed run repeats it.
     nnp::Generator shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
-    nnp::data::DataLoader loader(train_rows,
-                                 nnp::data::DataLoaderOptions(batch_size).shuffle(true).generator(&shuffle));
-    model.train();
+    nnp::data::DataLoaderOptions loading(batch_size / world);
+    if (distributed) {
+      // Every rank draws one process's permutation and takes every world-th
+      // index of it: together a step's shares are one process's batch.
+      auto share = std::make_shared<nnp::data::DistributedSampler>(rank, world, true, seed * 1000003);
+      share->set_epoch(epoch);
+      loading.sampler(share);
+    } else {
+      loading.shuffle(true).generator(&shuffle);
+    }
+    nnp::data::DataLoader loader(train_rows, loading);
+    net.train();
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, step = 0;
     const int64_t steps = loader.size();
@@ -201,7 +286,7 @@ int run_train(const Args& args) {
     for (nnp::data::Example& batch : loader) {
       const nnp::Tensor &x = batch.data, &y = batch.target;
       profiling.begin_step();
-      nnp::Tensor logits = model(x);
+      nnp::Tensor logits = net(x);
       nnp::Tensor loss = criterion.call({logits, y});
       const double loss_value = loss.item<float>();
       ++step;
@@ -236,8 +321,17 @@ int run_train(const Args& args) {
         std::fflush(stdout);
       }
     }
+    if (distributed) {  // the epoch's figures over every rank's share
+      nnp::Tensor sums =
+          nnp::from_vector(std::vector<double>{loss_sum, static_cast<double>(correct), static_cast<double>(seen)});
+      nnp::distributed::all_reduce(sums);
+      const std::vector<double> total = sums.to_vector<double>();
+      loss_sum = total[0];
+      correct = static_cast<int64_t>(total[1]);
+      seen = static_cast<int64_t>(total[2]);
+    }
     const double seconds = seconds_since(epoch_start);
-    Evaluation test = evaluate(model, samples, split.test);
+    Evaluation test = evaluate(model, samples, split.test);  // equal replicas: every rank finds the same
     if (!std::isfinite(test.loss)) {  // the epoch's last step broke the model: keep the checkpoint before it
       if (terminal) std::printf("\n");
       throw nnp::Error(NNP_INVALID_ARGUMENT, "the test loss became " +
@@ -248,6 +342,7 @@ int run_train(const Args& args) {
     history.push_back({epoch, loss_sum / static_cast<double>(seen),
                        static_cast<double>(correct) / static_cast<double>(seen), test.loss, test.accuracy});
     if (terminal) std::printf("\r%s\r", std::string(static_cast<size_t>(terminal_columns() - 1), ' ').c_str());
+    if (!lead) continue;
     std::printf("epoch %lld/%lld  loss %.4f  train acc %5.1f%%  test loss %.4f  test acc %5.1f%%  %.0f samples/s\n",
                 static_cast<long long>(epoch), static_cast<long long>(epochs), history.back().train_loss,
                 history.back().train_accuracy * 100, test.loss, test.accuracy * 100,
@@ -268,6 +363,8 @@ int run_train(const Args& args) {
     write_curves_svg(curves, history);
   }
   profiling.finish();
+  if (distributed) nnp::distributed::destroy_process_group();
+  if (!lead) return 0;
   // Only files this run wrote, or that are there, are named: a run resumed
   // into a new folder that never beat its earlier epochs wrote no best.
   char best_text[64];

@@ -35,7 +35,7 @@ extern "C" {
  * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 10
+#define NNP_ABI_MINOR 11
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -183,6 +183,8 @@ typedef struct nnp_comm_info {
   const char* name;
   const char* plugin_path;
   const char* backends; /* the device backends whose tensors it moves: "cpu,reference" */
+  /* (1.11) NULL when groups can be formed, else why not (no device, no runtime). */
+  const char* unavailable_reason;
 } nnp_comm_info;
 
 /* ---- operations --------------------------------------------------------- */
@@ -256,6 +258,15 @@ typedef struct nnp_function_ctx nnp_function_ctx;
 /* A tensor hook: sees a gradient as it is computed; may set *replacement to
  * a new reference that replaces it (leave it NULL to keep the gradient). */
 typedef nnp_status (*nnp_tensor_hook_fn)(const nnp_tensor* grad, nnp_tensor** replacement, void* user_data);
+
+/* (1.11) A leaf's hook that runs after backward has accumulated into the
+ * leaf's .grad (PyTorch's register_post_accumulate_grad_hook): it sees the
+ * leaf itself and reads the new .grad through grad(). */
+typedef nnp_status (*nnp_post_accumulate_grad_hook_fn)(nnp_tensor* leaf, void* user_data);
+
+/* (1.11) A callback queued during backward, run once the whole backward has
+ * finished (PyTorch's queue_callback); it may queue more. */
+typedef nnp_status (*nnp_autograd_callback_fn)(void* user_data);
 
 /* A custom autograd function: forward computes outputs from inputs (no
  * history is recorded inside it); backward maps output gradients to input
@@ -1100,6 +1111,18 @@ struct nnp_api {
   nnp_status (*work_test)(nnp_work* work, int32_t* done);
   /* Waits (the group's timeout) if still running, then frees the handle. */
   void (*work_release)(nnp_work* work);
+
+  /* ---- 1.11: autograd hooks for gradient reducers (DistributedDataParallel) */
+  /* Registers fn on a leaf that requires grad; it runs each time backward
+   * has accumulated into the leaf's .grad, after the leaf's tensor hooks. */
+  nnp_status (*register_post_accumulate_grad_hook)(nnp_tensor* leaf, nnp_post_accumulate_grad_hook_fn fn,
+                                                   void* user_data, void (*release)(void* user_data),
+                                                   nnp_hook_handle** out);
+  /* Only while a backward runs on this thread (from a hook): fn runs after
+   * every node of that backward, callbacks in the order queued; a failing
+   * callback fails the backward. release (may be NULL) frees user_data
+   * after the callback ran or the backward failed before it. */
+  nnp_status (*autograd_queue_callback)(nnp_autograd_callback_fn fn, void* user_data, void (*release)(void* user_data));
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1113,8 +1136,10 @@ struct nnp_api {
 #define NNP_API_SIZE_1_7 NNP_SIZE_THROUGH(nnp_api, matmul_i8)
 #define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, module_layer_attrs)
 #define NNP_API_SIZE_1_10 NNP_SIZE_THROUGH(nnp_api, work_release)
+#define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
 #define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
+#define NNP_COMM_INFO_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm_info, unavailable_reason)
 #define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 #define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)

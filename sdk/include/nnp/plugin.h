@@ -290,6 +290,11 @@ typedef struct nnp_comm {
   nnp_status (*test)(nnp_comm_work* work, int32_t* done);
   /* Frees a work that has completed (or whose wait failed). */
   void (*work_release)(nnp_comm_work* work);
+  /* (1.11, optional) NULL when the backend can form groups here, else why
+   * not ("no CUDA device: ..."), a string that lives until the plugin is
+   * unloaded. A plugin for a device runtime opens the runtime here or in
+   * group_new, never in its entry or init, so that it loads anywhere. */
+  const char* (*unavailable_reason)(void* state);
 } nnp_comm;
 
 #define NNP_COMM_REQUIRED_SLOTS(X) \
@@ -306,6 +311,7 @@ typedef struct nnp_comm {
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
 #define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
+#define NNP_COMM_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm, unavailable_reason)
 #define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)

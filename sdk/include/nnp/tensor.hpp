@@ -314,6 +314,21 @@ class Tensor : public detail::Handle<nnp_tensor, detail::TensorTraits> {
         get(), trampoline, new Hook(std::move(hook)), [](void* p) { delete static_cast<Hook*>(p); }, &handle));
     return HookHandle(handle);
   }
+  // On a leaf: hook(leaf) runs each time backward has accumulated into its
+  // .grad, which it reads with leaf.grad() (register_post_accumulate_grad_hook).
+  HookHandle register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) {
+    using Hook = std::function<void(Tensor&)>;
+    auto trampoline = [](nnp_tensor* leaf, void* user_data) -> nnp_status {
+      return detail::guard([&] {
+        Tensor borrowed = borrow(leaf);
+        (*static_cast<Hook*>(user_data))(borrowed);
+      });
+    };
+    nnp_hook_handle* handle = nullptr;
+    check(api().register_post_accumulate_grad_hook(
+        get(), trampoline, new Hook(std::move(hook)), [](void* p) { delete static_cast<Hook*>(p); }, &handle));
+    return HookHandle(handle);
+  }
 
   // -- movement and views --
   Tensor to(const Device& device) const { return to(device, dtype()); }
@@ -590,6 +605,20 @@ inline std::vector<nnp_backend_info> backends() {
   }
   return out;
 }
+namespace autograd {
+// From a hook, during backward: callback runs once that whole backward has
+// finished, after every gradient (PyTorch's queue_callback). An exception
+// it throws fails the backward.
+inline void queue_callback(std::function<void()> callback) {
+  using Callback = std::function<void()>;
+  auto trampoline = [](void* user_data) -> nnp_status {
+    return detail::guard([&] { (*static_cast<Callback*>(user_data))(); });
+  };
+  auto* owned = new Callback(std::move(callback));
+  check(api().autograd_queue_callback(trampoline, owned, [](void* p) { delete static_cast<Callback*>(p); }));
+}
+}  // namespace autograd
+
 inline std::vector<Device> devices() {
   std::vector<Device> out;
   std::vector<nnp_backend_info> all = backends();
