@@ -36,6 +36,12 @@ const Refusal kRefusals[] = {
     {"impostor_layer_plugin", NNP_INVALID_ARGUMENT, "the nn. and core. namespaces are reserved"},
     {"null_kernel_slot", NNP_INVALID_ARGUMENT, "backend 'null_slot': required kernel slot 'gemm' is NULL"},
     {"duplicate_plugin", NNP_INVALID_ARGUMENT, "names starting with 'nnplug.' are reserved"},
+    {"comm_too_small", NNP_ABI_MISMATCH, "nnp_comm struct_size 40 is smaller than the first released layout"},
+    {"comm_reserved_name", NNP_INVALID_ARGUMENT,
+     "communication backend name 'nccl' is reserved for the one that ships with nnplug"},
+    {"comm_missing_slot", NNP_INVALID_ARGUMENT,
+     "communication backend 'unreachable': required slot 'reduce_scatter' is NULL"},
+    {"comm_no_backends", NNP_INVALID_ARGUMENT, "communication backend 'unreachable': backends must list"},
 };
 
 const nnp_plugin_info* find_record(const std::string& path, nnp_plugin_info& info) {
@@ -91,6 +97,41 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
   EXPECT_NE(std::string(api().last_error()).find("not absolute"), std::string::npos);
   std::string missing = std::string(NNP_CORPUS_DIR) + "/libmissing.so";
   EXPECT_EQ(api().load_plugin(missing.c_str()), NNP_NOT_FOUND);
+}
+
+// A communication backend that loads where it cannot work says why, in
+// comm_info and `nnplug plugins`, and process_group_new refuses with it.
+TEST(PluginLoading, ACommunicationBackendThatCannotWorkHereSaysWhy) {
+  ASSERT_EQ(api().load_plugin(corpus("comm_unreachable").c_str()), NNP_OK) << api().last_error();
+  bool found = false;
+  for (int32_t i = 0; i < api().comm_count(); ++i) {
+    nnp_comm_info info{};
+    info.struct_size = sizeof info;
+    ASSERT_EQ(api().comm_info(i, &info), NNP_OK);
+    if (std::string(info.name) != "unreachable") continue;
+    found = true;
+    ASSERT_NE(info.unavailable_reason, nullptr);
+    EXPECT_EQ(std::string(info.unavailable_reason), "test fabric: no adapter is plugged in");
+  }
+  EXPECT_TRUE(found);
+  nnp_process_group_options options{};
+  options.struct_size = sizeof options;
+  options.comm = "unreachable";
+  options.world_size = 1;
+  options.init_method = "file:///nonexistent/never/used";
+  nnp_process_group* group = nullptr;
+  EXPECT_EQ(api().process_group_new(&options, &group), NNP_DEVICE_ERROR);
+  EXPECT_EQ(group, nullptr);
+  EXPECT_NE(std::string(api().last_error())
+                .find("communication backend 'unreachable' cannot form groups here: test fabric: no adapter"),
+            std::string::npos)
+      << api().last_error();
+  const std::string output =
+      test::run_command(std::string("NNP_PLUGIN_PATH=") + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1")
+          .output;
+  EXPECT_NE(output.find("(moves cpu,reference tensors): unavailable here: test fabric: no adapter is plugged in"),
+            std::string::npos)
+      << output;
 }
 
 TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {
