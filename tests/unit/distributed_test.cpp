@@ -338,3 +338,36 @@ TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
   EXPECT_EQ(failures[0], "");
   EXPECT_EQ(failures[1], "");
 }
+
+// The nccl plugin loads on any machine: without a usable GPU it registers,
+// says why, and refuses to form a group with that reason; with one, a group
+// of one rank reduces a CUDA tensor.
+TEST(NcclBackend, LoadsWithoutAGpuAndSaysWhyOrReducesOnOne) {
+  nnp_comm_info nccl{};
+  for (int32_t i = 0; i < api().comm_count(); ++i) {
+    nnp_comm_info info{};
+    info.struct_size = sizeof info;
+    ASSERT_EQ(api().comm_info(i, &info), NNP_OK);
+    if (std::string(info.name) == "nccl") nccl = info;
+  }
+  if (nccl.name == nullptr) GTEST_SKIP() << "the nccl plugin is not built (no CUDA toolkit with nccl.h)";
+  EXPECT_EQ(std::string(nccl.backends), "cuda");
+  dist::ProcessGroupOptions o;
+  o.rank = 0;
+  o.world_size = 1;
+  o.init_method =
+      "file://" + (std::filesystem::temp_directory_path() / ("nnp_nccl_" + std::to_string(::getpid()))).string();
+  if (nccl.unavailable_reason != nullptr) {
+    const std::string reason = nccl.unavailable_reason;
+    EXPECT_TRUE(reason.rfind("no CUDA device: ", 0) == 0 || reason.rfind("cannot open ", 0) == 0) << reason;
+    expect_error([&] { dist::ProcessGroup("nccl", o); }, NNP_DEVICE_ERROR,
+                 {"communication backend 'nccl' cannot form groups here: " + reason});
+    return;
+  }
+  o.device = "cuda:0";
+  dist::ProcessGroup g("nccl", o);
+  Tensor t = full({1001}, 3.0, Dtype::f32, Device("cuda:0"));
+  g.all_reduce(t, dist::ReduceOp::AVG);
+  EXPECT_EQ(t.to(Device::cpu()).sum().item<float>(), 3003.0f);
+  std::filesystem::remove_all(o.init_method.substr(7));
+}
