@@ -13,3 +13,6 @@ peer=$(./build/bin/torch_w1_rss | awk '{print $(NF-1)}')
 awk -v a="$ours" -v b="$peer" 'BEGIN { printf "W1   peak RSS nnplug %d KB    libtorch %d KB    ratio %.3f  (target <= 1.0)\n", a, b, a / b }'
 # W8: nnplug against ONNX Runtime (node, tests/onnx_runtime) on the same files.
 ./build/bin/nnp_w8 tests/onnx_runtime
+# W9: 2 ranks (DistributedDataParallel over gloo) against one process, and
+# the gloo plugin's all-reduce against Gloo called directly.
+if [ -x ./build/bin/nnp_w9 ]; then ./build/bin/nnp_w9; fi
