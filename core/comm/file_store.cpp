@@ -84,6 +84,23 @@ class FileStore : public Store {
   }
 
   std::string describe() const override { return "file store " + folder_.string(); }
+  bool may_hold_earlier_runs() const override { return true; }
+
+  // Each rank marks that it left, then looks for every mark: the last to
+  // mark sees them all (two that finish together may both delete).
+  void leave(const std::string& prefix, int32_t rank, int32_t size) override {
+    try {
+      set(prefix + "left/" + std::to_string(rank), {});
+    } catch (const Error&) {
+      return;  // the folder is gone or read-only: nothing to clean
+    }
+    std::error_code ec;
+    for (int32_t r = 0; r < size; ++r)
+      if (!fs::exists(folder_ / hex(prefix + "left/" + std::to_string(r)), ec)) return;
+    const std::string head = hex(prefix);
+    for (fs::directory_iterator it(folder_, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().compare(0, head.size(), head) == 0) fs::remove(it->path(), ec);
+  }
 
  private:
   std::vector<char> read_value(int fd, const std::string& key) {

@@ -1,8 +1,10 @@
 #include "process_group.hpp"
 
+#include <chrono>
 #include <map>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "../device.hpp"
 #include "../dtype.hpp"
@@ -38,30 +40,55 @@ std::string next_prefix(const std::string& init_method, int32_t rank) {
 }
 
 // Every rank says what it thinks the group is; rank 0 compares and gives
-// the verdict. A rank that two processes claim is caught by its nonce.
-void rendezvous(nnp_process_group& g, const std::string& prefix) {
+// the verdict, naming the join (its nonce) it read for each rank. A rank
+// accepts only a verdict that names its own join: one that names another is
+// an earlier run's, left in the store, or a sign that two processes claim
+// the rank. Returns rank 0's nonce, which names this run.
+std::string rendezvous(nnp_process_group& g, const std::string& prefix) {
   const uint64_t nonce = std::random_device{}() * uint64_t{0x9E3779B97F4A7C15} ^ std::random_device{}();
   const std::string mine = join_value(g.size, g.comm->name, nonce);
   const std::string my_key = prefix + "join/" + std::to_string(g.rank);
+  const std::string my_nonce = " " + std::to_string(g.rank) + ":" + std::to_string(nonce) + " ";
   g.store->set(my_key, bytes(mine));
-  std::string verdict = "ok";
+  std::string verdict;
   if (g.rank == 0) {
-    for (int32_t r = 1; r < g.size && verdict == "ok"; ++r) {
+    std::string refusal, joins = my_nonce;
+    for (int32_t r = 1; r < g.size; ++r) {
       const std::string theirs = text(g.store->get(prefix + "join/" + std::to_string(r), g.timeout_ms));
       const std::string expected = join_value(g.size, g.comm->name, 0);
       const std::string head = expected.substr(0, expected.find(" nonce="));
-      if (theirs.compare(0, head.size() + 7, head + " nonce=") != 0)
-        verdict = "rank " + std::to_string(r) + " joined with '" + theirs.substr(0, theirs.find(" nonce=")) +
-                  "' where rank 0 has '" + head + "': every rank needs the same world size and backend";
+      const size_t at = theirs.find(" nonce=");
+      joins += std::to_string(r) + ":" + (at == std::string::npos ? "" : theirs.substr(at + 7)) + " ";
+      if (refusal.empty() && theirs.compare(0, head.size() + 7, head + " nonce=") != 0)
+        refusal = "rank " + std::to_string(r) + " joined with '" + theirs.substr(0, at) + "' where rank 0 has '" +
+                  head + "': every rank needs the same world size and backend";
     }
+    verdict = joins + "|" + (refusal.empty() ? "ok" : refusal);
     g.store->set(prefix + "verdict", bytes(verdict));
   } else {
-    verdict = text(g.store->get(prefix + "verdict", g.timeout_ms));
+    // The verdict there may be an earlier run's: wait for one naming us.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g.timeout_ms);
+    for (;;) {
+      verdict = text(g.store->get(prefix + "verdict", g.timeout_ms));
+      if (verdict.find(my_nonce) < verdict.find('|')) break;
+      if (!g.store->may_hold_earlier_runs())
+        fail(NNP_COMM_ERROR, g.label, ": another process joined as rank ", g.rank,
+             " too (rank 0 chose it): give every process its own rank (RANK)");
+      if (std::chrono::steady_clock::now() >= deadline)
+        fail(NNP_COMM_ERROR, g.label, ": rank 0's verdict in ", g.store->describe(), " names another process as rank ",
+             g.rank,
+             ": the store holds an earlier run's keys (give each run a fresh folder, or empty it), or two "
+             "processes claim rank ",
+             g.rank, " (give each its own RANK)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
-  if (verdict != "ok") fail(NNP_COMM_ERROR, g.label, ": refused at start: ", verdict);
+  const std::string outcome = verdict.substr(verdict.find('|') + 1);
+  if (outcome != "ok") fail(NNP_COMM_ERROR, g.label, ": refused at start: ", outcome);
   if (text(g.store->get(my_key, g.timeout_ms)) != mine)
     fail(NNP_COMM_ERROR, g.label, ": another process joined as rank ", g.rank,
          " too: give every process its own rank (RANK)");
+  return verdict.substr(3, verdict.find(' ', 3) - 3);  // " 0:<nonce> ..."
 }
 
 nnp_device group_device(const CommRecord& comm, const char* name) {
@@ -156,9 +183,10 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
     fail(NNP_DEVICE_MISMATCH, g->label, ": device ", device_name(g->device), " is not one that '", comm->name,
          "' serves (", comm->backends, ")");
   g->store = open_store(options.init_method, g->rank, g->timeout_ms);
-  const std::string prefix = next_prefix(options.init_method, g->rank);
-  rendezvous(*g, prefix);
-  g->plugin_store = std::make_unique<PrefixedStore>(*g->store, prefix + "comm/");
+  g->prefix = next_prefix(options.init_method, g->rank);
+  // The plugin's keys are this run's alone: none an earlier run left can be read.
+  const std::string run = rendezvous(*g, g->prefix);
+  g->plugin_store = std::make_unique<PrefixedStore>(*g->store, g->prefix + "comm/" + run + "/");
   const nnp_status status = comm->table.group_new(comm->table.state, g->rank, g->size, g->device,
                                                   g->plugin_store->table(), g->timeout_ms, &g->group);
   if (status != NNP_OK) plugin_failed(*g, "joining", status);
@@ -169,6 +197,7 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
 void release(nnp_process_group* g) {
   if (g == nullptr || g->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   g->comm->table.group_release(g->comm->table.state, g->group);
+  g->store->leave(g->prefix, g->rank, g->size);
   delete g;
 }
 

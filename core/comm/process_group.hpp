@@ -24,6 +24,7 @@ struct nnp_process_group {
   nnp_device device{};
   std::string label;  // "process group 'gloo' (rank 1 of 2)"
   std::unique_ptr<nnp::core::comm::Store> store;
+  std::string prefix;  // the group's keys in the store
   std::unique_ptr<nnp::core::comm::PrefixedStore> plugin_store;
   nnp_comm_group* group = nullptr;
   std::mutex calls;  // one thread at a time into the plugin

@@ -24,10 +24,18 @@ class Store {
   virtual std::vector<char> get(const std::string& key, int64_t timeout_ms) = 0;
   // What messages call it ("file store /tmp/run1").
   virtual std::string describe() const = 0;
+  // Whether keys an earlier run wrote can still be there (a folder can; a
+  // store rank 0 serves from memory cannot).
+  virtual bool may_hold_earlier_runs() const { return false; }
+  // Rank `rank` of `size` leaves the group whose keys start with prefix;
+  // the last to leave deletes them, so a later run may meet in the same
+  // place. A store whose keys die with a process (TCP) keeps nothing.
+  // Never throws: it runs as groups are released.
+  virtual void leave(const std::string& prefix, int32_t rank, int32_t size) { (void)prefix, (void)rank, (void)size; }
 };
 
 // "file:///a/folder": one file a key in a folder every rank reaches (made if
-// missing; use a fresh one per run). Keys are hex-encoded into file names,
+// missing; a group's keys go when its last rank leaves). Keys are hex-encoded into file names,
 // so no key can name a path; values are written to a temporary file and
 // renamed, so a reader never sees half a value.
 std::unique_ptr<Store> open_file_store(const std::string& folder);

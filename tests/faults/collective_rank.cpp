@@ -3,6 +3,7 @@
 //   collective_rank sum            every rank prints the sum
 //   collective_rank die TIMEOUT    rank 1 leaves abruptly after joining
 //   collective_rank stall TIMEOUT  rank 1 stops answering after joining
+//   collective_rank slow TIMEOUT   rank 0 waits 2 s after joining, then sums
 // The others then fail within TIMEOUT ms and exit 1 with the error.
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) try {
   const int rank = dist::get_rank();
   if (rank == 1 && mode == "die") std::_Exit(9);
   if (rank == 1 && mode == "stall") std::this_thread::sleep_for(std::chrono::hours(1));
+  if (rank == 0 && mode == "slow") std::this_thread::sleep_for(std::chrono::seconds(2));
   nnp::Tensor t = nnp::full({1000}, static_cast<double>(rank + 1));
   dist::all_reduce(t);
   std::printf("rank %d of %d: sum %g\n", rank, dist::get_world_size(), t.to_vector<float>()[999]);

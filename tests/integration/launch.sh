@@ -27,5 +27,24 @@ check "a rank dies" 9 "rank 1 exited with status 9; stopping the others" -- \
   "$nnplug" launch --nproc 3 --grace 2 -- "$rank_program" die 5000
 check "a rank stalls" 1 "did not finish within 3000 ms" -- "$nnplug" launch --nproc 2 --grace 2 -- "$rank_program" stall 3000
 check "no program" 2 "no program" -- "$nnplug" launch --nproc 2
-echo "$((5 - failures)) passed, $failures failed"
+# Two processes claiming rank 1 (started by hand, as a typo in RANK would):
+# one of them is told so within its timeout, and no process hangs.
+dup_start=$SECONDS
+port=$((20000 + RANDOM % 20000))
+dir=$(mktemp -d)
+for r in 0 1 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port GLOO_SOCKET_IFNAME=lo \
+    timeout 60 "$rank_program" slow 4000 >>"$dir/out" 2>&1 &
+  sleep 0.2
+done
+wait
+if grep -qE "another process joined as rank 1|two processes claim rank 1" "$dir/out" && [ $((SECONDS - dup_start)) -lt 30 ]; then
+  echo "ok   two processes claim rank 1 ($((SECONDS - dup_start)) s)"
+else
+  echo "FAIL two processes claim rank 1: no refusal, or it took $((SECONDS - dup_start)) s:"
+  cat "$dir/out"
+  failures=$((failures + 1))
+fi
+rm -rf "$dir"
+echo "$((6 - failures)) passed, $failures failed"
 [ $failures -eq 0 ]

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <nnp/distributed.hpp>
 #include <thread>
 
@@ -213,6 +214,66 @@ TEST_F(Distributed, RanksThatDisagreeOnTheWorldSizeAreRefusedAtStart) {
     });
   for (std::thread& t : ranks) t.join();
   for (const std::string& e : errors) EXPECT_NE(e.find("every rank needs the same world size"), std::string::npos) << e;
+}
+
+// A run that ends cleanly leaves nothing in its folder. One that crashed
+// leaves its keys: the next run there still forms when its rank 0 comes
+// after the others (every rank waits for a verdict naming its own join); when
+// rank 0 comes first and reads a dead rank's join, the live rank is told the
+// folder holds an earlier run's keys, within its timeout.
+TEST_F(Distributed, AReusedFolderServesTheNextRunOrSaysItHoldsAnEarlierOne) {
+  namespace fs = std::filesystem;
+  const fs::path clean = dir_ / "clean", crashed = dir_ / "crashed", again = dir_ / "again";
+  auto in = [&](const fs::path& folder, int rank, int64_t timeout_ms) {
+    dist::ProcessGroupOptions o;
+    o.rank = rank;
+    o.world_size = 2;
+    o.init_method = "file://" + folder.string();
+    o.timeout = milliseconds(timeout_ms);
+    return o;
+  };
+  std::string errors[2];
+  auto run = [&](const fs::path& folder, int64_t timeout_ms, int late_rank,
+                 const std::function<void(dist::ProcessGroup&, int)>& body) {
+    errors[0] = errors[1] = "";
+    std::thread ranks[2];
+    for (int r = 0; r < 2; ++r)
+      ranks[r] = std::thread([&, r] {
+        if (r == late_rank) std::this_thread::sleep_for(milliseconds(400));
+        try {
+          dist::ProcessGroup g("gloo", in(folder, r, timeout_ms));
+          body(g, r);
+        } catch (const Error& e) {
+          errors[r] = e.what();
+        }
+      });
+    for (std::thread& t : ranks) t.join();
+  };
+  auto sum_is_3 = [](dist::ProcessGroup& g, int r) {
+    Tensor t = full({8}, r + 1.0);
+    g.all_reduce(t);
+    EXPECT_EQ(t.to_vector<float>()[7], 3.0f);
+  };
+  // A clean run; its keys copied while it ran stand for a crashed one's.
+  run(clean, 20000, -1, [&](dist::ProcessGroup& g, int r) {
+    sum_is_3(g, r);
+    g.barrier();
+    if (r == 0) {
+      fs::copy(clean, crashed);
+      fs::copy(clean, again);
+    }
+    g.barrier();
+  });
+  EXPECT_EQ(errors[0] + errors[1], "");
+  EXPECT_TRUE(fs::is_empty(clean)) << "the last rank to leave deletes the group's keys";
+  ASSERT_FALSE(fs::is_empty(crashed));
+  run(crashed, 20000, 0, sum_is_3);  // rank 0 last: it reads the live joins
+  EXPECT_EQ(errors[0] + errors[1], "");
+  run(again, 2000, 1, sum_is_3);  // rank 0 first: it reads the dead rank 1's join
+  EXPECT_NE(errors[1].find("holds an earlier run's keys (give each run a fresh folder, or empty it)"),
+            std::string::npos)
+      << errors[1];
+  EXPECT_NE(errors[0], "") << "rank 0 waits for a rank 1 that never joins its group";
 }
 
 TEST_F(Distributed, ARankThatNeverComesIsATimeoutNotAHang) {
