@@ -323,9 +323,10 @@ int run_train(const Args& args) {
     }
     if (distributed) {  // the epoch's figures over every rank's share
       nnp::Tensor sums =
-          nnp::from_vector(std::vector<double>{loss_sum, static_cast<double>(correct), static_cast<double>(seen)});
+          nnp::from_vector(std::vector<double>{loss_sum, static_cast<double>(correct), static_cast<double>(seen)})
+              .to(device);  // where the group's backend moves tensors
       nnp::distributed::all_reduce(sums);
-      const std::vector<double> total = sums.to_vector<double>();
+      const std::vector<double> total = sums.to(nnp::Device::cpu()).to_vector<double>();
       loss_sum = total[0];
       correct = static_cast<int64_t>(total[1]);
       seen = static_cast<int64_t>(total[2]);

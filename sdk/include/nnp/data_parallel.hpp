@@ -151,11 +151,14 @@ class DistributedDataParallel : public Module {
         mix(~0ull);
         elements += t.numel();
       }
-      Tensor mine = from_vector(
-          std::vector<int64_t>{static_cast<int64_t>(named.size()), elements, static_cast<int64_t>(fingerprint)});
-      Tensor all = zeros({3 * static_cast<int64_t>(group.size())}, Dtype::i64);
+      // On the parameters' device: the group's backend moves only its own tensors.
+      const Device device = named.empty() ? Device::cpu() : named.front().second.device();
+      Tensor mine = from_vector(std::vector<int64_t>{static_cast<int64_t>(named.size()), elements,
+                                                     static_cast<int64_t>(fingerprint)})
+                        .to(device);
+      Tensor all = zeros({3 * static_cast<int64_t>(group.size())}, Dtype::i64, device);
       group.all_gather(all, mine);
-      const std::vector<int64_t> seen = all.to_vector<int64_t>();
+      const std::vector<int64_t> seen = all.to(Device::cpu()).to_vector<int64_t>();
       for (int r = 1; r < group.size(); ++r) {
         const int64_t* theirs = &seen[3 * static_cast<size_t>(r)];
         if (theirs[0] == seen[0] && theirs[1] == seen[1] && theirs[2] == seen[2]) continue;
@@ -287,13 +290,13 @@ class DistributedDataParallel : public Module {
       if (options.find_unused_parameters()) {
         std::vector<int32_t> mine(params.size(), 1);
         for (size_t i : unused) mine[i] = 0;
-        used = from_vector(mine);
+        used = from_vector(mine).to(params.front().device());
         used_work = group.all_reduce(used, distributed::ReduceOp::MAX, /*async_op=*/true);
       }
       for (Bucket& b : buckets) b.work.wait();
       used_work.wait();
       const std::vector<int32_t> used_anywhere =
-          used.defined() ? used.to_vector<int32_t>() : std::vector<int32_t>(params.size(), 1);
+          used.defined() ? used.to(Device::cpu()).to_vector<int32_t>() : std::vector<int32_t>(params.size(), 1);
       for (size_t i = 0; i < params.size(); ++i) {
         if (!used_anywhere[i]) continue;
         Tensor averaged = slot(i).view(params[i].shape());
