@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything issue 21 asks of a machine with an NVIDIA GPU, in one run (device
-# time is short): the GPU unit tests, the RMSNorm plugin's CUDA kernels, the
-# conformance kit on cuda against reference, nnplug train --device cuda, and
+# time is short): the GPU unit tests (the nccl plugin's among them), the
+# RMSNorm plugin's CUDA kernels, the conformance kit on cuda against
+# reference, nnplug train --device cuda (alone, and as one rank over nccl), and
 # G1-G3 with their peers (PyTorch's step where python3 has torch for CUDA).
 # Every step runs even when one before it fails; a table ends the output and
 # the logs go to $OUT (default build/gpu-checks).
@@ -19,7 +20,8 @@ if [ $# -ge 1 ]; then
   train_script=$bin/gpu_train.sh
   g1_pytorch=$bin/g1_pytorch.py
   # cuBLAS comes from the machine: the toolkit's folder or PyTorch's wheels.
-  cuda_libs=$(find /usr/local /usr/lib /opt -xdev -name 'libcublasLt.so.13' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+  cuda_libs=$(find /usr/local /usr/lib /opt -xdev \( -name 'libcublasLt.so.13' -o -name 'libnccl.so.2' \) -printf '%h\n' \
+    2>/dev/null | sort -u | paste -sd:)
   export LD_LIBRARY_PATH=$prefix/lib:$prefix/deps:$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 else
   cmake --preset default -DNNP_BUILD_ROCM=OFF >/dev/null && cmake --build build -j "$(nproc)" || exit 1
@@ -50,10 +52,13 @@ step() {  # step NAME LOGFILE COMMAND...
 } >"$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
 step "nnplug devices" devices.txt "$bin/nnplug" devices
-step "GPU unit tests" gpu_tests.txt "$bin/unit_tests" --gtest_filter='GpuBackends*:DLPack*'
+step "GPU unit tests" gpu_tests.txt "$bin/unit_tests" --gtest_filter='GpuBackends*:DLPack*:NcclBackend*'
 [ -n "$plugins_test" ] && step "RMSNorm plugin (CUDA kernels)" plugins_test.txt "$plugins_test"
 step "conformance kit on cuda" conformance_cuda.txt "$bin/nnplug" conformance --backend cuda
 step "nnplug train --device cuda" train_cuda.txt "$train_script" "$bin/nnplug" cuda
+# One rank training through the nccl plugin (DistributedDataParallel on cuda:0).
+step "nnplug train over nccl, 1 rank" train_nccl.txt "$bin/nnplug" launch --nproc 1 -- "$bin/nnplug" train \
+  --device cuda --epochs 3 --force --out "$out/nccl-run"
 step "G1-G3 (nnp_gpu_bench)" bench_gpu.txt "$bin/nnp_gpu_bench" --benchmark_filter='^G' --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true
 if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then

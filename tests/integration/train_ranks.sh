@@ -32,6 +32,13 @@ paste -d, "$tmp/two/metrics.csv" "$tmp/one/metrics.csv" | awk -F, 'NR > 1 {
     for (i = 2; i <= 5; i++) { d = $i - $(i + 5); if (d < 0) d = -d; if (d > 1e-3) { print "column " i " epoch " $1 ": " $i " vs " $(i + 5); bad = 1 } } }
   END { exit bad }' || fail "2 ranks' curves differ from one process's on the same batches"
 
+# A single launched rank trains through a group of one: one process's curves.
+"$nnplug" launch --nproc 1 -- "$nnplug" train --seed 3 --epochs 3 --out "$tmp/single" >/dev/null 2>&1 ||
+  fail "launch --nproc 1 -- train"
+paste -d, "$tmp/single/metrics.csv" "$tmp/one/metrics.csv" | awk -F, 'NR > 1 {
+    for (i = 2; i <= 5; i++) { d = $i - $(i + 5); if (d < 0) d = -d; if (d > 1e-6) bad = 1 } } END { exit bad }' ||
+  fail "one launched rank's curves differ from one process's"
+
 # Kill rank 1 once the first checkpoint exists.
 start=$SECONDS
 "$nnplug" train --nproc 2 --epochs 200 --out "$tmp/killed" >"$tmp/killed.log" 2>&1 &

@@ -57,10 +57,11 @@ std::string shape_text(const nnp::Shape& shape) {
   return text;
 }
 
-// WORLD_SIZE as `nnplug launch` (or torchrun) sets it for a rank; 1 outside.
+// WORLD_SIZE as `nnplug launch` (or torchrun) sets it for a rank; 0 when
+// this process was not started as one.
 int launched_world_size() {
   const char* text = std::getenv("WORLD_SIZE");
-  if (text == nullptr || *text == '\0') return 1;
+  if (text == nullptr || *text == '\0') return 0;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < 1 || value > 65536)
@@ -127,7 +128,7 @@ int run_train(const Args& args) {
   if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
   if (nproc < 1 || nproc > 1024) throw nnp::Error(NNP_INVALID_ARGUMENT, "--nproc must be 1 to 1024");
   const int world = launched_world_size();
-  const int ranks = world > 1 ? world : nproc;  // checked before any rank starts
+  const int ranks = world > 0 ? world : nproc;  // checked before any rank starts
   if (ranks > 1 && !profile_path.empty())
     throw nnp::Error(NNP_INVALID_ARGUMENT, "--profile profiles one process: leave out --nproc");
   if (batch_size % ranks != 0)
@@ -135,8 +136,9 @@ int run_train(const Args& args) {
                                                " is the whole batch of a step, divided among the " +
                                                std::to_string(ranks) + " ranks: make it a multiple of " +
                                                std::to_string(ranks));
-  if (nproc > 1 && world == 1) return launch_ranks(nproc, args);
-  const bool distributed = world > 1;
+  if (nproc > 1 && world == 0) return launch_ranks(nproc, args);
+  // A launched rank trains through the group, even one of a single rank.
+  const bool distributed = world > 0;
   StepProfiler profiling(profile_path, 5, 5);  // checks --profile before anything is written
 
   auto started = std::chrono::steady_clock::now();
@@ -267,7 +269,7 @@ int run_train(const Args& args) {
   for (int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
     // Each epoch's order comes from its own stream: a resumed run repeats it.
     nnp::Generator shuffle(seed * 1000003 + static_cast<uint64_t>(epoch));
-    nnp::data::DataLoaderOptions loading(batch_size / world);
+    nnp::data::DataLoaderOptions loading(distributed ? batch_size / world : batch_size);
     if (distributed) {
       // Every rank draws one process's permutation and takes every world-th
       // index of it: together a step's shares are one process's batch.
