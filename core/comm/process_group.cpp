@@ -184,13 +184,19 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
          "' serves (", comm->backends, ")");
   g->store = open_store(options.init_method, g->rank, g->timeout_ms);
   g->prefix = next_prefix(options.init_method, g->rank);
-  // The plugin's keys are this run's alone: none an earlier run left can be read.
-  const std::string run = rendezvous(*g, g->prefix);
-  g->plugin_store = std::make_unique<PrefixedStore>(*g->store, g->prefix + "comm/" + run + "/");
-  const nnp_status status = comm->table.group_new(comm->table.state, g->rank, g->size, g->device,
-                                                  g->plugin_store->table(), g->timeout_ms, &g->group);
-  if (status != NNP_OK) plugin_failed(*g, "joining", status);
-  if (g->group == nullptr) fail(NNP_INTERNAL, g->label, ": the backend's group_new gave no group");
+  try {
+    // The plugin's keys are this run's alone: none an earlier run left can be read.
+    const std::string run = rendezvous(*g, g->prefix);
+    g->plugin_store = std::make_unique<PrefixedStore>(*g->store, g->prefix + "comm/" + run + "/");
+    const nnp_status status = comm->table.group_new(comm->table.state, g->rank, g->size, g->device,
+                                                    g->plugin_store->table(), g->timeout_ms, &g->group);
+    if (status != NNP_OK) plugin_failed(*g, "joining", status);
+    if (g->group == nullptr) fail(NNP_INTERNAL, g->label, ": the backend's group_new gave no group");
+  } catch (const Error&) {
+    // A refused start leaves the place clean too, once every rank gave up.
+    g->store->leave(g->prefix, g->rank, g->size);
+    throw;
+  }
   return g.release();
 }
 

@@ -274,6 +274,7 @@ TEST_F(Distributed, AReusedFolderServesTheNextRunOrSaysItHoldsAnEarlierOne) {
             std::string::npos)
       << errors[1];
   EXPECT_NE(errors[0], "") << "rank 0 waits for a rank 1 that never joins its group";
+  EXPECT_TRUE(fs::is_empty(again)) << "ranks that gave up leave the folder clean too";
 }
 
 TEST_F(Distributed, ARankThatNeverComesIsATimeoutNotAHang) {
