@@ -292,6 +292,7 @@ TEST_F(Distributed, APeerThatLeavesFailsTheOthersCollectiveWithinTheTimeout) {
     ranks[r] = std::thread([&, r] {
       try {
         dist::ProcessGroup g("gloo", options(r, 2, milliseconds(3000)));
+        g.barrier();         // both connected: what fails next is the collective
         if (r == 1) return;  // leaves: its connections close
         std::this_thread::sleep_for(milliseconds(200));
         Tensor t = ones({1024});
