@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_11, "nnp_api grew: add NNP_API_SIZE_1_12 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_12, "nnp_api grew: add NNP_API_SIZE_1_13 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -214,6 +214,8 @@ nnp_api make_table() {
   t.work_release = api::work_release;
   t.register_post_accumulate_grad_hook = api::register_post_accumulate_grad_hook;
   t.autograd_queue_callback = api::autograd_queue_callback;
+  t.backend_summary = api::backend_summary;
+  t.comm_summary = api::comm_summary;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

@@ -45,6 +45,11 @@ nnp_backend_info BackendRecord::info() const {
                           device_count(),           reason ? reason : "", table_.flags};
 }
 
+nnp_backend_info BackendRecord::summary() const {
+  return nnp_backend_info{
+      sizeof(nnp_backend_info), name_.c_str(), plugin_path_.c_str(), table_.score, -1, "", table_.flags};
+}
+
 nnp_device_info BackendRecord::device_info(int32_t device) const {
   nnp_device_info info{};
   info.struct_size = sizeof(info);

@@ -34,6 +34,8 @@ class BackendRecord {
   std::string unavailable_reason() const;
   // What backend_info answers; its strings live as long as the record.
   nnp_backend_info info() const;
+  // The same without asking for devices: device_count -1, no reason.
+  nnp_backend_info summary() const;
   // The backend's description of one device, completed with its name.
   nnp_device_info device_info(int32_t device) const;
   void synchronize(int32_t device) const;

@@ -14,7 +14,7 @@ rm -rf "$bundle"
 [ -f build/CMakeCache.txt ] || cmake --preset default
 cmake --build build
 cmake --install build --prefix "$bundle" >/dev/null
-rm -f "$bundle"/lib/nnplug/plugins/libnnp_backend_rocm.so
+rm -f "$bundle"/lib/nnplug/plugins/libnnp_backend_rocm.so "$bundle"/lib/nnplug/devices/libnnp_backend_rocm_device.so
 cmake -S plugins -B build/gpu-bundle-plugins -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$bundle" >/dev/null
 cmake --build build/gpu-bundle-plugins
 cmake --install build/gpu-bundle-plugins >/dev/null
@@ -22,7 +22,7 @@ cp build/bin/unit_tests build/bin/nnp_gpu_bench build/gpu-bundle-plugins/plugins
 cp tests/integration/gpu_train.sh tools/bench/g1_pytorch.py "$bundle/bin/"
 # Every library the programs and plugins need beyond glibc, libstdc++ and CUDA.
 mkdir -p "$bundle/deps"
-for file in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/nnplug/plugins/*.so; do
+for file in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/nnplug/plugins/*.so "$bundle"/lib/nnplug/devices/*.so; do
   [ -x "$file" ] || [[ $file == *.so* ]] || continue
   ldd "$file" 2>/dev/null | awk '$3 ~ /^\// {print $3}' || true
 done | sort -u | while read -r lib; do

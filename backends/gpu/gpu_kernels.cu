@@ -12,6 +12,7 @@
 
 #include "gpu_backend.hpp"
 #include "gpu_flat.cuh"
+#include "gpu_kernel_slots.hpp"
 
 namespace nnp::gpu {
 namespace {
@@ -585,12 +586,13 @@ nnp_status k_random(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t se
   return launched("random kernel");
 }
 
-// Every slot by name, from plugin.h's list; optional slots would follow.
+// Every slot by name, from gpu_kernel_slots.hpp's list (which the deferred
+// plugin forwards).
 nnp_kernels make_kernels() {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
 #define NNP_SET_SLOT(slot) k.slot = k_##slot;
-  NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
+  NNP_GPU_KERNEL_SLOTS(NNP_SET_SLOT)
 #undef NNP_SET_SLOT
   return k;
 }

@@ -50,6 +50,13 @@ nnp_status comm_info(int32_t i, nnp_comm_info* info) {
     write_info(info, comm::CommRegistry::instance().at(i).info());
   });
 }
+nnp_status comm_summary(int32_t i, nnp_comm_info* info) {
+  return guard([&] {
+    info_arg(info, "comm_summary");
+    PluginRegistry::instance().discover();
+    write_info(info, comm::CommRegistry::instance().at(i).info(false));
+  });
+}
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out) {
   const char* op = "process_group_new";
   return guard([&] {

@@ -24,6 +24,7 @@ int32_t plugin_count();
 nnp_status plugin_info(int32_t i, nnp_plugin_info* info);
 int32_t backend_count();
 nnp_status backend_info(int32_t i, nnp_backend_info* info);
+nnp_status backend_summary(int32_t i, nnp_backend_info* info);
 nnp_status plugin_search_path(char* buf, size_t size, size_t* needed);
 nnp_status device_parse(const char* name, nnp_device* out);
 nnp_status device_name(nnp_device device, char* buf, size_t size, size_t* needed);
@@ -110,6 +111,7 @@ nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs*
 nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
 int32_t comm_count();
 nnp_status comm_info(int32_t i, nnp_comm_info* out);
+nnp_status comm_summary(int32_t i, nnp_comm_info* out);
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

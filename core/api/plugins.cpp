@@ -37,6 +37,9 @@ int32_t backend_count() {
 nnp_status backend_info(int32_t i, nnp_backend_info* info) {
   return guard([&] { write_info(&info_arg(info, "backend_info"), discovered().backend(i).info()); });
 }
+nnp_status backend_summary(int32_t i, nnp_backend_info* info) {
+  return guard([&] { write_info(&info_arg(info, "backend_summary"), discovered().backend(i).summary()); });
+}
 nnp_status plugin_search_path(char* buf, size_t size, size_t* needed) {
   return guard([&] { detail::write_string(PluginRegistry::instance().search_path(), buf, size, needed); });
 }

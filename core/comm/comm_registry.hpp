@@ -20,9 +20,11 @@ struct CommRecord {
   bool serves(const std::string& backend) const;
   // The plugin's reason it cannot form groups here, or nullptr.
   const char* unavailable_reason() const;
-  nnp_comm_info info() const {
+  // asked: whether to ask the plugin if it can work here (which may open its
+  // runtime); without, unavailable_reason is NULL (comm_summary).
+  nnp_comm_info info(bool asked = true) const {
     return nnp_comm_info{sizeof(nnp_comm_info), name.c_str(), plugin_path.c_str(), backends.c_str(),
-                         unavailable_reason()};
+                         asked ? unavailable_reason() : nullptr};
   }
 };
 

@@ -16,7 +16,8 @@ check() {
 }
 check "$build/lib/libnnp.so" "nnp_get_api"
 count=0
-for plugin in "$build"/lib/nnplug/plugins/*.so "$build"/tests/plugin_corpus/*.so; do
+# Device libraries (lib/nnplug/devices) are plugins too, opened by their deferred plugin.
+for plugin in "$build"/lib/nnplug/plugins/*.so "$build"/lib/nnplug/devices/*.so "$build"/tests/plugin_corpus/*.so; do
   case "$plugin" in *not_a_library*|*no_entry*) continue ;; esac
   check "$plugin" "nnp_plugin_entry"
   count=$((count + 1))

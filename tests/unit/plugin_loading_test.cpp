@@ -99,8 +99,30 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
   EXPECT_EQ(api().load_plugin(missing.c_str()), NNP_NOT_FOUND);
 }
 
+// backend_summary lists a backend as backend_info does, but without its
+// devices (-1, no reason); a bad index or a NULL output is refused as
+// backend_info refuses it.
+TEST(PluginLoading, BackendSummariesNameEveryBackendWithoutCountingDevices) {
+  const std::vector<nnp_backend_info> full = nnp::backends(), summaries = nnp::backend_summaries();
+  ASSERT_EQ(full.size(), summaries.size());
+  for (size_t b = 0; b < full.size(); ++b) {
+    EXPECT_STREQ(summaries[b].name, full[b].name);
+    EXPECT_STREQ(summaries[b].plugin_path, full[b].plugin_path);
+    EXPECT_EQ(summaries[b].score, full[b].score);
+    EXPECT_EQ(summaries[b].flags, full[b].flags);
+    EXPECT_EQ(summaries[b].device_count, -1);
+    EXPECT_STREQ(summaries[b].unavailable_reason, "");
+  }
+  nnp_backend_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(api().backend_summary(static_cast<int32_t>(full.size()), &info),
+            api().backend_info(static_cast<int32_t>(full.size()), &info));
+  EXPECT_EQ(api().backend_summary(0, nullptr), NNP_INVALID_ARGUMENT);
+}
+
 // A communication backend that loads where it cannot work says why, in
-// comm_info and `nnplug plugins`, and process_group_new refuses with it.
+// comm_info and `nnplug devices`, and process_group_new refuses with it;
+// comm_summary and `nnplug plugins` list it without asking.
 TEST(PluginLoading, ACommunicationBackendThatCannotWorkHereSaysWhy) {
   ASSERT_EQ(api().load_plugin(corpus("comm_unreachable").c_str()), NNP_OK) << api().last_error();
   bool found = false;
@@ -112,6 +134,12 @@ TEST(PluginLoading, ACommunicationBackendThatCannotWorkHereSaysWhy) {
     found = true;
     ASSERT_NE(info.unavailable_reason, nullptr);
     EXPECT_EQ(std::string(info.unavailable_reason), "test fabric: no adapter is plugged in");
+    nnp_comm_info summary{};
+    summary.struct_size = sizeof summary;
+    ASSERT_EQ(api().comm_summary(i, &summary), NNP_OK);
+    EXPECT_EQ(std::string(summary.name), "unreachable");
+    EXPECT_EQ(std::string(summary.backends), "cpu,reference");
+    EXPECT_EQ(summary.unavailable_reason, nullptr);
   }
   EXPECT_TRUE(found);
   nnp_process_group_options options{};
@@ -126,12 +154,14 @@ TEST(PluginLoading, ACommunicationBackendThatCannotWorkHereSaysWhy) {
                 .find("communication backend 'unreachable' cannot form groups here: test fabric: no adapter"),
             std::string::npos)
       << api().last_error();
-  const std::string output =
-      test::run_command(std::string("NNP_PLUGIN_PATH=") + NNP_CORPUS_DIR + " " + NNPLUG_BINARY + " plugins 2>&1")
-          .output;
-  EXPECT_NE(output.find("(moves cpu,reference tensors): unavailable here: test fabric: no adapter is plugged in"),
+  const std::string env = std::string("NNP_PLUGIN_PATH=") + NNP_CORPUS_DIR + " ";
+  const std::string listed = test::run_command(env + NNPLUG_BINARY + " plugins 2>&1").output;
+  EXPECT_NE(listed.find("(moves cpu,reference tensors)\n"), std::string::npos) << listed;
+  const std::string devices = test::run_command(env + NNPLUG_BINARY + " devices 2>&1").output;
+  EXPECT_NE(devices.find("communication backend unreachable (cpu,reference): unavailable here: test fabric: no "
+                         "adapter is plugged in"),
             std::string::npos)
-      << output;
+      << devices;
 }
 
 TEST(PluginLoading, DiscoveryThroughNnpPluginPathListsRefusals) {

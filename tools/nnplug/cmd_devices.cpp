@@ -1,4 +1,5 @@
-// nnplug devices: every backend, its devices, or why it has none.
+// nnplug devices: every backend, its devices, or why it has none; and
+// whether each communication backend can work here.
 #include <iomanip>
 #include <iostream>
 #include <nnp/nnp.hpp>
@@ -42,6 +43,17 @@ int run_devices(const Args& args) {
     }
   }
   std::cout << "auto -> " << nnp::Device("auto").name() << "\n";
+  // Whether each communication backend can form groups here (which may
+  // open its runtime, as counting a GPU backend's devices does).
+  for (int32_t i = 0; i < api.comm_count(); ++i) {
+    nnp_comm_info info{};
+    info.struct_size = sizeof(info);
+    nnp::check(api.comm_info(i, &info));
+    std::cout << "communication backend " << printable(info.name) << " (" << printable(info.backends) << "): "
+              << (info.unavailable_reason ? "unavailable here: " + printable(info.unavailable_reason)
+                                          : std::string("available"))
+              << "\n";
+  }
   return 0;
 }
 

@@ -93,8 +93,9 @@ int run_plugins(const Args& args) {
     }
   }
   // Which file provides each backend: a name is only as good as its source.
+  // Listed without starting any device runtime (`nnplug devices` does).
   std::cout << "backends:\n";
-  for (const nnp_backend_info& info : nnp::backends()) {
+  for (const nnp_backend_info& info : nnp::backend_summaries()) {
     std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << printable(info.plugin_path, 4096) << "\n";
@@ -104,13 +105,11 @@ int run_plugins(const Args& args) {
   for (int32_t i = 0; i < api.comm_count(); ++i) {
     nnp_comm_info info{};
     info.struct_size = sizeof(info);
-    nnp::check(api.comm_info(i, &info));
+    nnp::check(api.comm_summary(i, &info));
     std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << printable(info.plugin_path, 4096) << "  (moves " << printable(info.backends)
-              << " tensors)";
-    if (info.unavailable_reason != nullptr) std::cout << ": unavailable here: " << printable(info.unavailable_reason);
-    std::cout << "\n";
+              << " tensors)\n";
   }
   if (vm.count("core")) {
     std::cout << "core layer types:\n";

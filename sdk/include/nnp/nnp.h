@@ -35,7 +35,7 @@ extern "C" {
  * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 11
+#define NNP_ABI_MINOR 12
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -1123,6 +1123,15 @@ struct nnp_api {
    * callback fails the backward. release (may be NULL) frees user_data
    * after the callback ran or the backward failed before it. */
   nnp_status (*autograd_queue_callback)(nnp_autograd_callback_fn fn, void* user_data, void (*release)(void* user_data));
+
+  /* ---- 1.12: listings that start no device runtime ---- */
+  /* As backend_info, without asking the backend for its devices (for a GPU
+   * backend that opens its runtime): device_count is -1 and
+   * unavailable_reason "". For listing what is loaded (`nnplug plugins`). */
+  nnp_status (*backend_summary)(int32_t i, nnp_backend_info* out);
+  /* As comm_info, without asking the backend whether it can work here:
+   * unavailable_reason is NULL. */
+  nnp_status (*comm_summary)(int32_t i, nnp_comm_info* out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1137,6 +1146,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_8 NNP_SIZE_THROUGH(nnp_api, module_layer_attrs)
 #define NNP_API_SIZE_1_10 NNP_SIZE_THROUGH(nnp_api, work_release)
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
+#define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
 #define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
 #define NNP_COMM_INFO_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm_info, unavailable_reason)

@@ -596,15 +596,23 @@ inline std::string plugin_search_path() {
   return detail::query_string(
       [](char* buf, size_t size, size_t* needed) { return api().plugin_search_path(buf, size, needed); }, check);
 }
-// Every loaded backend, indexed by its id.
-inline std::vector<nnp_backend_info> backends() {
+namespace detail {
+// Every loaded backend, indexed by its id, as `describe` (backend_info or
+// backend_summary) gives it.
+inline std::vector<nnp_backend_info> backend_list(nnp_status (*describe)(int32_t, nnp_backend_info*)) {
   std::vector<nnp_backend_info> out(static_cast<size_t>(api().backend_count()));
   for (size_t b = 0; b < out.size(); ++b) {
     out[b].struct_size = sizeof(nnp_backend_info);
-    check(api().backend_info(static_cast<int32_t>(b), &out[b]));
+    check(describe(static_cast<int32_t>(b), &out[b]));
   }
   return out;
 }
+}  // namespace detail
+// Every loaded backend, indexed by its id, with its devices counted.
+inline std::vector<nnp_backend_info> backends() { return detail::backend_list(api().backend_info); }
+// The same list without asking any backend for its devices (device_count
+// is -1): what is loaded, with no GPU runtime opened to find out.
+inline std::vector<nnp_backend_info> backend_summaries() { return detail::backend_list(api().backend_summary); }
 namespace autograd {
 // From a hook, during backward: callback runs once that whole backward has
 // finished, after every gradient (PyTorch's queue_callback). An exception
