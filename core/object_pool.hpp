@@ -22,7 +22,12 @@ class ObjectPool {
     } else {
       memory = ::operator new(sizeof(Slot));
     }
-    return new (memory) T(std::forward<Args>(args)...);
+    // Without arguments, default-initialised: the members' own initialisers
+    // run, and the object is not first zeroed whole as T() would do.
+    if constexpr (sizeof...(Args) == 0)
+      return new (memory) T;
+    else
+      return new (memory) T(std::forward<Args>(args)...);
   }
 
   static void destroy(T* object) {

@@ -19,7 +19,7 @@ std::vector<void*>& CachingAllocator::free_list(size_t size_class) {
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = size_class(bytes);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinLock> lock(mutex_);
     std::vector<void*>& list = free_list(size);
     if (!list.empty()) {
       void* ptr = list.back();
@@ -40,7 +40,7 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   const size_t size = size_class(bytes);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinLock> lock(mutex_);
     if (cached_ + size <= kMaxCachedBytes) {
       free_list(size).push_back(ptr);
       cached_ += size;
@@ -51,7 +51,7 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
 }
 
 void CachingAllocator::release_cache() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinLock> lock(mutex_);
   for (std::vector<void*>& blocks : small_) {
     for (void* ptr : blocks) std::free(ptr);
     blocks.clear();
@@ -63,7 +63,7 @@ void CachingAllocator::release_cache() {
 }
 
 size_t CachingAllocator::cached_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinLock> lock(mutex_);
   return cached_;
 }
 

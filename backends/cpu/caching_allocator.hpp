@@ -2,12 +2,29 @@
 // handed out again, so steady-state op paths do not reach malloc.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 namespace nnp::cpu {
+
+// The free lists' lock: held for a few instructions, by one thread nearly
+// always (op paths allocate on the caller's thread), where a mutex's calls
+// cost more than the work they guard.
+class SpinLock {
+ public:
+  void lock() {
+    while (held_.exchange(true, std::memory_order_acquire))
+      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();  // its holder may be descheduled
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
 
 class CachingAllocator {
  public:
@@ -27,7 +44,7 @@ class CachingAllocator {
   static constexpr size_t kSmallLimit = 4096;
   std::vector<void*>& free_list(size_t size_class);  // caller holds mutex_
 
-  mutable std::mutex mutex_;
+  mutable SpinLock mutex_;
   std::vector<void*> small_[kSmallLimit / 64 + 1];  // indexed by class / 64: no hashing for small blocks
   std::unordered_map<size_t, std::vector<void*>> large_;
   size_t cached_ = 0;

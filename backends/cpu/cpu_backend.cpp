@@ -68,16 +68,15 @@ nnp_status event_elapsed_us(void*, int32_t, void* start, void* end, double* us) 
 }
 void event_release(void*, int32_t, void* event) { delete static_cast<std::chrono::steady_clock::time_point*>(event); }
 
-// Every slot by name, from plugin.h's list, then the optional ones.
+// Every slot by name, from plugin.h's lists: the cpu backend offers every
+// optional kernel too.
 nnp_kernels make_kernels() {
   nnp_kernels k{};
   k.struct_size = sizeof(nnp_kernels);
 #define NNP_SET_SLOT(slot) k.slot = slot;
   NNP_KERNELS_REQUIRED_SLOTS(NNP_SET_SLOT)
+  NNP_KERNELS_OPTIONAL_SLOTS(NNP_SET_SLOT)
 #undef NNP_SET_SLOT
-  k.gemm_i8 = gemm_i8;
-  k.conv2d = conv2d;
-  k.max_pool2d = max_pool2d;
   return k;
 }
 

@@ -1,9 +1,17 @@
 // Batched GEMM through OpenBLAS. f32/f64 operands are handed to BLAS in
 // place whenever their strides describe a (possibly transposed) matrix;
 // anything else, and f16/bf16, is packed into f32 scratch first.
+//
+// OpenBLAS runs single-threaded here and a large product is split over the
+// backend's own pool instead, in column (or row) blocks, one BLAS call each.
+// Two sets of threads on the same cores would take turns: OpenBLAS's workers
+// spin on sched_yield after every call while the pool's run the elementwise
+// ops between the products, and the pool's would do the same to OpenBLAS.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -12,6 +20,45 @@
 
 namespace nnp::cpu {
 namespace {
+
+// OpenBLAS's thread count is one setting for the whole process, and other
+// code in it (an application, a peer library) may call OpenBLAS too: it is
+// lowered to 1 only while a gemm of this backend runs, and the last of
+// concurrent gemms puts back the count it found.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (active()++ == 0) {
+      saved() = openblas_get_num_threads();
+      if (saved() != 1) openblas_set_num_threads(1);
+    }
+  }
+  ~SingleThreadedBlas() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--active() == 0 && saved() != 1) openblas_set_num_threads(saved());
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& active() {
+    static int n = 0;
+    return n;
+  }
+  static int& saved() {
+    static int n = 1;
+    return n;
+  }
+};
+
+// Below this many multiply-adds a product runs on one thread (OpenBLAS's own
+// threshold for threading one is 262144).
+constexpr int64_t kSplitWork = int64_t{1} << 19;
 
 // How BLAS sees one rows x cols operand: pointer, transpose flag and leading
 // dimension, or `usable == false` when it must be packed.
@@ -52,16 +99,53 @@ void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, flo
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
 }
 
-void call_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k) {
+// c[m, n] (leading dimension ldc) = a @ b, on this thread.
+void blas_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k,
+               int64_t ldc) {
   cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
-              0.0f, c, static_cast<blasint>(n));
+              0.0f, c, static_cast<blasint>(ldc));
 }
 
-void call_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k) {
+void blas_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k,
+               int64_t ldc) {
   cblas_dgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld), 0.0,
-              c, static_cast<blasint>(n));
+              c, static_cast<blasint>(ldc));
+}
+
+// The rows [first, first + count) of a (as BLAS sees it), or its columns.
+template <typename C>
+BlasMatrix<C> rows_of(BlasMatrix<C> a, int64_t first) {
+  a.data += a.trans == CblasNoTrans ? first * a.ld : first;
+  return a;
+}
+template <typename C>
+BlasMatrix<C> columns_of(BlasMatrix<C> b, int64_t first) {
+  b.data += b.trans == CblasNoTrans ? first : first * b.ld;
+  return b;
+}
+
+// c (contiguous [m, n]) = a @ b, a large product split over the pool along
+// its larger dimension in blocks of whole cache lines of c.
+template <typename C>
+void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, int64_t n, int64_t k) {
+  const int threads = ThreadPool::instance().size();
+  if (threads <= 1 || m * n * k < kSplitWork || std::max(m, n) < 32) {
+    blas_gemm(a, b, c, m, n, k, n);
+    return;
+  }
+  const bool by_columns = n >= m;
+  const int64_t extent = by_columns ? n : m, align = 16;
+  const int64_t parts = std::min<int64_t>(threads, extent / align);
+  ThreadPool::instance().run(parts, [&](int64_t part) {
+    const int64_t first = extent * part / parts / align * align;
+    const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / align * align;
+    if (by_columns)
+      blas_gemm(a, columns_of(b, first), c + first, m, last - first, k, n);
+    else
+      blas_gemm(rows_of(a, first), b, c + first * n, last - first, n, k, n);
+  });
 }
 
 template <typename T>
@@ -109,6 +193,7 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
 }  // namespace
 
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out) {
+  SingleThreadedBlas serial;
   const int32_t nb = out->ndim - 2;
   const int64_t m = out->shape[nb], n = out->shape[nb + 1], k = a->shape[nb + 1];
   int64_t batches = 1;
@@ -133,11 +218,11 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
           gemm_one<T>(pa + oa, pb + ob, pc + batch * m * n, m, n, k, *a, *b, nb);
         }
       };
-      // OpenBLAS threads one product only from m*n*k = 262144 (its SMP
-      // threshold) up; a batch of smaller ones (attention's heads) is spread
-      // over the pool instead, one product per task, so nothing nests.
+      // A large product is split over the pool (call_gemm); a batch of
+      // smaller ones (attention's heads) is spread over it instead, one
+      // product per task.
       const int64_t work = m * n * k;
-      if (batches > 1 && work < 262144)
+      if (batches > 1 && work < kSplitWork)
         parallel_for(batches, work, products);
       else
         products(0, batches);

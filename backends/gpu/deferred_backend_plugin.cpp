@@ -65,14 +65,17 @@ nnp_status keep_backend(nnp_plugin_host*, const nnp_backend* backend) {
   return NNP_OK;
 }
 
-// Every slot this plugin forwards must be there, and every optional slot it
+const nnp_kernels& forwarding_table();  // below: what this plugin registers
+
+// Every kernel slot this plugin forwards must be there, and every one it
 // leaves NULL must be NULL there too: the core reads NULL as "not offered".
 std::string mismatch(const nnp_backend& b, const nnp_kernels& k) {
-#define NNP_CHECK_PRESENT(slot) \
-  if (k.slot == nullptr) return "kernel slot '" #slot "' is missing";
-  NNP_GPU_KERNEL_SLOTS(NNP_CHECK_PRESENT)
-#undef NNP_CHECK_PRESENT
-  if (k.gemm_i8 || k.conv2d || k.max_pool2d) return "it offers optional kernels this plugin does not forward";
+#define NNP_CHECK_SLOT(slot)                                       \
+  if ((k.slot == nullptr) != (forwarding_table().slot == nullptr)) \
+    return std::string("kernel slot '" #slot "' is ") + (k.slot ? "offered" : "missing");
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_CHECK_SLOT)
+  NNP_KERNELS_OPTIONAL_SLOTS(NNP_CHECK_SLOT)
+#undef NNP_CHECK_SLOT
   if (!b.unavailable_reason || !b.stream || !b.event_record || !b.event_elapsed_us || !b.event_release)
     return "an optional backend slot this plugin forwards is missing";
   if (std::strcmp(b.name, NNP_DEFERRED_NAME) != 0) return std::string("it registers backend '") + b.name + "'";
@@ -176,7 +179,10 @@ nnp_kernels forwarding_kernels() {
   return k;
 }
 
-const nnp_kernels kKernels = forwarding_kernels();
+const nnp_kernels& forwarding_table() {
+  static const nnp_kernels table = forwarding_kernels();
+  return table;
+}
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
@@ -194,7 +200,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   table.copy_on_device = NNP_FORWARD_BACKEND(copy_on_device);
   table.synchronize = NNP_FORWARD_BACKEND(synchronize);
   table.stream = stream;
-  table.kernels = &kKernels;
+  table.kernels = &forwarding_table();
   table.event_record = NNP_FORWARD_BACKEND(event_record);
   table.event_elapsed_us = NNP_FORWARD_BACKEND(event_elapsed_us);
   table.event_release = event_release;

@@ -4,6 +4,7 @@
 
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "fused_sgd.hpp"
 
 namespace nnp::core::optim {
 namespace {
@@ -29,6 +30,14 @@ double next_step(State& state) {
 }
 
 Tensor sgd(const Options& o, const Tensor& p, Tensor g, State& state) {
+  {
+    auto it = state.find("momentum_buffer");
+    Tensor value, buffer;
+    if (fused_sgd(o, p, g, it == state.end() ? nullptr : &it->second, &value, &buffer)) {
+      if (buffer.defined()) state["momentum_buffer"] = buffer;
+      return value;
+    }
+  }
   const double lr = o.at("lr"), momentum = o.at("momentum"), dampening = o.at("dampening");
   if (o.at("maximize") != 0) g = g.neg();
   if (o.at("weight_decay") != 0) g = g + p * o.at("weight_decay");

@@ -747,6 +747,51 @@ void check_pool(Kit& kit) {
       kExact);
 }
 
+// ABI 1.12's optional sgd_step (torch.optim.SGD takes it): three steps of
+// each variant, the parameter after them against the reference backend's
+// elementwise path, which has no such kernel. in[0] is the parameter, in[1]
+// to in[3] the gradients of the three steps; transposed gradients are not
+// contiguous, which the kernel must leave to the ops.
+void check_optimizer(Kit& kit) {
+  struct Variant {
+    const char* layout;
+    double momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+  };
+  const Variant variants[] = {
+      {"no momentum", 0, 0, 0, false, false},
+      {"momentum 0.9 (W1's)", 0.9, 0, 0, false, false},
+      {"momentum 0.9 nesterov weight_decay 0.01", 0.9, 0, 0.01, true, false},
+      {"momentum 0.5 dampening 0.3 maximize", 0.5, 0.3, 0, false, true},
+      {"weight_decay 0.1 maximize, no momentum", 0, 0, 0.1, false, true},
+  };
+  for (Dtype dtype : {Dtype::f32, Dtype::f64})
+    for (const Variant& v : variants)
+      for (bool transposed : {false, true}) {
+        const Shape shape{33, 70}, grad_shape = transposed ? Shape{70, 33} : shape;  // spans the pool's threads
+        kit.check("sgd_step", dtype, std::string(v.layout) + (transposed ? ", [33,70], transposed grads" : ", [33,70]"),
+                  {kit.normal(shape, dtype), kit.normal(grad_shape, dtype), kit.normal(grad_shape, dtype),
+                   kit.normal(grad_shape, dtype)},
+                  [v, transposed](const Inputs& in) {
+                    Tensor p = in[0].clone();
+                    p.requires_grad_();
+                    optim::Optimizer opt("SGD", {p},
+                                         std::move(nn::Attrs()
+                                                       .set("lr", 0.05)
+                                                       .set("momentum", v.momentum)
+                                                       .set("dampening", v.dampening)
+                                                       .set("weight_decay", v.weight_decay)
+                                                       .set("nesterov", v.nesterov)
+                                                       .set("maximize", v.maximize)));
+                    for (int step = 1; step <= 3; ++step) {
+                      p.set_grad(transposed ? in[step].t() : in[step]);
+                      opt.step();
+                    }
+                    return p.detach();
+                  });
+      }
+}
+
 }  // namespace
 
 Tolerance tolerance_for(const std::string& dtype) {
@@ -763,11 +808,12 @@ struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
-                            {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
-                            {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
-                            {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
-                            {"conv", check_conv},           {"pool", check_pool}};
+const Family kFamilies[] = {
+    {"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
+    {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
+    {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
+    {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
+    {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer}};
 
 }  // namespace
 

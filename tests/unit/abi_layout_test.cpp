@@ -173,7 +173,21 @@ PIN(nnp_conv2d_params, groups, 56);
 static_assert(sizeof(nnp_conv2d_params) == 64 && NNP_CONV2D_PARAMS_SIZE_1_9 == 64, "nnp_conv2d_params 1.9");
 // ---- ABI 1.10 ----
 PIN(nnp_kernels, max_pool2d, 120);
-static_assert(sizeof(nnp_kernels) == 128 && NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
+static_assert(NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
+PIN(nnp_kernels, sgd_step, 128);
+static_assert(sizeof(nnp_kernels) == 136 && NNP_KERNELS_SIZE_1_12 == 136, "nnp_kernels 1.12 is 136 bytes");
+#define NNP_COUNT_SLOT(slot) +1
+static_assert(sizeof(size_t) +
+                      (0 NNP_KERNELS_REQUIRED_SLOTS(NNP_COUNT_SLOT) NNP_KERNELS_OPTIONAL_SLOTS(NNP_COUNT_SLOT)) *
+                          sizeof(void*) ==
+                  sizeof(nnp_kernels),
+              "every kernel slot is listed, as required or as optional");
+#undef NNP_COUNT_SLOT
+PIN(nnp_sgd_params, lr, 8);
+PIN(nnp_sgd_params, weight_decay, 32);
+PIN(nnp_sgd_params, nesterov, 40);
+PIN(nnp_sgd_params, maximize, 44);
+static_assert(sizeof(nnp_sgd_params) == 48 && NNP_SGD_PARAMS_SIZE_1_12 == 48, "nnp_sgd_params 1.12 is 48 bytes");
 PIN(nnp_pool2d_params, kernel, 8);
 PIN(nnp_pool2d_params, stride, 24);
 PIN(nnp_pool2d_params, padding, 40);

@@ -2,6 +2,7 @@
 // out by hand, parameter groups, state dicts that resume exactly, gradient
 // clipping and the schedulers.
 #include <cmath>
+#include <nnp/profiler.hpp>
 
 #include "test_support.hpp"
 
@@ -318,4 +319,34 @@ TEST(Optimizers, LBFGSMinimisesAQuadraticAndRefusesBadOptions) {
   expect_error([&] { optim::LBFGS({x}, optim::LBFGSOptions().line_search_fn("armijo")); }, NNP_INVALID_ARGUMENT,
                {"only 'strong_wolfe'"});
   expect_error([] { optim::LBFGS({}); }, NNP_INVALID_ARGUMENT, {"empty parameter list"});
+}
+
+// On cpu SGD takes the backend's one-pass sgd_step kernel (ABI 1.12); the
+// reference backend has none and runs the elementwise ops. Both round each
+// product and sum alike, so f32 parameters agree bit for bit.
+TEST(Optimizers, SgdTakesTheFusedKernelAndMatchesTheElementwiseOpsBitForBit) {
+  const Tensor start = randn({64, 100});
+  std::vector<Tensor> grads;
+  for (int i = 0; i < 3; ++i) grads.push_back(randn({64, 100}));
+  auto train = [&](const Device& device, int* fused_steps) {
+    Tensor p = start.clone().to(device).requires_grad_();
+    optim::Optimizer opt(
+        "SGD", {p},
+        std::move(Attrs().set("lr", 0.05).set("momentum", 0.9).set("nesterov", true).set("weight_decay", 0.01)));
+    profiler::Profiler recording;
+    for (const Tensor& g : grads) {
+      p.set_grad(g.to(device));
+      opt.step();
+    }
+    *fused_steps = 0;
+    for (const profiler::Event& e : recording.stop().events()) *fused_steps += e.name == "sgd_step";
+    return p.to(Device("cpu")).to_vector<float>();
+  };
+  int cpu_fused = 0, reference_fused = 0;
+  const std::vector<float> cpu = train(Device("cpu"), &cpu_fused);
+  const std::vector<float> reference = train(Device("reference"), &reference_fused);
+  EXPECT_EQ(cpu_fused, 3);
+  EXPECT_EQ(reference_fused, 0);
+  ASSERT_EQ(cpu.size(), reference.size());
+  for (size_t i = 0; i < cpu.size(); ++i) ASSERT_EQ(cpu[i], reference[i]) << "element " << i;
 }

@@ -99,6 +99,17 @@ typedef struct nnp_pool2d_params {
   int64_t dilation[2]; /* >= 1 */
 } nnp_pool2d_params;
 
+/* 1.12: one step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step). */
+typedef struct nnp_sgd_params {
+  size_t struct_size;
+  double lr;
+  double momentum;  /* 0: no momentum buffer */
+  double dampening;
+  double weight_decay;
+  int32_t nesterov; /* 0 or 1 */
+  int32_t maximize; /* 0 or 1 */
+} nnp_sgd_params;
+
 /* Every kernel returns NNP_OK or a failure status after calling
  * api->set_error with a message. Unless stated otherwise, all views of one
  * call have the same shape and ndim, and output views do not overlap inputs
@@ -184,6 +195,22 @@ typedef struct nnp_kernels {
    * position. */
   nnp_status (*max_pool2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_pool2d_params* p,
                            const nnp_view* out, const nnp_view* indices);
+  /* ---- 1.12 ---- */
+  /* One SGD step for one parameter in one pass (optional; NULL = the core's
+   * elementwise ops), rounding after each product and sum as PyTorch's SGD
+   * does (no fused multiply-add):
+   *   d = maximize ? -grad : grad;  if weight_decay != 0: d = d + weight_decay * param;
+   *   if momentum != 0: buffer_out = buffer ? momentum * buffer + (1 - dampening) * d : d;
+   *                     d = nesterov ? d + momentum * buffer_out : buffer_out;
+   *   param_out = param + (-lr) * d.
+   * (A product by 1, as (1 - dampening) * d with dampening 0, is d itself.)
+   * param, grad and param_out are contiguous, of one shape and of NNP_F32 or
+   * NNP_F64; buffer (NULL on the first step) and buffer_out are the same,
+   * both NULL when momentum is 0. Outputs are new memory, never an input:
+   * the core applies a step only once every parameter's has been computed. */
+  nnp_status (*sgd_step)(const nnp_kernel_ctx* ctx, const nnp_sgd_params* p, const nnp_view* param,
+                         const nnp_view* grad, const nnp_view* buffer, const nnp_view* param_out,
+                         const nnp_view* buffer_out);
 } nnp_kernels;
 
 /* ---- the backend -------------------------------------------------------- */
@@ -236,6 +263,8 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_REQUIRED_SLOTS(X) \
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
+/* (1.12) The optional kernel slots, in the same form. */
+#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step)
 
 /* ---- communication backends (1.10) -------------------------------------- */
 
@@ -310,6 +339,8 @@ typedef struct nnp_comm {
 #define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
+#define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, sgd_step)
+#define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 #define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
 #define NNP_COMM_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm, unavailable_reason)
 #define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
