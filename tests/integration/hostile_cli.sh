@@ -214,14 +214,14 @@ expect 7 1 "" -- "$nnplug" summary --model embedding.json --input-shape 2,4
 
 # ---- class 9: the conformance kit survives the backend it tests ----
 if [ -n "$corpus" ]; then
-  expect 9 1 "[3/14] binary: 0 cases, then CRASHED in add f32" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
-  expect 9 1 "[9/14] random: 21 cases, 0 failed" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
+  expect 9 1 "[3/15] binary: 0 cases, then CRASHED in add f32" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
+  expect 9 1 "[9/15] random: 21 cases, 0 failed" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
   expect 9 1 "the backend crashed (" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
   expect 9 1 "HUNG in where" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
   expect 9 0 "note: the backend predates ABI 1.7: its i8, round and int8 cases are skipped" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_pre17.so"
-  expect 9 1 "[9/14] random:" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
+  expect 9 1 "[9/15] random:" -- "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
   expect 9 1 "FAIL  rand f32 [1000] after a draw of 13" -- "$nnplug" conformance --backend "$corpus/libflawed_offset.so"
   expect 9 1 "FAIL  randn f64 [1000] after a draw of 13" -- "$nnplug" conformance --backend "$corpus/libflawed_offset.so"
   expect 9 1 "FAIL  randint i64 [1000] after a draw of 13" -- \
@@ -235,7 +235,7 @@ if [ -n "$corpus" ]; then
   expect 9 1 "FAIL  copy f64 to bf16 at rounding boundaries" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_rounding.so"
 fi
-expect 9 0 "[1/14] copy:" -- "$nnplug" conformance --backend cpu
+expect 9 0 "[1/15] copy:" -- "$nnplug" conformance --backend cpu
 expect 9 0 "0 failed" -- "$nnplug" conformance --backend reference --family softmax
 expect 9 1 "no family 'bogus'" -- "$nnplug" conformance --backend cpu --family bogus
 cp good.csv text.so
