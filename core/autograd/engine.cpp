@@ -1,7 +1,8 @@
 #include "engine.hpp"
 
+#include <cstdint>
+#include <deque>
 #include <queue>
-#include <unordered_map>
 
 #include "../dtype.hpp"
 #include "../error.hpp"
@@ -18,6 +19,42 @@ namespace {
 struct Pending {
   Grads grads;
   int dependencies = 0;
+  bool seen = false;  // reached by the dependency count (and, once queued, not again)
+};
+
+// Each reachable node's Pending for one backward, found by address in an
+// open-addressed table: a backward over a hundred small ops would otherwise
+// spend more on hash-map nodes (one allocation each) than on its kernels.
+class PendingTable {
+ public:
+  PendingTable() : slots_(64, -1) {}
+  Pending& operator[](Node* node) {
+    size_t at = slot_of(node);
+    if (slots_[at] < 0) {
+      if ((entries_.size() + 1) * 2 > slots_.size()) {
+        grow();
+        at = slot_of(node);
+      }
+      slots_[at] = static_cast<int32_t>(entries_.size());
+      entries_.push_back({node, Pending{}});
+    }
+    return entries_[static_cast<size_t>(slots_[at])].second;
+  }
+
+ private:
+  // The slot holding node, or the empty one where it would go.
+  size_t slot_of(Node* node) const {
+    const size_t mask = slots_.size() - 1;
+    size_t at = ((reinterpret_cast<uintptr_t>(node) >> 4) * 0x9E3779B97F4A7C15ull >> 32) & mask;
+    while (slots_[at] >= 0 && entries_[static_cast<size_t>(slots_[at])].first != node) at = (at + 1) & mask;
+    return at;
+  }
+  void grow() {
+    slots_.assign(slots_.size() * 2, -1);
+    for (size_t i = 0; i < entries_.size(); ++i) slots_[slot_of(entries_[i].first)] = static_cast<int32_t>(i);
+  }
+  std::vector<int32_t> slots_;  // a power of two, at most half full
+  std::deque<std::pair<Node*, Pending>> entries_;
 };
 
 void accumulate(TensorRef& slot, TensorRef grad) {
@@ -116,7 +153,7 @@ void queue_callback(FinalCallback callback) {
 void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph) {
   NoGradGuard no_grad;  // backward formulas do not record (no create_graph)
   CallbackQueueScope callbacks;
-  std::unordered_map<Node*, Pending> pending;
+  PendingTable pending;
   std::vector<std::shared_ptr<Node>> root_nodes;
 
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -149,10 +186,9 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
 
   // Count, for every reachable node, how many edges lead into it.
   std::vector<Node*> stack;
-  std::unordered_map<Node*, bool> seen;
   for (const auto& node : root_nodes)
-    if (!seen[node.get()]) {
-      seen[node.get()] = true;
+    if (Pending& p = pending[node.get()]; !p.seen) {
+      p.seen = true;
       stack.push_back(node.get());
     }
   while (!stack.empty()) {
@@ -160,9 +196,10 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
     stack.pop_back();
     for (const Edge& edge : node->next_edges) {
       if (!edge.node) continue;
-      pending[edge.node.get()].dependencies++;
-      if (!seen[edge.node.get()]) {
-        seen[edge.node.get()] = true;
+      Pending& next = pending[edge.node.get()];
+      next.dependencies++;
+      if (!next.seen) {
+        next.seen = true;
         stack.push_back(edge.node.get());
       }
     }
@@ -174,8 +211,8 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, decltype(later)> ready(later);
   for (const auto& node : root_nodes)
-    if (pending[node.get()].dependencies == 0 && seen[node.get()]) {
-      seen[node.get()] = false;  // queue once
+    if (Pending& p = pending[node.get()]; p.dependencies == 0 && p.seen) {
+      p.seen = false;  // queue once
       ready.push(node);
     }
 
