@@ -67,6 +67,12 @@ Dims binary_shape(const char* name, nnp_binary_op op, const Tensor& a, const Ten
 
 void run_binary(const char* name, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel == 0) return;
+  // The common case, same-shaped contiguous operands: one flat run.
+  if (a.shape == out.shape && b.shape == out.shape && a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {
+    nnp_view va = flat_view(a), vb = flat_view(b), vo = flat_view(out);
+    run_kernel(a, name, a.backend().kernels().binary(&kernel_ctx(a), op, &va, &vb, &vo));
+    return;
+  }
   nnp_view va = a.shape == out.shape ? kernel_view(a) : broadcast_view(a, out.shape);
   nnp_view vb = b.shape == out.shape ? kernel_view(b) : broadcast_view(b, out.shape);
   nnp_view vo = kernel_view(out);

@@ -126,6 +126,16 @@ nnp_view kernel_view(const Tensor& t) {
   return v;
 }
 
+nnp_view flat_view(const Tensor& t) {
+  nnp_view v{};
+  v.data = t.data();
+  v.dtype = t.dtype;
+  v.ndim = 1;
+  v.shape[0] = t.numel;
+  v.strides[0] = 1;
+  return v;
+}
+
 const nnp_kernel_ctx& kernel_ctx(const Tensor& t) { return t.backend().context(t.device.index); }
 
 }  // namespace nnp::core

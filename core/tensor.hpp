@@ -24,9 +24,17 @@ struct Storage {
   // version counter, shared by every view of the block).
   uint64_t id = next_id();
   std::atomic<uint64_t> version{0};
+  // Unique in the process (compared for equality only). Each thread takes
+  // them in blocks, so making a tensor rarely touches the shared counter.
   static uint64_t next_id() {
+    constexpr uint64_t kBlock = 1024;
     static std::atomic<uint64_t> counter{1};
-    return counter.fetch_add(1, std::memory_order_relaxed);
+    thread_local uint64_t next = 0, end = 0;
+    if (next == end) {
+      next = counter.fetch_add(kBlock, std::memory_order_relaxed);
+      end = next + kBlock;
+    }
+    return next++;
   }
   const BackendRecord* backend = nullptr;
   int32_t device = 0;
@@ -130,6 +138,9 @@ bool can_adopt(const Tensor& dst, const Tensor& fresh);
 
 // The raw view kernels receive.
 nnp_view kernel_view(const Tensor& t);
+// The same for a contiguous tensor, as one dimension of numel elements:
+// what coalesce would make of it, without the walk.
+nnp_view flat_view(const Tensor& t);
 
 const BackendRecord& backend_of(nnp_device device);
 const nnp_kernel_ctx& kernel_ctx(const Tensor& t);
