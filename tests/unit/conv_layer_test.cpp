@@ -162,6 +162,38 @@ TEST(ConvLayers, MaxPoolingInferenceKeepsPyTorchsNanAndInfinityRules) {
   EXPECT_EQ(v[3], -inf);
 }
 
+// Training takes the backend's max_pool2d kernel too (on cpu; the reference
+// backend has none and unfolds every window): the same values, indices and
+// input gradients, overlapping windows (stride < kernel) and padding
+// included, for f32 inputs that require grad.
+TEST(ConvLayers, MaxPoolingTrainingThroughTheKernelMatchesTheGeneralPath) {
+  const char* specs[] = {
+      R"({"type": "nn.MaxPool2d", "kernel_size": 2, "return_indices": true})",
+      R"({"type": "nn.MaxPool2d", "kernel_size": 3, "stride": 2, "padding": 1, "return_indices": true})",
+      R"({"type": "nn.MaxPool2d", "kernel_size": [3, 2], "stride": 1, "dilation": [1, 2], "ceil_mode": true,
+          "return_indices": true})",
+  };
+  const Tensor x0 = randn({2, 3, 9, 8});
+  for (const char* spec : specs) {
+    std::vector<std::vector<float>> values, grads;
+    std::vector<std::vector<int64_t>> indices;
+    for (const char* device : {"cpu", "reference"}) {
+      nn::ModuleHandle pool = nn::model_from_spec(spec);
+      Tensor x = x0.clone().to(Device(device)).requires_grad_();
+      auto out = pool.call_values({Value(x)});
+      Tensor y = out.tensor(0);
+      (y * y).sum().backward();
+      values.push_back(y.detach().to(Device("cpu")).reshape({-1}).to_vector<float>());
+      indices.push_back(out.tensor(1).to(Device("cpu")).reshape({-1}).to_vector<int64_t>());
+      grads.push_back(x.grad().to(Device("cpu")).reshape({-1}).to_vector<float>());
+    }
+    EXPECT_EQ(values[0], values[1]) << spec;
+    EXPECT_EQ(indices[0], indices[1]) << spec;
+    ASSERT_EQ(grads[0].size(), grads[1].size());
+    for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_NEAR(grads[0][i], grads[1][i], 1e-5) << spec << " at " << i;
+  }
+}
+
 TEST(ConvLayers, Conv1dIsAConvolutionAlongTheLength) {
   auto conv = create_layer(
       "nn.Conv1d",
