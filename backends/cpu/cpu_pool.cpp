@@ -69,6 +69,39 @@ void pool_plane(const float* x, int64_t w, const nnp_pool2d_params& p, const Spa
   }
 }
 
+// The common case (kernel 2, stride 2, no padding or dilation, every window
+// inside the plane, as in W3 and most CNNs) without the general loop's
+// spans: two input rows give one output row. A window holding a NaN takes
+// the general rule.
+template <bool kIndices>
+void pool_plane_2x2(const float* x, int64_t w, const nnp_pool2d_params& p, const Span* rows, int64_t oh,
+                    const Span* cols, int64_t ow, float* out, int64_t* indices) {
+  for (int64_t y = 0; y < oh; ++y) {
+    const float* top = x + 2 * y * w;
+    const float* bottom = top + w;
+    for (int64_t xo = 0; xo < ow; ++xo) {
+      const float a = top[2 * xo], b = top[2 * xo + 1], c = bottom[2 * xo], d = bottom[2 * xo + 1];
+      if ((a != a) | (b != b) | (c != c) | (d != d)) {
+        pool_plane<kIndices>(x, w, p, rows + y, 1, cols + xo, 1, out + y * ow + xo,
+                             kIndices ? indices + y * ow + xo : nullptr);
+        continue;
+      }
+      // The first maximum in scanning order: a later tap wins only when
+      // greater. Masks, not branches: on random data each test is a coin toss.
+      float best = a;
+      int64_t at = 0;
+      at += (1 - at) & -static_cast<int64_t>(b > best);
+      best = b > best ? b : best;
+      at += (w - at) & -static_cast<int64_t>(c > best);
+      best = c > best ? c : best;
+      at += (w + 1 - at) & -static_cast<int64_t>(d > best);
+      best = d > best ? d : best;
+      out[y * ow + xo] = best;
+      if constexpr (kIndices) indices[y * ow + xo] = 2 * y * w + 2 * xo + at;
+    }
+  }
+}
+
 }  // namespace
 
 nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d_params* p, const nnp_view* out,
@@ -87,10 +120,17 @@ nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d
     along[oh + x] = inside(x * p->stride[1] - p->padding[1], p->kernel[1], p->dilation[1], w);
   const Span *rows = along.data(), *cols = along.data() + oh;
   const int64_t cost = oh * ow * std::min<int64_t>(p->kernel[0], h) * std::min<int64_t>(p->kernel[1], w);
+  const bool two_by_two = p->kernel[0] == 2 && p->kernel[1] == 2 && p->stride[0] == 2 && p->stride[1] == 2 &&
+                          p->padding[0] == 0 && p->padding[1] == 0 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
+                          2 * oh <= h && 2 * ow <= w;
   parallel_for(planes, cost, [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       const float* in = px + plane * h * w;
-      if (pi)
+      if (two_by_two && pi)
+        pool_plane_2x2<true>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, pi + plane * oh * ow);
+      else if (two_by_two)
+        pool_plane_2x2<false>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, nullptr);
+      else if (pi)
         pool_plane<true>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, pi + plane * oh * ow);
       else
         pool_plane<false>(in, w, *p, rows, oh, cols, ow, po + plane * oh * ow, nullptr);

@@ -160,6 +160,18 @@ TEST(ConvLayers, MaxPoolingInferenceKeepsPyTorchsNanAndInfinityRules) {
   EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1]));
   EXPECT_EQ(v[2], 7.0f);
   EXPECT_EQ(v[3], -inf);
+  // Kernel 2, stride 2, every window inside (the kernel's own loop for that
+  // case): two NaNs (the last one's index), ties (the first), all -inf.
+  Tensor y =
+      from_vector(std::vector<float>{nan, 1, 3, 3, nan, 5, 3, 2, -inf, -inf, 7, 0, -inf, -inf, 7, 7}, {1, 1, 4, 4});
+  auto two = create_layer("nn.MaxPool2d", std::move(Attrs().set("kernel_size", 2).set("return_indices", true)));
+  nn::Outputs pooled = two.call_values({y});
+  const std::vector<float> w = pooled.tensor(0).to_vector<float>();
+  EXPECT_TRUE(std::isnan(w[0]));
+  EXPECT_EQ(w[1], 3.0f);
+  EXPECT_EQ(w[2], -inf);
+  EXPECT_EQ(w[3], 7.0f);
+  EXPECT_EQ(pooled.tensor(1).to_vector<int64_t>(), (std::vector<int64_t>{4, 2, 8, 10}));
 }
 
 // Training takes the backend's max_pool2d kernel too (on cpu; the reference
