@@ -99,19 +99,19 @@ void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, flo
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
 }
 
-// c[m, n] (leading dimension ldc) = a @ b, on this thread.
+// c[m, n] (leading dimension ldc) = a @ b + beta * c, on this thread.
 void blas_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k,
-               int64_t ldc) {
+               int64_t ldc, double beta) {
   cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
-              0.0f, c, static_cast<blasint>(ldc));
+              static_cast<float>(beta), c, static_cast<blasint>(ldc));
 }
 
 void blas_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k,
-               int64_t ldc) {
+               int64_t ldc, double beta) {
   cblas_dgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld), 0.0,
-              c, static_cast<blasint>(ldc));
+              static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
+              beta, c, static_cast<blasint>(ldc));
 }
 
 // The rows [first, first + count) of a (as BLAS sees it), or its columns.
@@ -126,13 +126,16 @@ BlasMatrix<C> columns_of(BlasMatrix<C> b, int64_t first) {
   return b;
 }
 
-// c (contiguous [m, n]) = a @ b, a large product split over the pool along
-// its larger dimension in blocks of whole cache lines of c.
+// c ([m, n], leading dimension ldc, n by default) = a @ b + beta * c, a
+// large product split over the pool along its larger dimension in blocks of
+// whole cache lines of c.
 template <typename C>
-void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, int64_t n, int64_t k) {
+void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, int64_t n, int64_t k, int64_t ldc = -1,
+               double beta = 0) {
+  if (ldc < 0) ldc = n;
   const int threads = ThreadPool::instance().size();
   if (threads <= 1 || m * n * k < kSplitWork || std::max(m, n) < 32) {
-    blas_gemm(a, b, c, m, n, k, n);
+    blas_gemm(a, b, c, m, n, k, ldc, beta);
     return;
   }
   const bool by_columns = n >= m;
@@ -142,9 +145,9 @@ void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, 
     const int64_t first = extent * part / parts / align * align;
     const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / align * align;
     if (by_columns)
-      blas_gemm(a, columns_of(b, first), c + first, m, last - first, k, n);
+      blas_gemm(a, columns_of(b, first), c + first, m, last - first, k, ldc, beta);
     else
-      blas_gemm(rows_of(a, first), b, c + first * n, last - first, n, k, n);
+      blas_gemm(rows_of(a, first), b, c + first * ldc, last - first, n, k, ldc, beta);
   });
 }
 
@@ -191,6 +194,14 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
 }
 
 }  // namespace
+
+void sgemm_on_pool(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  SingleThreadedBlas serial;
+  const BlasMatrix<float> ma{a, trans_a ? CblasTrans : CblasNoTrans, lda, true};
+  const BlasMatrix<float> mb{b, trans_b ? CblasTrans : CblasNoTrans, ldb, true};
+  call_gemm(ma, mb, c, m, n, k, ldc, beta);
+}
 
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out) {
   SingleThreadedBlas serial;

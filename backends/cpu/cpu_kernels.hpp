@@ -24,6 +24,16 @@ nnp_status where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* a,
 nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, int32_t nreduce, double correction,
                   const nnp_view* out);
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+// c[m, n] (leading dimension ldc) = op(a) @ op(b) + beta * c for row-major
+// f32 matrices (op(a) is [m, k]: a itself, or a stored [k, m] when trans_a),
+// as the gemm kernel runs its products: OpenBLAS on one thread, a large
+// product split over the pool. For the kernels that multiply scratch
+// matrices of their own (convolution).
+void sgemm_on_pool(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* grad_out,
+                           const nnp_conv2d_params* p, const nnp_view* grad_x, const nnp_view* grad_w,
+                           const nnp_view* grad_bias);
 nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
                   const nnp_conv2d_params* p, const nnp_view* out);

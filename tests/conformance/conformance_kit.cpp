@@ -693,6 +693,38 @@ void check_conv(Kit& kit) {
           return conv(in[0]);
         },
         static_cast<double>(w[1] * w[2] * w[3]));
+    // Training (ABI 1.12's conv2d_backward, or the core's im2col ops): the
+    // gradients of sum(conv(x) * r) for x, the weight and the bias, one
+    // after another. Not for the chunked batch: the reference's loops
+    // would take most of the kit's time on it.
+    if (inputs[0].numel() > 100000) continue;
+    Shape out_shape;
+    {
+      nn::ModuleHandle conv = nn::model_from_spec(spec);
+      conv.to(inputs[0].device());
+      NoGradGuard no_grad;
+      out_shape = conv(inputs[0]).shape();
+    }
+    Inputs with_r = inputs;
+    with_r.push_back(kit.normal(out_shape, Dtype::f32));
+    const int64_t terms = std::max(out_shape[0] * out_shape[2] * out_shape[3], out_shape[1] * w[2] * w[3]);
+    kit.check(
+        "conv2d_backward", Dtype::f32, g.layout, with_r,
+        [spec](const Inputs& in) {
+          nn::ModuleHandle conv = nn::model_from_spec(spec);
+          conv.to(in[0].device());
+          std::vector<Tensor> params = conv.parameters();
+          {
+            NoGradGuard no_grad;
+            for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+          }
+          Tensor x = in[0].clone().requires_grad_();
+          (conv(x) * in.back()).sum().backward();
+          std::vector<Tensor> grads{x.grad().reshape({-1})};
+          for (const Tensor& p : params) grads.push_back(p.grad().reshape({-1}));
+          return cat(grads, 0);
+        },
+        static_cast<double>(terms));
   }
   kit.check("conv1d", Dtype::f32, "[2,3,11] k3 stride 2 (as a conv2d of height 1)",
             {kit.normal({2, 3, 11}, Dtype::f32), kit.normal({5, 3, 3}, Dtype::f32), kit.normal({5}, Dtype::f32)},

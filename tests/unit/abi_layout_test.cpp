@@ -175,7 +175,8 @@ static_assert(sizeof(nnp_conv2d_params) == 64 && NNP_CONV2D_PARAMS_SIZE_1_9 == 6
 PIN(nnp_kernels, max_pool2d, 120);
 static_assert(NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
 PIN(nnp_kernels, sgd_step, 128);
-static_assert(sizeof(nnp_kernels) == 136 && NNP_KERNELS_SIZE_1_12 == 136, "nnp_kernels 1.12 is 136 bytes");
+PIN(nnp_kernels, conv2d_backward, 136);
+static_assert(sizeof(nnp_kernels) == 144 && NNP_KERNELS_SIZE_1_12 == 144, "nnp_kernels 1.12 is 144 bytes");
 #define NNP_COUNT_SLOT(slot) +1
 static_assert(sizeof(size_t) +
                       (0 NNP_KERNELS_REQUIRED_SLOTS(NNP_COUNT_SLOT) NNP_KERNELS_OPTIONAL_SLOTS(NNP_COUNT_SLOT)) *

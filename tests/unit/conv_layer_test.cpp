@@ -206,6 +206,40 @@ TEST(ConvLayers, MaxPoolingTrainingThroughTheKernelMatchesTheGeneralPath) {
   }
 }
 
+// Training takes the backend's conv2d and conv2d_backward kernels where it
+// has both (cpu; ABI 1.12): one ConvolutionBackward0 node, and the
+// gradients of the reference backend's im2col ops, with groups, stride,
+// padding and dilation, for an input and parameters that require grad.
+TEST(ConvLayers, Conv2dTrainingThroughTheKernelsMatchesTheGeneralPath) {
+  const std::string spec = R"({"type": "nn.Conv2d", "in_channels": 4, "out_channels": 6, "kernel_size": 3,
+                                "stride": 2, "padding": [1, 2], "dilation": [1, 2], "groups": 2})";
+  const Tensor x0 = randn({3, 4, 11, 10});
+  nn::ModuleHandle cpu_conv = nn::model_from_spec(spec);
+  nn::ModuleHandle reference_conv = nn::model_from_spec(spec);
+  reference_conv.load_state_dict(cpu_conv.state_dict());
+  reference_conv.to(Device("reference"));
+  std::vector<std::vector<float>> grads[2];
+  int side = 0;
+  for (nn::ModuleHandle* conv : {&cpu_conv, &reference_conv}) {
+    const Device device = conv->parameters()[0].device();
+    Tensor x = x0.clone().to(device).requires_grad_();
+    Tensor y = (*conv)(x);
+    if (side == 0) EXPECT_EQ(y.grad_fn_name(), "ConvolutionBackward0");
+    (y * y).sum().backward();
+    grads[side].push_back(x.grad().to(Device("cpu")).reshape({-1}).to_vector<float>());
+    for (const Tensor& p : conv->parameters())
+      grads[side].push_back(p.grad().to(Device("cpu")).reshape({-1}).to_vector<float>());
+    ++side;
+  }
+  ASSERT_EQ(grads[0].size(), 3u);  // input, weight, bias
+  for (size_t t = 0; t < grads[0].size(); ++t) {
+    ASSERT_EQ(grads[0][t].size(), grads[1][t].size());
+    for (size_t i = 0; i < grads[0][t].size(); ++i)
+      EXPECT_NEAR(grads[0][t][i], grads[1][t][i], 1e-4 * (1 + std::abs(grads[1][t][i])))
+          << "tensor " << t << " at " << i;
+  }
+}
+
 TEST(ConvLayers, Conv1dIsAConvolutionAlongTheLength) {
   auto conv = create_layer(
       "nn.Conv1d",

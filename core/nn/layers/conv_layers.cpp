@@ -18,8 +18,9 @@ namespace F = nnp::nn::functional;
 
 namespace {
 
-// The backend's fused convolution when it applies (inference: nothing to
-// record), else an undefined tensor and the caller's general path.
+// The backend's fused convolution when it applies (inference; and training
+// where the backend also has conv2d_backward), else an undefined tensor and
+// the caller's general path.
 Tensor conv2d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const F::detail::Window& w,
                      int64_t groups) {
   if (x.ndim() != 4) return Tensor();

@@ -211,6 +211,15 @@ typedef struct nnp_kernels {
   nnp_status (*sgd_step)(const nnp_kernel_ctx* ctx, const nnp_sgd_params* p, const nnp_view* param,
                          const nnp_view* grad, const nnp_view* buffer, const nnp_view* param_out,
                          const nnp_view* buffer_out);
+  /* 2-D convolution, backward (optional; NULL = the core's im2col ops in
+   * training): for the conv2d above with the same x, w and p, and the
+   * gradient grad_out [N, O, OH, OW] of its output, writes (overwrites)
+   * each of grad_x (shaped as x), grad_w (as w) and grad_bias ([O]) that is
+   * not NULL. All contiguous NNP_F32, every size >= 1. With both conv2d and
+   * this slot, the Conv layers take the kernels in training too. */
+  nnp_status (*conv2d_backward)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w,
+                                const nnp_view* grad_out, const nnp_conv2d_params* p, const nnp_view* grad_x,
+                                const nnp_view* grad_w, const nnp_view* grad_bias);
 } nnp_kernels;
 
 /* ---- the backend -------------------------------------------------------- */
@@ -264,7 +273,7 @@ typedef struct nnp_backend {
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (1.12) The optional kernel slots, in the same form. */
-#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step)
+#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward)
 
 /* ---- communication backends (1.10) -------------------------------------- */
 
@@ -339,7 +348,7 @@ typedef struct nnp_comm {
 #define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
-#define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, sgd_step)
+#define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 #define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 #define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
 #define NNP_COMM_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm, unavailable_reason)
