@@ -7,6 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-program-options-dev
   libopenblas-dev
+  libdnnl-dev
   zlib1g-dev
   nlohmann-json3-dev libdlpack-dev
   libonnx-dev libprotobuf-dev

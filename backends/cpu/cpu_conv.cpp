@@ -1,4 +1,5 @@
-// 2-D convolution (nnp_kernels.conv2d and conv2d_backward): the windows of a
+// 2-D convolution (nnp_kernels.conv2d and conv2d_backward). oneDNN's direct
+// kernels take it where they can (cpu_conv_onednn.hpp); otherwise the windows of a
 // chunk of images unrolled into columns (im2col, on the pool), one GEMM per
 // group over the whole chunk, then the bias added while the result is moved
 // into [N, O, OH, OW]. One GEMM over many images is what makes this
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_conv_onednn.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -129,6 +131,7 @@ nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, c
                   const nnp_conv2d_params* p, const nnp_view* out) {
   if (x->dtype != NNP_F32 || w->dtype != NNP_F32 || out->dtype != NNP_F32 || (bias && bias->dtype != NNP_F32))
     return fail(NNP_DTYPE_MISMATCH, "conv2d: the cpu backend's convolution kernel takes f32 only");
+  if (onednn_conv2d(*x, *w, bias, *p, *out)) return NNP_OK;
   const Geometry g = geometry_of(*x, *w, *out, p);
   const int64_t l_size = g.oh * g.ow, rows = g.cg * g.kh * g.kw;
   const float* px = static_cast<const float*>(x->data);
@@ -181,6 +184,7 @@ nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_v
     });
   }
   if (!gx && !gw) return NNP_OK;
+  if (onednn_conv2d_backward(*x, *w, *grad_out, *p, grad_x, grad_w)) return NNP_OK;
   if (gx) std::fill(gx, gx + g.n * g.c * g.h * g.w, 0.0f);
   const int64_t chunk = chunk_of(g);
   std::vector<float>& cols = scratch(0);

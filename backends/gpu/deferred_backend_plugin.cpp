@@ -13,14 +13,13 @@
 //   NNP_DEFERRED_SCORE    its score for "auto", the same as the device library's
 //   NNP_DEFERRED_LIBRARY  the device library's file name
 //   NNP_DEFERRED_PLUGIN   the device library's plugin name ("nnplug.cuda")
-#include <dlfcn.h>
 #include <nnp/plugin.h>
 
-#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
 
+#include "../library_beside.hpp"
 #include "gpu_kernel_slots.hpp"
 
 namespace nnp::deferred {
@@ -28,42 +27,12 @@ namespace {
 
 const nnp_api* g_api = nullptr;
 
-// The device library once opened: its backend table (copied, with its
-// kernel table) or why there is none.
-struct DeviceLibrary {
+// The device library once opened (library_beside.hpp): its backend table,
+// with its kernel table, or why there is none.
+struct DeviceLibrary : beside::OpenedLibrary {
   std::once_flag once;
-  bool loaded = false;
-  std::string reason;
-  nnp_backend backend{};
-  nnp_kernels kernels{};
   nnp_api proxy{};  // the core's table, but register_backend keeps the table here
 } g_library;
-
-// The folder beside the one holding this plugin (lib/nnplug/plugins ->
-// lib/nnplug/devices), from the path the loader mapped it at.
-std::string device_library_folder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&device_library_folder), &info) == 0 || info.dli_fname == nullptr)
-    return "../devices";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return "../devices";
-  path.resize(slash);  // the plugin folder
-  slash = path.rfind('/');
-  return slash == std::string::npos ? "../devices" : path.substr(0, slash) + "/devices";
-}
-
-// The device library's init calls this instead of the core's register_backend.
-nnp_status keep_backend(nnp_plugin_host*, const nnp_backend* backend) {
-  if (backend == nullptr || backend->struct_size < sizeof(nnp_backend) || backend->kernels == nullptr ||
-      backend->kernels->struct_size < sizeof(nnp_kernels)) {
-    g_api->set_error(NNP_ABI_MISMATCH, "the device library's backend table is older than its plugin");
-    return NNP_ABI_MISMATCH;
-  }
-  std::memcpy(&g_library.backend, backend, sizeof(nnp_backend));
-  std::memcpy(&g_library.kernels, backend->kernels, sizeof(nnp_kernels));
-  return NNP_OK;
-}
 
 const nnp_kernels& forwarding_table();  // below: what this plugin registers
 
@@ -83,30 +52,16 @@ std::string mismatch(const nnp_backend& b, const nnp_kernels& k) {
 }
 
 void open_library() {
-  const std::string path = device_library_folder() + "/" NNP_DEFERRED_LIBRARY;
-  auto refuse = [&](const std::string& why) {
-    g_library.reason = NNP_DEFERRED_NAME ": the device library " + path + " " + why;
-  };
-  // Never closed: its runtime may keep threads and handlers until exit.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return refuse(std::string("could not be opened: ") + (error ? error : "unknown error"));
+  beside::open_library(reinterpret_cast<const void*>(&open_library), NNP_DEFERRED_LIBRARY, "the device library",
+                       NNP_DEFERRED_PLUGIN, g_api, g_library.proxy, g_library);
+  if (g_library.loaded) {
+    if (std::string why = mismatch(g_library.backend, g_library.kernels); !why.empty()) {
+      g_library.loaded = false;
+      g_library.reason = "the device library " + g_library.path + " does not match its plugin: " + why +
+                         " (reinstall nnplug)";
+    }
   }
-  auto entry = reinterpret_cast<nnp_plugin_entry_fn>(dlsym(handle, "nnp_plugin_entry"));
-  const nnp_plugin_descriptor* descriptor = entry ? entry() : nullptr;
-  if (descriptor == nullptr || descriptor->struct_size < sizeof(nnp_plugin_descriptor) ||
-      descriptor->abi_major != NNP_ABI_MAJOR || std::strcmp(descriptor->name, NNP_DEFERRED_PLUGIN) != 0 ||
-      std::strcmp(descriptor->version, NNP_PLUGIN_VERSION) != 0)
-    return refuse("is not " NNP_DEFERRED_PLUGIN " " NNP_PLUGIN_VERSION " (reinstall nnplug)");
-  std::memcpy(&g_library.proxy, g_api, std::min(g_api->struct_size, sizeof(nnp_api)));
-  g_library.proxy.struct_size = sizeof(nnp_api);
-  g_library.proxy.register_backend = keep_backend;
-  if (descriptor->init(&g_library.proxy, nullptr) != NNP_OK || g_library.backend.struct_size == 0)
-    return refuse(std::string("failed to start: ") + g_api->last_error());
-  if (std::string why = mismatch(g_library.backend, g_library.kernels); !why.empty())
-    return refuse("does not match its plugin: " + why + " (reinstall nnplug)");
-  g_library.loaded = true;
+  if (!g_library.loaded) g_library.reason = NNP_DEFERRED_NAME ": " + g_library.reason;
 }
 
 // The device library, opened on first call; NULL (error set) when it
