@@ -63,11 +63,7 @@ void BackendRecord::synchronize(int32_t device) const {
   check_plugin_status(table_.synchronize(table_.state, device), name_.c_str(), "synchronize");
 }
 
-const nnp_kernel_ctx& BackendRecord::context(int32_t device) const {
-  if (devices_ready_.load(std::memory_order_acquire)) {
-    DeviceSlot& slot = devices_[device];
-    if (slot.ready.load(std::memory_order_acquire)) return slot.ctx;
-  }
+const nnp_kernel_ctx& BackendRecord::first_context(int32_t device) const {
   init_devices();
   DeviceSlot& slot = devices_[device];
   std::call_once(slot.once, [&] {

@@ -41,7 +41,14 @@ class BackendRecord {
   void synchronize(int32_t device) const;
   // The context kernels on `device` run with; the first call for a device is
   // its first use (streams and device contexts are created here).
-  const nnp_kernel_ctx& context(int32_t device) const;
+  // Inline: every kernel call asks, and after the first it is two loads.
+  const nnp_kernel_ctx& context(int32_t device) const {
+    if (devices_ready_.load(std::memory_order_acquire)) {
+      const DeviceSlot& slot = devices_[device];
+      if (slot.ready.load(std::memory_order_acquire)) return slot.ctx;
+    }
+    return first_context(device);
+  }
 
  private:
   struct DeviceSlot {
@@ -50,6 +57,7 @@ class BackendRecord {
     nnp_kernel_ctx ctx{};
   };
   void init_devices() const;
+  const nnp_kernel_ctx& first_context(int32_t device) const;  // context()'s slow path
 
   int32_t id_;
   nnp_backend table_{};

@@ -9,9 +9,11 @@ namespace nnp::core {
 
 inline bool is_valid_dtype(nnp_dtype dtype) { return dtype >= 0 && dtype < NNP_DTYPE_COUNT; }
 const char* dtype_name(nnp_dtype dtype);     // nullptr when unknown
+// static: a function-local constexpr array is copied onto the stack at
+// every call, and tensor data pointers are computed with this at every op.
+inline constexpr size_t kDtypeSizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1, 1};
 inline size_t dtype_size(nnp_dtype dtype) {  // 0 when unknown
-  constexpr size_t sizes[NNP_DTYPE_COUNT] = {4, 8, 2, 2, 8, 4, 1, 1, 1};
-  return is_valid_dtype(dtype) ? sizes[dtype] : 0;
+  return is_valid_dtype(dtype) ? kDtypeSizes[dtype] : 0;
 }
 inline bool is_floating(nnp_dtype dtype) {
   return dtype == NNP_F32 || dtype == NNP_F64 || dtype == NNP_F16 || dtype == NNP_BF16;

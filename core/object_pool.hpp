@@ -1,43 +1,40 @@
-// A per-thread free list of fixed-size objects, so that creating the tensor
-// and storage records of an op result does not call malloc in steady state.
+// Per-thread free lists of fixed-size blocks, so that the records an op
+// makes (its result's tensor and storage records; with autograd, its node
+// and the result's autograd state) do not call malloc in steady state.
+// BlockPool hands out raw blocks of one size; ObjectPool<T> builds objects in
+// them; PoolAllocator<T> lets std::allocate_shared put a shared object and
+// its control block in one.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <utility>
 
 namespace nnp::core {
 
-template <typename T>
-class ObjectPool {
+template <size_t Size, size_t Align>
+class BlockPool {
  public:
-  template <typename... Args>
-  static T* create(Args&&... args) {
+  static void* allocate() {
     FreeList* list = free_list();
-    void* memory;
     if (list && list->head) {
-      memory = list->head;
-      list->head = list->head->next;
+      Node* node = list->head;
+      list->head = node->next;
       --list->size;
-    } else {
-      memory = ::operator new(sizeof(Slot));
+      return node;
     }
-    // Without arguments, default-initialised: the members' own initialisers
-    // run, and the object is not first zeroed whole as T() would do.
-    if constexpr (sizeof...(Args) == 0)
-      return new (memory) T;
-    else
-      return new (memory) T(std::forward<Args>(args)...);
+    return ::operator new(sizeof(Slot));
   }
 
-  static void destroy(T* object) {
-    object->~T();
+  // Keeps the block for this thread's next allocate (up to kMaxCached).
+  static void deallocate(void* block) {
     FreeList* list = free_list();
     if (list == nullptr || list->size >= kMaxCached) {
-      ::operator delete(static_cast<void*>(object));
+      ::operator delete(block);
       return;
     }
-    Node* node = reinterpret_cast<Node*>(object);
+    Node* node = static_cast<Node*>(block);
     node->next = list->head;
     list->head = node;
     ++list->size;
@@ -50,8 +47,9 @@ class ObjectPool {
   };
   union Slot {
     Node node;
-    alignas(T) unsigned char object[sizeof(T)];
+    alignas(Align) unsigned char object[Size];
   };
+  static_assert(Align <= alignof(std::max_align_t), "over-aligned blocks need aligned new");
   struct FreeList {
     Node* head = nullptr;
     size_t size = 0;
@@ -86,6 +84,57 @@ class ObjectPool {
     static thread_local Holder holder;
     current() = &holder.list;
     return current();
+  }
+};
+
+template <typename T>
+class ObjectPool {
+ public:
+  template <typename... Args>
+  static T* create(Args&&... args) {
+    void* memory = Blocks::allocate();
+    // Without arguments, default-initialised: the members' own initialisers
+    // run, and the object is not first zeroed whole as T() would do.
+    if constexpr (sizeof...(Args) == 0)
+      return new (memory) T;
+    else
+      return new (memory) T(std::forward<Args>(args)...);
+  }
+
+  static void destroy(T* object) {
+    object->~T();
+    Blocks::deallocate(object);
+  }
+
+ private:
+  using Blocks = BlockPool<sizeof(T), alignof(T)>;
+};
+
+// For std::allocate_shared: single objects (the shared object with its
+// control block) from a BlockPool of their size, arrays from operator new.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) {
+    if (n == 1) return static_cast<T*>(BlockPool<sizeof(T), alignof(T)>::allocate());
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, size_t n) {
+    if (n == 1)
+      BlockPool<sizeof(T), alignof(T)>::deallocate(p);
+    else
+      std::allocator<T>().deallocate(p, n);
+  }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const PoolAllocator<U>&) const {
+    return false;
   }
 };
 

@@ -6,17 +6,15 @@
 
 namespace nnp::core {
 
-void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.device.backend != b.device.backend || a.device.index != b.device.index)
-    fail(NNP_DEVICE_MISMATCH, op, ": tensors are on different devices, ", device_name(a.device), " and ",
-         device_name(b.device), " (shapes ", format_dims(a.shape), " and ", format_dims(b.shape),
-         "); move one with to(device)");
+void fail_different_devices(const char* op, const Tensor& a, const Tensor& b) {
+  fail(NNP_DEVICE_MISMATCH, op, ": tensors are on different devices, ", device_name(a.device), " and ",
+       device_name(b.device), " (shapes ", format_dims(a.shape), " and ", format_dims(b.shape),
+       "); move one with to(device)");
 }
 
-void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.dtype != b.dtype)
-    fail(NNP_DTYPE_MISMATCH, op, ": dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype), " differ (shapes ",
-         format_dims(a.shape), " and ", format_dims(b.shape), "); convert one with to(dtype)");
+void fail_different_dtypes(const char* op, const Tensor& a, const Tensor& b) {
+  fail(NNP_DTYPE_MISMATCH, op, ": dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype), " differ (shapes ",
+       format_dims(a.shape), " and ", format_dims(b.shape), "); convert one with to(dtype)");
 }
 
 void check_knows_1_7(const Tensor& t, const char* op) {

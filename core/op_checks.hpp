@@ -8,8 +8,15 @@
 
 namespace nnp::core {
 
-void check_same_device(const char* op, const Tensor& a, const Tensor& b);
-void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+// Inline checks, out-of-line failures: every op runs them.
+[[noreturn]] void fail_different_devices(const char* op, const Tensor& a, const Tensor& b);
+[[noreturn]] void fail_different_dtypes(const char* op, const Tensor& a, const Tensor& b);
+inline void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.device.backend != b.device.backend || a.device.index != b.device.index) fail_different_devices(op, a, b);
+}
+inline void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.dtype != b.dtype) fail_different_dtypes(op, a, b);
+}
 // Throws NNP_DTYPE_MISMATCH unless t is floating point.
 void check_floating(const char* op, const Tensor& t);
 // Refuses an op that ABI 1.7 added when t's backend was built before it.

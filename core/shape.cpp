@@ -41,19 +41,6 @@ void require_sizes_fit(const char* what, const int64_t* sizes, int32_t ndim) {
          " is too large: its sizes multiply past 2^63-1 elements");
 }
 
-int64_t Dims::numel() const {
-  int64_t n = 1;
-  for (int32_t i = 0; i < ndim; ++i) n *= d[i];
-  return n;
-}
-
-bool Dims::operator==(const Dims& other) const {
-  if (ndim != other.ndim) return false;
-  for (int32_t i = 0; i < ndim; ++i)
-    if (d[i] != other.d[i]) return false;
-  return true;
-}
-
 std::string format_dims(const int64_t* values, int32_t ndim) {
   std::string out = "[";
   for (int32_t i = 0; i < ndim; ++i) {
@@ -61,17 +48,6 @@ std::string format_dims(const int64_t* values, int32_t ndim) {
     out += std::to_string(values[i]);
   }
   return out + "]";
-}
-
-Dims contiguous_strides(const Dims& shape) {
-  Dims strides;
-  strides.ndim = shape.ndim;
-  int64_t running = 1;
-  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
-    strides.d[i] = running;
-    running *= shape.d[i] > 0 ? shape.d[i] : 1;
-  }
-  return strides;
 }
 
 int32_t wrap_dim(const char* what, int64_t dim, int32_t ndim) {
@@ -83,12 +59,13 @@ int32_t wrap_dim(const char* what, int64_t dim, int32_t ndim) {
 }
 
 size_t checked_bytes(const char* what, const Dims& shape, size_t itemsize) {
+  // Multiplications checked by the processor's overflow flag, not by a
+  // division per dimension: this runs for every tensor an op makes.
   uint64_t total = itemsize;
   for (int32_t i = 0; i < shape.ndim; ++i) {
-    uint64_t size = static_cast<uint64_t>(shape.d[i]);
-    if (size != 0 && total > std::numeric_limits<int64_t>::max() / size)
+    if (__builtin_mul_overflow(total, static_cast<uint64_t>(shape.d[i]), &total) ||
+        total > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       fail(NNP_OUT_OF_MEMORY, what, ": shape ", format_dims(shape), " is too large to allocate");
-    total *= size;
   }
   return static_cast<size_t>(total);
 }

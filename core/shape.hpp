@@ -23,12 +23,43 @@ struct Dims {
   bool operator!=(const Dims& other) const { return !(*this == other); }
 };
 
+// Inline: every op makes and compares shapes, and an out-of-line Dims
+// returned through the stack was read back before its stores had landed.
+inline int64_t Dims::numel() const {
+  int64_t n = 1;
+  for (int32_t i = 0; i < ndim; ++i) n *= d[i];
+  return n;
+}
+
+inline bool Dims::operator==(const Dims& other) const {
+  if (ndim != other.ndim) return false;
+  for (int32_t i = 0; i < ndim; ++i)
+    if (d[i] != other.d[i]) return false;
+  return true;
+}
+
 // "[2,3]"; used by every shape message.
 std::string format_dims(const int64_t* values, int32_t ndim);
 inline std::string format_dims(const Dims& dims) { return format_dims(dims.d, dims.ndim); }
 
-// Row-major strides for a shape.
-Dims contiguous_strides(const Dims& shape);
+// Row-major strides for a shape, written over the first shape.ndim entries
+// of `strides` (the rest stay as they are: zero in a fresh Dims). In place
+// for the tensor every op makes: a Dims built on the stack and copied is
+// read back, 16 bytes at a time, before its 8-byte stores have landed.
+inline void set_contiguous_strides(const Dims& shape, Dims& strides) {
+  strides.ndim = shape.ndim;
+  int64_t running = 1;
+  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
+    strides.d[i] = running;
+    running *= shape.d[i] > 0 ? shape.d[i] : 1;
+  }
+}
+
+inline Dims contiguous_strides(const Dims& shape) {
+  Dims strides;
+  set_contiguous_strides(shape, strides);
+  return strides;
+}
 
 // Maps a possibly negative dim into [0, ndim) or throws naming `what`.
 int32_t wrap_dim(const char* what, int64_t dim, int32_t ndim);

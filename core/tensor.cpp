@@ -57,7 +57,7 @@ TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& back
   Tensor* t = ObjectPool<Tensor>::create();
   t->storage = storage;
   t->shape = shape;
-  t->strides = contiguous_strides(shape);
+  set_contiguous_strides(shape, t->strides);  // t is fresh: its other strides are 0
   t->numel = shape.numel();
   t->dtype = dtype;
   t->device = device;
@@ -149,13 +149,3 @@ void* nnp_tensor::data() const {
   return static_cast<char*>(storage->data) + offset * static_cast<int64_t>(nnp::core::dtype_size(dtype));
 }
 
-bool nnp_tensor::is_contiguous() const {
-  int64_t expected = 1;
-  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
-    if (shape.d[i] == 1) continue;
-    if (shape.d[i] == 0) return true;
-    if (strides.d[i] != expected) return false;
-    expected *= shape.d[i];
-  }
-  return true;
-}

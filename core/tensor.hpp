@@ -78,6 +78,18 @@ struct nnp_tensor {
   bool is_contiguous() const;
 };
 
+// Inline: every op asks it of each operand.
+inline bool nnp_tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int32_t i = shape.ndim - 1; i >= 0; --i) {
+    if (shape.d[i] == 1) continue;
+    if (shape.d[i] == 0) return true;
+    if (strides.d[i] != expected) return false;
+    expected *= shape.d[i];
+  }
+  return true;
+}
+
 namespace nnp::core {
 
 using Tensor = nnp_tensor;

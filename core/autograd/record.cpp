@@ -51,7 +51,7 @@ void math::SavedTensor::modified() const {
 }
 
 AutogradMeta& meta_of(Tensor& t) {
-  if (!t.autograd) t.autograd = std::make_shared<AutogradMeta>();
+  if (!t.autograd) t.autograd = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   return *t.autograd;
 }
 

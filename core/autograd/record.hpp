@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 
+#include "../object_pool.hpp"
 #include "grad_mode.hpp"
 #include "node.hpp"
 
@@ -42,7 +43,7 @@ void attach(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
 // and outputs.
 inline void record(const char* name, std::initializer_list<const Tensor*> inputs,
                    std::initializer_list<Tensor*> outputs, FunctionNode::Backward backward) {
-  attach(std::make_shared<FunctionNode>(name, std::move(backward)), inputs, outputs);
+  attach(std::allocate_shared<FunctionNode>(PoolAllocator<FunctionNode>(), name, std::move(backward)), inputs, outputs);
 }
 
 // Gradients of broadcasting ops: sums grad down to `shape` (NumPy rules).
