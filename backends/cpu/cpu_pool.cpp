@@ -2,6 +2,8 @@
 // windows scanned in place, planes spread over the pool. PyTorch's rules:
 // the first maximum in scanning order wins, a NaN beats everything (the last
 // NaN is the one recorded), positions outside the input take no part.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -69,17 +71,76 @@ void pool_plane(const float* x, int64_t w, const nnp_pool2d_params& p, const Spa
   }
 }
 
+#define NNP_AVX2 __attribute__((target("avx2")))
+
+// The 16 floats at p split into their even and odd columns, in order.
+NNP_AVX2 inline void split_columns(const float* p, __m256& even, __m256& odd) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
+                                               _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// Eight windows at a time along one output row (AVX2), with the scalar
+// loop's rules: the four taps of each window split into a, b, c, d (even
+// and odd columns of the two rows), a later tap taking over only when
+// greater. Stops before the first group of eight holding a NaN, and before
+// the last few windows; returns the first window it left to the scalar loop.
+NNP_AVX2 int64_t pool_row_2x2_avx2(const float* top, const float* bottom, int64_t ow, int64_t w, int64_t first_index,
+                                   float* out, int64_t* indices) {
+  const __m256 tap_b = _mm256_castsi256_ps(_mm256_set1_epi32(1));
+  const __m256 tap_c = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(w)));
+  const __m256 tap_d = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(w + 1)));
+  const __m256i columns = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+  int64_t xo = 0;
+  for (; xo + 8 <= ow; xo += 8) {
+    __m256 a, b, c, d;
+    split_columns(top + 2 * xo, a, b);
+    split_columns(bottom + 2 * xo, c, d);
+    const __m256 nan = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q)),
+                                    _mm256_or_ps(_mm256_cmp_ps(c, c, _CMP_UNORD_Q), _mm256_cmp_ps(d, d, _CMP_UNORD_Q)));
+    if (_mm256_movemask_ps(nan) != 0) break;
+    __m256 best = a, at = _mm256_setzero_ps();
+    __m256 greater = _mm256_cmp_ps(b, best, _CMP_GT_OQ);
+    best = _mm256_blendv_ps(best, b, greater);
+    at = _mm256_blendv_ps(at, tap_b, greater);
+    greater = _mm256_cmp_ps(c, best, _CMP_GT_OQ);
+    best = _mm256_blendv_ps(best, c, greater);
+    at = _mm256_blendv_ps(at, tap_c, greater);
+    greater = _mm256_cmp_ps(d, best, _CMP_GT_OQ);
+    best = _mm256_blendv_ps(best, d, greater);
+    at = _mm256_blendv_ps(at, tap_d, greater);
+    _mm256_storeu_ps(out + xo, best);
+    if (indices) {  // first_index + 2 * (xo + lane) + the tap's offset, widened to int64
+      const __m256i offsets = _mm256_add_epi32(_mm256_castps_si256(at), columns);
+      const __m256i base = _mm256_set1_epi64x(first_index + 2 * xo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + xo),
+                          _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(offsets))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + xo + 4),
+                          _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(offsets, 1))));
+    }
+  }
+  return xo;
+}
+
 // The common case (kernel 2, stride 2, no padding or dilation, every window
 // inside the plane, as in W3 and most CNNs) without the general loop's
-// spans: two input rows give one output row. A window holding a NaN takes
-// the general rule.
+// spans: two input rows give one output row, eight windows at a time where
+// the processor has AVX2. A window holding a NaN takes the general rule.
 template <bool kIndices>
 void pool_plane_2x2(const float* x, int64_t w, const nnp_pool2d_params& p, const Span* rows, int64_t oh,
                     const Span* cols, int64_t ow, float* out, int64_t* indices) {
+  // The tap offsets fit the vector path's 32-bit lanes for any real image.
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  const bool vector = avx2 && w < (int64_t{1} << 30);
   for (int64_t y = 0; y < oh; ++y) {
     const float* top = x + 2 * y * w;
     const float* bottom = top + w;
-    for (int64_t xo = 0; xo < ow; ++xo) {
+    const int64_t done =
+        vector ? pool_row_2x2_avx2(top, bottom, ow, w, 2 * y * w, out + y * ow, kIndices ? indices + y * ow : nullptr)
+               : 0;
+    for (int64_t xo = done; xo < ow; ++xo) {
       const float a = top[2 * xo], b = top[2 * xo + 1], c = bottom[2 * xo], d = bottom[2 * xo + 1];
       if ((a != a) | (b != b) | (c != c) | (d != d)) {
         pool_plane<kIndices>(x, w, p, rows + y, 1, cols + xo, 1, out + y * ow + xo,

@@ -174,6 +174,41 @@ TEST(ConvLayers, MaxPoolingInferenceKeepsPyTorchsNanAndInfinityRules) {
   EXPECT_EQ(pooled.tensor(1).to_vector<int64_t>(), (std::vector<int64_t>{4, 2, 8, 10}));
 }
 
+// Wide rows take the cpu kernel's eight-at-a-time path for 2x2 windows: the
+// same values and indices as the reference backend's general path, with
+// ties, -inf, and a NaN that sends the rest of its row to the scalar loop.
+TEST(ConvLayers, MaxPoolingTwoByTwoOnWideRowsMatchesTheGeneralPath) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const int64_t h = 6, w = 41;  // 20 windows a row: two groups of eight, then four (and an odd last column)
+  std::vector<float> data = randn({2, 3, h, w}).to_vector<float>();
+  for (size_t i = 0; i < data.size(); i += 7) data[i] = std::round(data[i]);  // ties between taps
+  data[5] = nan;                      // plane 0, row 0: the first group
+  data[w + 30] = nan;                 // plane 0, row 1: the second pair's third group
+  data[h * w + 3] = data[h * w + 2];  // an exact tie inside one window
+  for (int64_t j = 0; j < 16; ++j) data[2 * h * w + j] = data[2 * h * w + w + j] = -inf;  // all -inf windows
+  const Tensor x = from_vector(data, {2, 3, h, w});
+  std::vector<std::vector<float>> values;
+  std::vector<std::vector<int64_t>> indices;
+  for (const char* device : {"cpu", "reference"}) {
+    auto pool = create_layer("nn.MaxPool2d", std::move(Attrs().set("kernel_size", 2).set("return_indices", true)));
+    NoGradGuard no_grad;
+    nn::Outputs out = pool.call_values({x.to(Device(device))});
+    values.push_back(out.tensor(0).to(Device("cpu")).reshape({-1}).to_vector<float>());
+    indices.push_back(out.tensor(1).to(Device("cpu")).reshape({-1}).to_vector<int64_t>());
+  }
+  ASSERT_EQ(values[0].size(), values[1].size());
+  for (size_t i = 0; i < values[0].size(); ++i) {
+    if (std::isnan(values[1][i])) {
+      EXPECT_TRUE(std::isnan(values[0][i])) << "at " << i;
+    } else {
+      EXPECT_EQ(values[0][i], values[1][i]) << "at " << i;
+    }
+  }
+  EXPECT_EQ(indices[0], indices[1]);
+  EXPECT_TRUE(std::isnan(values[0][2]));   // the first NaN's window
+  EXPECT_TRUE(std::isnan(values[0][15]));  // the second's (row 0 of the output, column 15)
+}
+
 // Training takes the backend's max_pool2d kernel too (on cpu; the reference
 // backend has none and unfolds every window): the same values, indices and
 // input gradients, overlapping windows (stride < kernel) and padding
@@ -224,7 +259,9 @@ TEST(ConvLayers, Conv2dTrainingThroughTheKernelsMatchesTheGeneralPath) {
     const Device device = conv->parameters()[0].device();
     Tensor x = x0.clone().to(device).requires_grad_();
     Tensor y = (*conv)(x);
-    if (side == 0) EXPECT_EQ(y.grad_fn_name(), "ConvolutionBackward0");
+    if (side == 0) {
+      EXPECT_EQ(y.grad_fn_name(), "ConvolutionBackward0");
+    }
     (y * y).sum().backward();
     grads[side].push_back(x.grad().to(Device("cpu")).reshape({-1}).to_vector<float>());
     for (const Tensor& p : conv->parameters())
