@@ -174,9 +174,16 @@ nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_v
       for (int64_t o = begin; o < end; ++o) {
         double sum = 0;
         for (int64_t n = 0; n < g.n; ++n) {
+          // Eight running sums, so that the loop vectorises: one float sum
+          // waits on its previous add at every element.
           const float* plane = go + (n * g.o + o) * l_size;
+          float lanes[8] = {};
+          int64_t t = 0;
+          for (; t + 8 <= l_size; t += 8)
+            for (int k = 0; k < 8; ++k) lanes[k] += plane[t + k];
           float part = 0;
-          for (int64_t t = 0; t < l_size; ++t) part += plane[t];
+          for (; t < l_size; ++t) part += plane[t];
+          for (float lane : lanes) part += lane;
           sum += part;
         }
         gb[o] = static_cast<float>(sum);

@@ -749,6 +749,7 @@ void check_conv(Kit& kit) {
 void check_pool(Kit& kit) {
   const Geometry geometries[] = {
       {"[2,3,8,8] k2 (W3's)", {2, 3, 8, 8}, R"("kernel_size": 2)"},
+      {"[2,2,6,41] k2 (wide rows)", {2, 2, 6, 41}, R"("kernel_size": 2)"},
       {"[1,2,9,7] k3 stride 2 padding 1", {1, 2, 9, 7}, R"("kernel_size": 3, "stride": 2, "padding": 1)"},
       {"[2,2,10,9] k(3,2) stride (2,1) dilation 2",
        {2, 2, 10, 9},
