@@ -48,6 +48,7 @@ void open_onednn() {
 }
 
 // The library's kernels, opened on first call; NULL when there are none.
+// They run on the calling thread and read no kernel context (nullptr here).
 const nnp_kernels* onednn() {
   std::call_once(g_onednn.once, open_onednn);
   return g_onednn.loaded ? &g_onednn.kernels : nullptr;
