@@ -259,11 +259,18 @@ namespace {
 // where() only moves elements, so it is typed by element size alone. A mask
 // instead of a branch: on random conditions (ReLU's backward) a branch is
 // mispredicted half the time and costs ten times the loop.
+// For GCC to vectorise the loop: a broadcast scalar is read once, before
+// it (read through its pointer, it might alias out), and the condition is
+// read as bytes clamped to 1 (it does not widen a bool compare).
 template <typename Word, typename StepA, typename StepB>
-void where_run(const bool* c, const Word* a, const Word* b, Word* out, int64_t n, StepA step_a, StepB step_b) {
+void where_run(const bool* cond, const Word* __restrict a, const Word* __restrict b, Word* __restrict out, int64_t n,
+               StepA, StepB) {
+  const auto* __restrict c = reinterpret_cast<const uint8_t*>(cond);
+  const Word a0 = a[0], b0 = b[0];
   for (int64_t i = 0; i < n; ++i) {
-    const Word mask = Word(0) - Word(c[i] != 0);
-    out[i] = (a[i * step_a] & mask) | (b[i * step_b] & ~mask);
+    const Word mask = Word(0) - Word(std::min<uint8_t>(c[i], 1));
+    const Word x = StepA::value ? a[i] : a0, y = StepB::value ? b[i] : b0;
+    out[i] = (x & mask) | (y & ~mask);
   }
 }
 

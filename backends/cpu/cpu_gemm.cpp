@@ -138,9 +138,14 @@ void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, 
     blas_gemm(a, b, c, m, n, k, ldc, beta);
     return;
   }
-  const bool by_columns = n >= m;
+  bool by_columns = n >= m;
+  // A weight gradient (a transposed, k the batch) splits by rows unless it
+  // has too few: by columns each thread packs all of a and writes half of
+  // every row of c, and W1's 512 x 512 x 128 product ran 1.1 to 1.8 times
+  // slower than by rows.
+  if (a.trans == CblasTrans && m >= 32) by_columns = false;
   const int64_t extent = by_columns ? n : m, align = 16;
-  const int64_t parts = std::min<int64_t>(threads, extent / align);
+  const int64_t parts = std::clamp<int64_t>(extent / align, 1, threads);
   ThreadPool::instance().run(parts, [&](int64_t part) {
     const int64_t first = extent * part / parts / align * align;
     const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / align * align;

@@ -393,6 +393,10 @@ void check_matmul(Kit& kit) {
       {"dot [7] @ [7]", {7}, {7}, false, false},
       {"inner size 0: [3,0] @ [0,4]", {3, 0}, {0, 4}, false, false},
       {"large [128,256] @ [256,64]", {128, 256}, {256, 64}, false, false},
+      // Large enough for a backend to split (the cpu backend's weight-gradient
+      // shape splits by rows, and by columns when it has few rows).
+      {"large [96,128]^T-stored @ [128,80]", {128, 96}, {128, 80}, true, false},
+      {"large [10,128]^T-stored @ [128,512]", {128, 10}, {128, 512}, true, false},
   };
   for (Dtype dtype : kFloats)
     for (const Shapes& s : cases) {
