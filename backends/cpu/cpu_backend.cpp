@@ -91,6 +91,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   static const nnp_backend backend = [] {
     nnp_backend b;
     nnp_host_backend_init(&b, "cpu", 100, &kKernels);
+    b.flags |= NNP_BACKEND_SGD_IN_PLACE;  // sgd_step fails only on dtypes the core never hands it
     // An invalid NNP_CPU_THREADS leaves the backend without its device, and
     // says why wherever cpu:0 is asked for or devices are listed.
     b.device_count = [](void*) { return thread_count().error.empty() ? 1 : 0; };

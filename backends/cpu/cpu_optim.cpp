@@ -13,12 +13,16 @@ namespace {
 
 // One loop per case, without branches inside, so it vectorizes. A product
 // by 1 or -1 is exact, so dampening 0 and maximize need no case of their own.
+// Outputs are either new memory or their inputs themselves (in place,
+// NNP_BACKEND_SGD_IN_PLACE): element i is read before it is written and no
+// other element is touched, so no iteration depends on another (ivdep)
+// whichever it is.
 template <typename T, bool kDecay, bool kMomentum, bool kBuffer, bool kNesterov>
-void sgd_range(const nnp_sgd_params& p, const T* __restrict param, const T* __restrict grad,
-               const T* __restrict buffer, T* __restrict param_out, T* __restrict buffer_out, int64_t begin,
-               int64_t end) {
+void sgd_range(const nnp_sgd_params& p, const T* param, const T* grad, const T* buffer, T* param_out,
+               T* buffer_out, int64_t begin, int64_t end) {
   const T lr = static_cast<T>(-p.lr), momentum = static_cast<T>(p.momentum), keep = static_cast<T>(1 - p.dampening),
           decay = static_cast<T>(p.weight_decay), sign = p.maximize ? T(-1) : T(1);
+#pragma GCC ivdep
   for (int64_t i = begin; i < end; ++i) {
     T d = sign * grad[i];
     if constexpr (kDecay) d = d + decay * param[i];

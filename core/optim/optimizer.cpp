@@ -9,6 +9,7 @@
 #include "../nn/attrs.hpp"
 #include "../tensor.hpp"
 #include "algorithms.hpp"
+#include "fused_sgd.hpp"
 
 namespace nnp::core::optim {
 namespace {
@@ -120,12 +121,25 @@ void follow(const Tensor& p, std::map<std::string, Tensor>& state) {
   }
 }
 
-// One parameter's computed step, not yet applied.
+// One parameter's computed step, not yet applied; or, stepped in place by
+// its backend's SGD kernel (in_place), what that step reads.
 struct StagedUpdate {
-  Tensor* param;
+  Tensor* param = nullptr;
   Tensor value;
   std::map<std::string, Tensor> state;
+  bool in_place = false;
+  Tensor grad;
+  const std::map<std::string, double>* options = nullptr;
 };
+
+// SGD on a backend that steps in place (NNP_BACKEND_SGD_IN_PLACE): then
+// the step runs last, in place, and computes nothing ahead.
+bool steps_in_place(const Optimizer& opt, const std::map<std::string, double>& options, const Tensor& p,
+                    const Tensor& g, const std::map<std::string, Tensor>& state) {
+  if (opt.kind != "SGD") return false;
+  auto buffer = state.find("momentum_buffer");
+  return sgd_in_place_applies(options, p, g, buffer == state.end() ? nullptr : &buffer->second);
+}
 
 }  // namespace
 
@@ -149,7 +163,9 @@ void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* op
 // A step is all or nothing: every parameter's new value and state are
 // computed first, into new tensors; only then is anything changed. An
 // allocation or kernel failure part-way (out of memory, a backend error)
-// leaves the parameters and the optimizer's state as they were.
+// leaves the parameters and the optimizer's state as they were. In-place
+// SGD kernels run after everything that can fail: their backends promise
+// not to.
 void step(Optimizer& opt) {
   NoGradGuard no_grad;
   std::vector<StagedUpdate> staged;
@@ -158,17 +174,30 @@ void step(Optimizer& opt) {
       Tensor g = p.grad();
       if (!g.defined()) continue;
       auto it = opt.state.find(p.get());
-      StagedUpdate update{&p, Tensor(), it == opt.state.end() ? std::map<std::string, Tensor>() : it->second};
+      StagedUpdate update;
+      update.param = &p;
+      if (it != opt.state.end()) update.state = it->second;
       follow(p, update.state);
-      update.value = updated(opt.kind, group.options, p, g, update.state);
+      if (steps_in_place(opt, group.options, p, g, update.state)) {
+        update.in_place = true;
+        update.grad = g;
+        update.options = &group.options;
+      } else {
+        update.value = updated(opt.kind, group.options, p, g, update.state);
+      }
       staged.push_back(std::move(update));
     }
   // Parameters that cannot adopt their new storage (another view or external
   // memory sees theirs) are copied into first: the only part that can fail.
   for (StagedUpdate& u : staged)
-    if (!can_adopt(*u.param->get(), *u.value.get())) u.param->copy_(u.value);
+    if (!u.in_place && !can_adopt(*u.param->get(), *u.value.get())) u.param->copy_(u.value);
   for (StagedUpdate& u : staged) {
-    if (can_adopt(*u.param->get(), *u.value.get())) replace_data(*u.param->get(), *u.value.get());
+    if (!u.in_place) continue;
+    auto buffer = u.state.find("momentum_buffer");
+    sgd_in_place(*u.options, *u.param, u.grad, buffer == u.state.end() ? nullptr : &buffer->second);
+  }
+  for (StagedUpdate& u : staged) {
+    if (!u.in_place && can_adopt(*u.param->get(), *u.value.get())) replace_data(*u.param->get(), *u.value.get());
     opt.state[u.param->get()] = std::move(u.state);
   }
 }

@@ -789,7 +789,9 @@ void check_pool(Kit& kit) {
 
 // ABI 1.12's optional sgd_step (torch.optim.SGD takes it): three steps of
 // each variant, the parameter after them against the reference backend's
-// elementwise path, which has no such kernel. in[0] is the parameter, in[1]
+// elementwise path, which has no such kernel. A backend flagged
+// NNP_BACKEND_SGD_IN_PLACE (1.13) steps in place from the second step (from
+// the first without momentum). in[0] is the parameter, in[1]
 // to in[3] the gradients of the three steps; transposed gradients are not
 // contiguous, which the kernel must leave to the ops.
 void check_optimizer(Kit& kit) {

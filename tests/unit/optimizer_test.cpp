@@ -350,3 +350,32 @@ TEST(Optimizers, SgdTakesTheFusedKernelAndMatchesTheElementwiseOpsBitForBit) {
   ASSERT_EQ(cpu.size(), reference.size());
   for (size_t i = 0; i < cpu.size(); ++i) ASSERT_EQ(cpu[i], reference[i]) << "element " << i;
 }
+
+// The cpu backend steps in place (NNP_BACKEND_SGD_IN_PLACE, ABI 1.13) once
+// the momentum buffer exists, and from the first step without momentum:
+// the parameter and the buffer keep their memory, and, as after any
+// in-place write, a graph that saved the parameter before the step refuses
+// to use it.
+TEST(Optimizers, SgdOnCpuStepsInPlaceAndInvalidatesGraphsThatSavedTheParameter) {
+  for (double momentum : {0.0, 0.9}) {
+    SCOPED_TRACE("momentum " + std::to_string(momentum));
+    Tensor w = randn({8, 5}).requires_grad_();
+    optim::Optimizer opt("SGD", {w}, std::move(Attrs().set("lr", 0.1).set("momentum", momentum)));
+    const Tensor x = randn({3, 8});
+    auto loss = [&] { return x.matmul(w).sum() + (w * w).sum(); };  // w * w saves w for its backward
+    loss().backward();
+    opt.step();  // with momentum: creates the buffer (the first gradient), in new memory
+    const Tensor first_grad = w.grad().clone();
+    void* const memory = w.data_ptr();
+    const Tensor before = w.detach().clone();
+    opt.zero_grad();
+    Tensor saved = loss();  // saves w for its backward
+    saved.backward(ones({}), /*retain_graph=*/true);
+    opt.step();
+    EXPECT_EQ(w.data_ptr(), memory);
+    const Tensor d = momentum != 0 ? first_grad * momentum + w.grad() : w.grad();
+    const std::vector<float> got = w.detach().to_vector<float>(), want = (before + d * -0.1).to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+    test::expect_error([&] { saved.backward(); }, NNP_INVALID_ARGUMENT, {"modified by an inplace operation"});
+  }
+}

@@ -35,7 +35,7 @@ extern "C" {
  * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 12
+#define NNP_ABI_MINOR 13
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -117,7 +117,11 @@ typedef struct nnp_device_info {
 enum {
   /* Device memory is ordinary host memory: tensor_data() may be read and
    * written by the CPU, and the core skips staging copies. */
-  NNP_BACKEND_HOST_MEMORY = 1u << 0
+  NNP_BACKEND_HOST_MEMORY = 1u << 0,
+  /* (1.13) The optional sgd_step kernel steps in place: it takes param_out
+   * identical to param and buffer_out identical to buffer, and never fails
+   * on the views the core hands it (nnp_kernels.sgd_step in plugin.h). */
+  NNP_BACKEND_SGD_IN_PLACE = 1u << 1
 };
 
 typedef struct nnp_backend_info {

@@ -207,7 +207,13 @@ typedef struct nnp_kernels {
    * param, grad and param_out are contiguous, of one shape and of NNP_F32 or
    * NNP_F64; buffer (NULL on the first step) and buffer_out are the same,
    * both NULL when momentum is 0. Outputs are new memory, never an input:
-   * the core applies a step only once every parameter's has been computed. */
+   * the core applies a step only once every parameter's has been computed.
+   * (1.13) A backend whose flags hold NNP_BACKEND_SGD_IN_PLACE is instead
+   * handed param_out identical to param and buffer_out identical to buffer
+   * (without momentum, or once the buffer exists), after everything else of
+   * the step has been computed: the kernel must then not fail, so that a
+   * step stays all or nothing. In place, the step reads and writes each
+   * parameter's memory once instead of filling new memory. */
   nnp_status (*sgd_step)(const nnp_kernel_ctx* ctx, const nnp_sgd_params* p, const nnp_view* param,
                          const nnp_view* grad, const nnp_view* buffer, const nnp_view* param_out,
                          const nnp_view* buffer_out);
