@@ -91,7 +91,10 @@ inline Tensor loss_of_indices(const std::string& who, Tensor logp, Tensor target
   target = target.to(Dtype::i64).reshape({-1});
   Tensor ignored = target.eq(target.scalar_like(static_cast<double>(o.ignore_index)));
   Tensor safe = where(ignored, target.scalar_like(0), target);
-  if (safe.numel() > 0) {
+  // The smallest and largest index first (two reductions per call); the
+  // count for the message only when one is out of range.
+  if (safe.numel() > 0 &&
+      (safe.amin().item<int64_t>() < 0 || safe.amax().item<int64_t>() >= static_cast<int64_t>(classes))) {
     const int64_t out_of_range = (safe.lt(safe.scalar_like(0)).to(Dtype::i64).sum() +
                                   safe.ge(safe.scalar_like(static_cast<double>(classes))).to(Dtype::i64).sum())
                                      .item<int64_t>();
