@@ -110,8 +110,10 @@ class ObjectPool {
   using Blocks = BlockPool<sizeof(T), alignof(T)>;
 };
 
-// For std::allocate_shared: single objects (the shared object with its
-// control block) from a BlockPool of their size, arrays from operator new.
+// For std::allocate_shared (single objects: the shared object with its
+// control block) and short vectors (autograd's gradient lists, one to four
+// tensors a node): up to four objects from a BlockPool of their size, more
+// from operator new.
 template <typename T>
 struct PoolAllocator {
   using value_type = T;
@@ -119,14 +121,22 @@ struct PoolAllocator {
   template <typename U>
   PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
   T* allocate(size_t n) {
-    if (n == 1) return static_cast<T*>(BlockPool<sizeof(T), alignof(T)>::allocate());
-    return std::allocator<T>().allocate(n);
+    switch (n) {
+      case 1: return static_cast<T*>(Blocks<1>::allocate());
+      case 2: return static_cast<T*>(Blocks<2>::allocate());
+      case 3: return static_cast<T*>(Blocks<3>::allocate());
+      case 4: return static_cast<T*>(Blocks<4>::allocate());
+      default: return std::allocator<T>().allocate(n);
+    }
   }
   void deallocate(T* p, size_t n) {
-    if (n == 1)
-      BlockPool<sizeof(T), alignof(T)>::deallocate(p);
-    else
-      std::allocator<T>().deallocate(p, n);
+    switch (n) {
+      case 1: return Blocks<1>::deallocate(p);
+      case 2: return Blocks<2>::deallocate(p);
+      case 3: return Blocks<3>::deallocate(p);
+      case 4: return Blocks<4>::deallocate(p);
+      default: return std::allocator<T>().deallocate(p, n);
+    }
   }
   template <typename U>
   bool operator==(const PoolAllocator<U>&) const {
@@ -136,6 +146,10 @@ struct PoolAllocator {
   bool operator!=(const PoolAllocator<U>&) const {
     return false;
   }
+
+ private:
+  template <size_t N>
+  using Blocks = BlockPool<sizeof(T) * N, alignof(T)>;
 };
 
 }  // namespace nnp::core

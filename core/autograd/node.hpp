@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../object_pool.hpp"
 #include "../tensor.hpp"
 
 namespace nnp::core::autograd {
@@ -19,7 +20,9 @@ namespace nnp::core::autograd {
 struct Node;
 struct AutogradMeta;
 
-using Grads = std::vector<TensorRef>;
+// Gradient lists are short (one to four) and made for every node a backward
+// runs: their arrays come from per-thread block pools.
+using Grads = std::vector<TensorRef, PoolAllocator<TensorRef>>;
 
 struct Edge {
   std::shared_ptr<Node> node;
@@ -47,8 +50,9 @@ struct Node {
   // Drops saved tensors once backward has used them (unless retain_graph).
   virtual void release_saved() {}
 
-  std::vector<Edge> next_edges;
-  std::vector<OutputMeta> outputs;
+  // Made for every recorded op, and short: from the block pools too.
+  std::vector<Edge, PoolAllocator<Edge>> next_edges;
+  std::vector<OutputMeta, PoolAllocator<OutputMeta>> outputs;
   uint64_t sequence_nr = 0;
   bool released = false;
 

@@ -158,7 +158,7 @@ std::shared_ptr<BackwardHookNode> wrap(const char* name, std::vector<TensorRef>&
 }
 
 void run_backward_hooks(Module& m, const std::vector<TensorRef>& grad_inputs, BackwardHookState& state,
-                        std::vector<TensorRef>* replace_into) {
+                        autograd::Grads* replace_into) {
   for (const auto& hook : all_hooks(m, NNP_HOOK_BACKWARD)) {
     std::vector<TensorRef> replaced(grad_inputs.size());
     run_hook(m, hook, grad_inputs, state.grad_outputs, replaced);
@@ -179,7 +179,7 @@ void setup_backward_hooks(Module& m, std::vector<TensorRef>& inputs, std::shared
     std::shared_ptr<BackwardHookState> s = weak.lock();
     if (!s) return;
     s->input_hooks_ran = true;
-    run_backward_hooks(*keep, grads, *s, &grads);
+    run_backward_hooks(*keep, std::vector<TensorRef>(grads.begin(), grads.end()), *s, &grads);
   });
   // The node keeps the state alive as long as the graph lives.
   input_node->post_hooks.push_back([state](autograd::Grads&, const autograd::Grads&) {});
@@ -194,11 +194,11 @@ void finish_backward_hooks(Module& m, std::vector<TensorRef>& outputs, const std
   output_node->pre_hooks.push_back([keep, state, inputs_tracked, n_inputs](autograd::Grads& grads) {
     for (const auto& hook : all_hooks(*keep, NNP_HOOK_BACKWARD_PRE)) {
       std::vector<TensorRef> replaced(grads.size());
-      run_hook(*keep, hook, grads, {}, replaced);
+      run_hook(*keep, hook, std::vector<TensorRef>(grads.begin(), grads.end()), {}, replaced);
       for (size_t i = 0; i < grads.size(); ++i)
         if (replaced[i]) grads[i] = std::move(replaced[i]);
     }
-    state->grad_outputs = grads;
+    state->grad_outputs.assign(grads.begin(), grads.end());
     // No input requires grad: the backward hooks run now, with no input
     // gradients (PyTorch passes None for each).
     if (!inputs_tracked) run_backward_hooks(*keep, std::vector<TensorRef>(n_inputs), *state, nullptr);
