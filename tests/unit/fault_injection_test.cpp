@@ -193,6 +193,32 @@ TEST(Faults, LoadStateDictFailingAtAnyAllocationOrKernelChangesNothing) {
 
 // Every single-field corruption of a state dict: strict loading refuses it,
 // naming the key, and the module keeps every value.
+// The cpu backend steps SGD in place (NNP_BACKEND_SGD_IN_PLACE): a
+// parameter listed before one whose update fails must still be untouched,
+// its momentum buffer too, so the in-place kernels run last.
+TEST(Faults, SgdInPlaceWaitsUntilEveryOtherParameterIsComputed) {
+  Tensor on_cpu = randn({4, 3}).requires_grad_();
+  Tensor elsewhere = randn({5}).to(faulty()).requires_grad_();
+  optim::Optimizer opt("SGD", {on_cpu, elsewhere}, std::move(Attrs().set("lr", 0.1).set("momentum", 0.9)));
+  auto set_grads = [&] {
+    on_cpu.set_grad(randn({4, 3}));
+    elsewhere.set_grad(randn({5}).to(faulty()));
+  };
+  set_grads();
+  opt.step();  // the momentum buffers now exist: the next step on cpu is in place
+  set_grads();
+  const std::vector<float> before = on_cpu.detach().to_vector<float>();
+  const Snapshot state_before = snapshot(opt.state_dict(), "optimizer.");
+  FaultControl& f = faults();
+  test::expect_error([&] { with_fault(f.fail_kernel_call, 1, [&] { opt.step(); }); }, NNP_DEVICE_ERROR, {"injected"});
+  EXPECT_EQ(on_cpu.detach().to_vector<float>(), before);
+  EXPECT_EQ(snapshot(opt.state_dict(), "optimizer."), state_before);
+  void* const memory = on_cpu.data_ptr();
+  opt.step();  // without the fault: in place
+  EXPECT_EQ(on_cpu.data_ptr(), memory);
+  EXPECT_NE(on_cpu.detach().to_vector<float>(), before);
+}
+
 TEST(Faults, LoadStateDictWithAnySingleCorruptedEntryChangesNothing) {
   nn::ModuleHandle model = Trainer::make_model();
   manual_seed(7);
