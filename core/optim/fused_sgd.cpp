@@ -66,9 +66,14 @@ bool sgd_in_place_applies(const std::map<std::string, double>& o, const Tensor& 
   if ((p.backend().table().flags & NNP_BACKEND_SGD_IN_PLACE) == 0) return false;
   // With momentum, the first step creates the buffer: new memory.
   if ((o.at("momentum") != 0) != (buffer != nullptr)) return false;
-  // A parameter that shares its memory (a view of another tensor, or
-  // external memory) is written through its storage as copy_ would be.
-  return kernel_applies(p, *grad.get(), buffer);
+  // The kernel's outputs may be its inputs themselves but may overlap them
+  // in no other way: a gradient or buffer that shares the parameter's
+  // memory takes the new-memory path. (A parameter that shares its memory
+  // with other views is written through it, as copy_ would.)
+  const core::Tensor& g = *grad.get();
+  const Storage* b = buffer ? buffer->get()->storage : nullptr;
+  if (g.storage == p.storage || b == p.storage || b == g.storage) return false;
+  return kernel_applies(p, g, buffer);
 }
 
 void sgd_in_place(const std::map<std::string, double>& o, Tensor& param, const Tensor& grad, Tensor* buffer) {
