@@ -59,9 +59,9 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
     case NNP_UNARY_SIGMOID:
       backward = [result](Grads& g) { return Grads{mul(g[0], mul(result, sub(scalar(result, 1), result)))}; };
       break;
-    case NNP_UNARY_RELU:
+    case NNP_UNARY_RELU:  // PyTorch's threshold_backward: 0 where out <= 0, so a NaN passes the gradient
       backward = [result](Grads& g) {
-        return Grads{where(cmp(NNP_BINARY_GT, result, scalar(result, 0)), g[0], scalar(g[0], 0))};
+        return Grads{where(cmp(NNP_BINARY_LE, result, scalar(result, 0)), scalar(g[0], 0), g[0])};
       };
       break;
     case NNP_UNARY_GELU:  // Phi(x) + x phi(x)

@@ -77,6 +77,18 @@ TEST_P(Ops, UnaryValues) {
   EXPECT_TRUE(std::isnan(f({NAN}).relu().item<float>()));  // NaN propagates, as PyTorch
 }
 
+// ReLU's gradient is PyTorch's threshold_backward: zero where the output is
+// <= 0, so a NaN output passes the gradient (libtorch 1.13: 5 0 5 0 here).
+TEST(ReluBackward, ZeroWhereTheOutputIsAtMostZeroAndNaNPassesTheGradient) {
+  for (const char* device : {"cpu", "reference"}) {
+    SCOPED_TRACE(device);
+    Tensor x = from_vector(std::vector<float>{NAN, -1, 2, 0}).to(Device(device)).requires_grad_();
+    (x.relu() * 5.0).sum().backward();
+    const std::vector<float> grad = x.grad().to(Device("cpu")).to_vector<float>();
+    EXPECT_EQ(grad, (std::vector<float>{5, 0, 5, 0}));
+  }
+}
+
 TEST_P(Ops, ComparisonsMaximumWhere) {
   Tensor a = f({1, 5, NAN}), b = f({3, 5, 0});
   EXPECT_EQ(a.lt(b).to_vector<bool>(), (std::vector<bool>{true, false, false}));
