@@ -1,6 +1,8 @@
-// Batched GEMM through OpenBLAS. f32/f64 operands are handed to BLAS in
-// place whenever their strides describe a (possibly transposed) matrix;
-// anything else, and f16/bf16, is packed into f32 scratch first.
+// Batched GEMM through OpenBLAS, and f32 products large enough in every
+// dimension through the backend's own kernels (cpu_sgemm.hpp). f32/f64
+// operands are handed to BLAS in place whenever their strides describe a
+// (possibly transposed) matrix; anything else, and f16/bf16, is packed into
+// f32 scratch first.
 //
 // OpenBLAS runs single-threaded here and a large product is split over the
 // backend's own pool instead, in column (or row) blocks, one BLAS call each.
@@ -17,6 +19,7 @@
 
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
+#include "cpu_sgemm.hpp"
 
 namespace nnp::cpu {
 namespace {
@@ -99,9 +102,15 @@ void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, flo
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
 }
 
-// c[m, n] (leading dimension ldc) = a @ b + beta * c, on this thread.
+// c[m, n] (leading dimension ldc) = a @ b + beta * c, on this thread: by the
+// backend's own kernels where they pay, else by OpenBLAS.
 void blas_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k,
                int64_t ldc, double beta) {
+  if (own_sgemm_pays(m, n, k)) {
+    own_sgemm(a.trans == CblasTrans, b.trans == CblasTrans, m, n, k, a.data, a.ld, b.data, b.ld,
+              static_cast<float>(beta), c, ldc);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
               static_cast<float>(beta), c, static_cast<blasint>(ldc));

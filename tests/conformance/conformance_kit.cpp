@@ -397,6 +397,13 @@ void check_matmul(Kit& kit) {
       // shape splits by rows, and by columns when it has few rows).
       {"large [96,128]^T-stored @ [128,80]", {128, 96}, {128, 80}, true, false},
       {"large [10,128]^T-stored @ [128,512]", {128, 10}, {128, 512}, true, false},
+      // Edges of a packed GEMM's blocks (the cpu backend's own kernels):
+      // rows and columns short of a register block, k over one and two
+      // cache blocks and not a multiple of a vector.
+      {"large [100,600] @ [600,45]^T-stored", {100, 600}, {45, 600}, false, true},
+      {"large [70,300]^T-stored @ [300,90]", {300, 70}, {300, 90}, true, false},
+      {"large [77,33] @ [33,530]", {77, 33}, {33, 530}, false, false},
+      {"large [60,1100]^T-stored @ [1100,40]^T-stored", {1100, 60}, {40, 1100}, true, true},
   };
   for (Dtype dtype : kFloats)
     for (const Shapes& s : cases) {

@@ -1,0 +1,65 @@
+// Which f32 GEMM the cpu backend runs (its own kernels or OpenBLAS), and
+// the per-thread packing buffers its own kernels share.
+#include "cpu_sgemm.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "cpu_sgemm_blocking.hpp"
+
+namespace nnp::cpu {
+namespace {
+
+// Below these, packing costs more than it saves and OpenBLAS takes the
+// product (a [1, 784] row against [784, 512] ran 6 times slower).
+constexpr int64_t kMinRows = 24, kMinColumns = 32, kMinDepth = 32;
+constexpr int64_t kMinWork = int64_t{1} << 18;
+
+SgemmKernel choose_kernel() {
+  const char* env = std::getenv("NNP_CPU_SGEMM");
+  if (env != nullptr && std::strcmp(env, "openblas") == 0) return SgemmKernel::openblas;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  if (avx512 && !(env != nullptr && std::strcmp(env, "avx2") == 0)) return SgemmKernel::avx512;
+  return avx2 ? SgemmKernel::avx2 : SgemmKernel::openblas;
+}
+
+}  // namespace
+
+SgemmKernel own_sgemm_kernel() {
+  static const SgemmKernel kernel = choose_kernel();
+  return kernel;
+}
+
+const char* own_sgemm_kernel_name(SgemmKernel kernel) {
+  switch (kernel) {
+    case SgemmKernel::avx2: return "avx2";
+    case SgemmKernel::avx512: return "avx512";
+    case SgemmKernel::openblas: break;
+  }
+  return "openblas";
+}
+
+bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {
+  return own_sgemm_kernel() != SgemmKernel::openblas && m >= kMinRows && n >= kMinColumns && k >= kMinDepth &&
+         m * n * k >= kMinWork;
+}
+
+void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (own_sgemm_kernel() == SgemmKernel::avx512)
+    sgemm_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  else
+    sgemm_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+float* sgemm_packing_buffer(int slot, int64_t floats) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& buffer = buffers[slot];
+  const auto wanted = static_cast<size_t>(floats + 64 + 16);  // slack, then room to align to 64 bytes
+  if (buffer.size() < wanted) buffer.resize(wanted);
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t{63});
+}
+
+}  // namespace nnp::cpu

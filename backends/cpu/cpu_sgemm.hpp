@@ -1,0 +1,40 @@
+// The cpu backend's own single-threaded f32 GEMM: operands packed into
+// cache-sized panels and a register-blocked micro-kernel per instruction
+// set (AVX2 + FMA: 6 x 16; AVX-512: 12 x 32). It takes the products that are
+// large in every dimension, where it runs ahead of OpenBLAS's sgemm (README,
+// "Speed"); OpenBLAS keeps the thin and the small ones, f64, and every
+// product on a CPU without AVX2.
+#pragma once
+
+#include <cstdint>
+
+namespace nnp::cpu {
+
+// Which of the backend's kernels own_sgemm runs on this machine. The
+// choice is made once per process, from the CPU and NNP_CPU_SGEMM
+// ("openblas" turns the backend's own kernels off, "avx2" keeps to AVX2 on
+// an AVX-512 machine; anything else is the default, the widest the CPU has).
+enum class SgemmKernel { openblas, avx2, avx512 };
+SgemmKernel own_sgemm_kernel();
+const char* own_sgemm_kernel_name(SgemmKernel kernel);
+
+// Whether own_sgemm should take this product: a kernel was chosen and the
+// product is large enough in every dimension for packing to pay.
+bool own_sgemm_pays(int64_t m, int64_t n, int64_t k);
+
+// c[m, n] (row-major, leading dimension ldc) = op(a) @ op(b) + beta * c, as
+// cblas_sgemm with CblasRowMajor and alpha 1: op(a) is a[m, k] (lda), or a
+// stored as [k, m] when trans_a; op(b) likewise. With beta 0, c is not read
+// (it may hold NaN). Runs on the calling thread; m, n, k >= 1. Only call it
+// where own_sgemm_pays() said so.
+void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc);
+
+// The kernels themselves, for own_sgemm and for the tests that check each
+// one the CPU has against OpenBLAS.
+void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+}  // namespace nnp::cpu

@@ -1,0 +1,83 @@
+// The cache blocking of the backend's own f32 GEMM, written once for every
+// instruction set (cpu_sgemm_avx2.cpp, cpu_sgemm_avx512.cpp). The loops are
+// BLIS's: for each block of columns (Isa::kNc) and of k (Isa::kKc), op(b) is
+// packed into panels of Isa::kNr columns, k-major; for each block of rows
+// (Isa::kMc) op(a) is packed into panels of Isa::kMr rows, k-major; the
+// micro-kernel then keeps a kMr x kNr block of c in registers while it runs
+// down k. Panels are zero-padded at the edges, so the kernel always reads
+// whole panels and only its stores look at the edge.
+//
+// This file holds no SIMD code: the Isa's functions carry their own target
+// attributes, so the loops here compile for baseline x86-64 and run only
+// after cpu_sgemm.cpp has checked the CPU.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace nnp::cpu {
+
+// This thread's packing buffer `slot` (0: a, 1: b), 64-byte aligned, with at
+// least `floats` floats and 64 more of slack (packers may write one vector
+// past a panel's end). Grows and never shrinks, so steady-state calls do not
+// allocate. Defined in cpu_sgemm.cpp.
+float* sgemm_packing_buffer(int slot, int64_t floats);
+
+// The block size that splits `total` into equal blocks of at most `most`,
+// rounded up to a multiple of `unit`.
+inline int64_t sgemm_even_block(int64_t total, int64_t most, int64_t unit) {
+  const int64_t blocks = (total + most - 1) / most;
+  return ((total + blocks - 1) / blocks + unit - 1) / unit * unit;
+}
+
+// c[m, n] (row-major, ldc) = op(a) @ op(b) + beta * c, as cblas_sgemm with
+// CblasRowMajor and alpha 1; k >= 1. Isa provides:
+//   kMr, kNr, kMc, kKc, kNc      register block and cache blocks
+//   pack_across(src, ld, lanes, kc, out, width)
+//       out[k * width + w] = src[w * ld + k] for w < lanes, 0 up to width
+//   pack_along(src, ld, lanes, kc, out, width)
+//       out[k * width + w] = src[k * ld + w] for w < lanes, 0 up to width
+//   kernel(kc, packed_a, packed_b, c, ldc, rows, cols, beta)
+//       c[rows, cols] = panel_a @ panel_b + beta * c; beta 0 reads no c
+template <class Isa>
+void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const int64_t kc_block = sgemm_even_block(k, Isa::kKc, 1);
+  const int64_t mc_block = sgemm_even_block(m, Isa::kMc, Isa::kMr);
+  const int64_t nc_block = sgemm_even_block(n, Isa::kNc, Isa::kNr);
+  float* packed_a = sgemm_packing_buffer(0, mc_block * kc_block);
+  float* packed_b = sgemm_packing_buffer(1, nc_block * kc_block);
+  for (int64_t jc = 0; jc < n; jc += nc_block) {
+    const int64_t nc = std::min(nc_block, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kc_block) {
+      const int64_t kc = std::min(kc_block, k - pc);
+      const float block_beta = pc == 0 ? beta : 1.0f;  // later blocks of k add to the first's
+      for (int64_t q = 0; q < nc; q += Isa::kNr) {
+        const int64_t cols = std::min<int64_t>(Isa::kNr, nc - q);
+        if (trans_b)
+          Isa::pack_across(b + (jc + q) * ldb + pc, ldb, cols, kc, packed_b + q * kc, Isa::kNr);
+        else
+          Isa::pack_along(b + pc * ldb + jc + q, ldb, cols, kc, packed_b + q * kc, Isa::kNr);
+      }
+      for (int64_t ic = 0; ic < m; ic += mc_block) {
+        const int64_t mc = std::min(mc_block, m - ic);
+        for (int64_t p = 0; p < mc; p += Isa::kMr) {
+          const int64_t rows = std::min<int64_t>(Isa::kMr, mc - p);
+          if (trans_a)
+            Isa::pack_along(a + pc * lda + ic + p, lda, rows, kc, packed_a + p * kc, Isa::kMr);
+          else
+            Isa::pack_across(a + (ic + p) * lda + pc, lda, rows, kc, packed_a + p * kc, Isa::kMr);
+        }
+        // A panel of b (kc x kNr) stays in L1 while the panels of a, from
+        // L2, pass under it.
+        for (int64_t jr = 0; jr < nc; jr += Isa::kNr)
+          for (int64_t ir = 0; ir < mc; ir += Isa::kMr)
+            Isa::kernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
+                        static_cast<int>(std::min<int64_t>(Isa::kMr, mc - ir)),
+                        static_cast<int>(std::min<int64_t>(Isa::kNr, nc - jr)), block_beta);
+      }
+    }
+  }
+}
+
+}  // namespace nnp::cpu

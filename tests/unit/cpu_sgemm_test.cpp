@@ -1,0 +1,139 @@
+// The cpu backend's own f32 GEMM kernels (backends/cpu/cpu_sgemm*.cpp,
+// compiled into this test): every kernel this CPU can run, against a loop in
+// double precision, on the shapes where their packing and blocking have
+// edges: rows and columns that are not multiples of the register block, k
+// over several cache blocks and not a multiple of the vector width, every
+// transpose, leading dimensions wider than the matrix, beta 0 over NaN, and
+// beta 1. The conformance kit checks the backend's matmul through the ABI;
+// this test reaches the kernels the CPU has but the backend does not choose
+// (AVX2 on an AVX-512 machine).
+#include "cpu_sgemm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nnp::cpu::SgemmKernel;
+using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float,
+                        float*, int64_t);
+
+struct Case {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  int64_t pad;  // leading dimensions exceed the stored width by this much
+  float beta;
+};
+
+// Fails with the case and the worst element unless kernel(case) matches the
+// double-precision product within k ulps-scale of the sum's magnitude.
+void check(Kernel kernel, const Case& c) {
+  std::mt19937 rng(static_cast<uint32_t>(c.m * 7919 + c.n * 131 + c.k));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  // op(a) is [m, k]: stored [m, k] or, transposed, [k, m].
+  const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+  const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+  const int64_t lda = a_cols + c.pad, ldb = b_cols + c.pad, ldc = c.n + c.pad;
+  std::vector<float> a(static_cast<size_t>(a_rows * lda)), b(static_cast<size_t>(b_rows * ldb));
+  for (float& x : a) x = uniform(rng);
+  for (float& x : b) x = uniform(rng);
+  std::vector<float> out(static_cast<size_t>(c.m * ldc));
+  for (float& x : out) x = c.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : uniform(rng);
+  const std::vector<float> before = out;
+
+  kernel(c.trans_a, c.trans_b, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc);
+
+  auto at_a = [&](int64_t i, int64_t p) { return c.trans_a ? a[p * lda + i] : a[i * lda + p]; };
+  auto at_b = [&](int64_t p, int64_t j) { return c.trans_b ? b[j * ldb + p] : b[p * ldb + j]; };
+  double worst = 0;
+  std::string where;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      const size_t at = static_cast<size_t>(i * ldc + j);
+      if (j >= c.n) {  // the padding past each row is never written
+        ASSERT_TRUE(std::isnan(out[at]) ? std::isnan(before[at]) : out[at] == before[at]) << "wrote column " << j;
+        continue;
+      }
+      double sum = c.beta == 0.0f ? 0.0 : static_cast<double>(c.beta) * before[at];
+      for (int64_t p = 0; p < c.k; ++p) sum += static_cast<double>(at_a(i, p)) * at_b(p, j);
+      const double error = std::fabs(out[at] - sum);
+      if (!(error <= worst)) {  // also catches NaN
+        worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+        where = "c[" + std::to_string(i) + "," + std::to_string(j) + "] = " + std::to_string(out[at]) + ", expected " +
+                std::to_string(sum);
+      }
+    }
+  EXPECT_LE(worst, 1e-6 * static_cast<double>(c.k) + 1e-6)
+      << (c.trans_a ? "a^T " : "a ") << (c.trans_b ? "b^T " : "b ") << c.m << "x" << c.n << "x" << c.k << " pad "
+      << c.pad << " beta " << c.beta << ": " << where;
+}
+
+const Case kCases[] = {
+    // W1's products as the pool splits them.
+    {false, true, 128, 256, 784, 0, 0.0f},
+    {true, false, 256, 512, 128, 0, 0.0f},
+    {false, false, 128, 256, 512, 0, 0.0f},
+    // Edges: a row block and a column block short, k just over one and over
+    // two cache blocks (256 and 512 for AVX2 and AVX-512) and not a
+    // multiple of 8 or 16.
+    {false, false, 25, 33, 33, 0, 0.0f},
+    {false, true, 31, 47, 257, 3, 0.0f},
+    {true, false, 13, 70, 513, 5, 0.0f},
+    {true, true, 67, 35, 1100, 1, 0.0f},
+    {false, false, 200, 100, 300, 0, 0.0f},
+    // More rows than one block of rows (72 and 192).
+    {false, true, 400, 40, 64, 2, 0.0f},
+    {true, true, 197, 161, 40, 0, 0.0f},
+    // beta: added to, and (beta 1) as a later block of k does.
+    {false, false, 50, 60, 70, 4, 1.0f},
+    {true, false, 30, 100, 600, 0, 0.5f},
+    {false, true, 24, 32, 32, 0, -2.0f},
+};
+
+void check_all(Kernel kernel) {
+  for (const Case& c : kCases) check(kernel, c);
+}
+
+bool has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool has_avx512() { return has_avx2() && __builtin_cpu_supports("avx512f"); }
+
+TEST(CpuSgemm, Avx2KernelMatchesADoubleLoop) {
+  if (!has_avx2()) GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+  check_all(nnp::cpu::sgemm_avx2);
+}
+
+TEST(CpuSgemm, Avx512KernelMatchesADoubleLoop) {
+  if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the AVX-512 kernel is not run";
+  check_all(nnp::cpu::sgemm_avx512);
+}
+
+TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas) {
+  const char* asked = std::getenv("NNP_CPU_SGEMM");
+  const SgemmKernel chosen = nnp::cpu::own_sgemm_kernel();
+  if (asked != nullptr && std::string(asked) == "openblas") {
+    EXPECT_EQ(chosen, SgemmKernel::openblas);
+  } else if (has_avx512() && !(asked != nullptr && std::string(asked) == "avx2")) {
+    EXPECT_EQ(chosen, SgemmKernel::avx512);
+  } else if (has_avx2()) {
+    EXPECT_EQ(chosen, SgemmKernel::avx2);
+  } else {
+    EXPECT_EQ(chosen, SgemmKernel::openblas);
+  }
+  EXPECT_STREQ(nnp::cpu::own_sgemm_kernel_name(chosen), chosen == SgemmKernel::avx512 ? "avx512"
+                                                        : chosen == SgemmKernel::avx2 ? "avx2"
+                                                                                      : "openblas");
+  // A row against a matrix, and thin products, stay with OpenBLAS.
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(1, 512, 784));
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 10, 512));
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 512, 10));
+  EXPECT_EQ(nnp::cpu::own_sgemm_pays(128, 256, 784), chosen != SgemmKernel::openblas);
+}
+
+}  // namespace
