@@ -1,6 +1,7 @@
-// The CPU backend plugin: host memory through a caching allocator, OpenBLAS
-// for GEMM, oneDNN for convolutions (cpu_conv_onednn.hpp), loops split over
-// its own thread pool (thread_pool.hpp) for the rest.
+// The CPU backend plugin: host memory through a caching allocator, its own
+// packed kernels and OpenBLAS for GEMM (cpu_sgemm.hpp), oneDNN for
+// convolutions (cpu_conv_onednn.hpp), loops split over its own thread pool
+// (thread_pool.hpp) for the rest.
 #include <nnp/host_backend.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "caching_allocator.hpp"
 #include "cpu_conv_onednn.hpp"
 #include "cpu_kernels.hpp"
+#include "cpu_sgemm.hpp"
 #include "thread_count.hpp"
 
 namespace nnp::cpu {
@@ -38,8 +40,8 @@ std::string processor_name() {
 nnp_status device_info(void*, int32_t, nnp_device_info* out) {
   static const std::string description = processor_name() + ", " + std::to_string(thread_count().threads) +
                                          (thread_count().threads == 1 ? " thread (" : " threads (") +
-                                         thread_count().source + "), convolutions by " +
-                                         convolution_engine();
+                                         thread_count().source + "), products by " + sgemm_engine() +
+                                         ", convolutions by " + convolution_engine();
   out->description = description.c_str();
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   out->total_memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
@@ -111,5 +113,6 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
 }  // namespace nnp::cpu
 
 NNP_PLUGIN("nnplug.cpu", NNP_PLUGIN_VERSION,
-           "the cpu backend: OpenBLAS GEMM, threaded vectorised kernels, oneDNN convolutions (opened at the first)",
+           "the cpu backend: packed AVX2/AVX-512 and OpenBLAS GEMM, threaded vectorised kernels, oneDNN convolutions "
+           "(opened at the first)",
            nnp::cpu::init)

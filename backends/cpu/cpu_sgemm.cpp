@@ -41,6 +41,17 @@ const char* own_sgemm_kernel_name(SgemmKernel kernel) {
   return "openblas";
 }
 
+const char* sgemm_engine() {
+  const char* env = std::getenv("NNP_CPU_SGEMM");
+  switch (own_sgemm_kernel()) {
+    case SgemmKernel::avx512: return "its AVX-512 kernels and OpenBLAS";
+    case SgemmKernel::avx2: return "its AVX2 kernels and OpenBLAS";
+    case SgemmKernel::openblas: break;
+  }
+  return env != nullptr && std::strcmp(env, "openblas") == 0 ? "OpenBLAS (NNP_CPU_SGEMM=openblas)"
+                                                             : "OpenBLAS (the processor has no AVX2 + FMA)";
+}
+
 bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {
   return own_sgemm_kernel() != SgemmKernel::openblas && m >= kMinRows && n >= kMinColumns && k >= kMinDepth &&
          m * n * k >= kMinWork;

@@ -17,6 +17,9 @@ namespace nnp::cpu {
 enum class SgemmKernel { openblas, avx2, avx512 };
 SgemmKernel own_sgemm_kernel();
 const char* own_sgemm_kernel_name(SgemmKernel kernel);
+// What multiplies f32 matrices here, for `nnplug devices`: "its AVX2
+// kernels and OpenBLAS", or "OpenBLAS" with the reason.
+const char* sgemm_engine();
 
 // Whether own_sgemm should take this product: a kernel was chosen and the
 // product is large enough in every dimension for packing to pay.

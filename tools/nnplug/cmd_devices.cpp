@@ -36,8 +36,10 @@ int run_devices(const Args& args) {
       nnp_device_info dinfo{};
       dinfo.struct_size = sizeof(dinfo);
       nnp::check(api.device_info(device.raw(), &dinfo));
+      // A description may carry a path and a reason (the cpu backend's,
+      // when its oneDNN library is missing): 400 characters, still bounded.
       std::cout << std::setw(14) << printable(device.name()) << std::setw(8) << dinfo.score
-                << printable(dinfo.description ? dinfo.description : "");
+                << printable(dinfo.description ? dinfo.description : "", 400);
       if (dinfo.total_memory) std::cout << ", " << dinfo.total_memory / (1024 * 1024) << " MiB";
       std::cout << "\n";
     }
