@@ -84,6 +84,8 @@ const Case kCases[] = {
     // two cache blocks (256 and 512 for AVX2 and AVX-512) and not a
     // multiple of 8 or 16.
     {false, false, 25, 33, 33, 0, 0.0f},
+    {false, false, 128, 512, 10, 0, 0.0f},
+    {true, true, 30, 40, 9, 2, 0.0f},
     {false, true, 31, 47, 257, 3, 0.0f},
     {true, false, 13, 70, 513, 5, 0.0f},
     {true, true, 67, 35, 1100, 1, 0.0f},
@@ -129,10 +131,13 @@ TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas)
   EXPECT_STREQ(nnp::cpu::own_sgemm_kernel_name(chosen), chosen == SgemmKernel::avx512 ? "avx512"
                                                         : chosen == SgemmKernel::avx2 ? "avx2"
                                                                                       : "openblas");
-  // A row against a matrix, and thin products, stay with OpenBLAS.
+  // A row against a matrix, few rows or columns, and almost no depth stay
+  // with OpenBLAS; W1's last layer's input gradient (depth 10) does not.
   EXPECT_FALSE(nnp::cpu::own_sgemm_pays(1, 512, 784));
   EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 10, 512));
-  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 512, 10));
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(10, 512, 128));
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 512, 4));
+  EXPECT_EQ(nnp::cpu::own_sgemm_pays(128, 512, 10), chosen != SgemmKernel::openblas);
   EXPECT_EQ(nnp::cpu::own_sgemm_pays(128, 256, 784), chosen != SgemmKernel::openblas);
 }
 
