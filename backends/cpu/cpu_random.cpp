@@ -1,8 +1,10 @@
 // Philox draws on the CPU: element i depends only on its counter, so the
 // thread split does not change the numbers (nnp/philox.h).
+#include <immintrin.h>
 #include <nnp/philox.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -10,16 +12,70 @@
 namespace nnp::cpu {
 namespace {
 
-// Words 0 and 1 (all a uniform draw uses) for counters first .. first+n-1:
-// a straight loop over independent counters, which the compiler vectorises
-// where the CPU has AVX2 (four 32x32->64 products per instruction).
-__attribute__((target_clones("avx2", "default"))) void uniform_words(uint64_t first, int64_t n, uint64_t seed,
-                                                                     uint32_t* w0, uint32_t* w1) {
+// Words 0 and 1 (all a uniform draw uses) for counters first .. first+n-1,
+// one counter at a time (the tail of the AVX2 loop, and CPUs without it).
+void uniform_words_scalar(uint64_t first, int64_t n, uint64_t seed, uint32_t* w0, uint32_t* w1) {
   for (int64_t i = 0; i < n; ++i) {
     const nnp_philox_words r = nnp_philox4x32_10(first + static_cast<uint64_t>(i), seed);
     w0[i] = r.w[0];
     w1[i] = r.w[1];
   }
+}
+
+#define NNP_AVX2 __attribute__((target("avx2")))
+
+// Each lane's 32 x 32 -> 64-bit product with m, split into its low and
+// high words: the even lanes' products from one vpmuludq, the odd lanes'
+// from another.
+NNP_AVX2 inline void mulhilo8(__m256i x, __m256i m, __m256i* lo, __m256i* hi) {
+  const __m256i even = _mm256_mul_epu32(x, m), odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+// nnp_philox4x32_10 for eight counters at a time, written out in AVX2: the
+// compiler's own vectorisation of the scalar loop ran at 14 ns a counter on
+// the 2-core Zen machine, a fifth of W7's step (dropout's masks). Integer
+// operations only, so the words are those of the scalar definition, bit for
+// bit (the conformance kit's random family checks against reference).
+NNP_AVX2 void uniform_words_avx2(uint64_t first, int64_t n, uint64_t seed, uint32_t* w0, uint32_t* w1) {
+  const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint64_t base = first + static_cast<uint64_t>(i);
+    // Counter words: the low word is base's plus the lane; the high word
+    // carries where the low one wrapped past 2^32 (low < base's, unsigned:
+    // compared as signed with the sign bits flipped).
+    const __m256i base_low = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(base)));
+    const __m256i low = _mm256_add_epi32(base_low, lanes), sign = _mm256_set1_epi32(INT32_MIN);
+    const __m256i wrapped = _mm256_cmpgt_epi32(_mm256_xor_si256(base_low, sign), _mm256_xor_si256(low, sign));
+    __m256i c0 = low, c1 = _mm256_sub_epi32(_mm256_set1_epi32(static_cast<int32_t>(base >> 32)), wrapped);
+    __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      __m256i lo0, hi0, lo1, hi1;
+      mulhilo8(c0, m0, &lo0, &hi0);
+      mulhilo8(c2, m1, &lo1, &hi1);
+      c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+      c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+      c1 = lo1;
+      c3 = lo0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(w0 + i), c0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(w1 + i), c1);
+  }
+  uniform_words_scalar(first + static_cast<uint64_t>(i), n - i, seed, w0 + i, w1 + i);
+}
+
+void uniform_words(uint64_t first, int64_t n, uint64_t seed, uint32_t* w0, uint32_t* w1) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2)
+    uniform_words_avx2(first, n, seed, w0, w1);
+  else
+    uniform_words_scalar(first, n, seed, w0, w1);
 }
 
 template <typename T>

@@ -517,6 +517,16 @@ void check_random(Kit& kit) {
           },
           kExact);
     }
+  // Counters that cross 2^32 (the counter's high word carries) under a seed
+  // with both words set: a vectorised Philox must carry as the scalar does.
+  for (Dtype dtype : kFloats)
+    kit.check(
+        "rand", dtype, "[1000] from offset 2^32 - 500, seed 0x123456789abcdef, bit-identical", {kit.values({1}, dtype)},
+        [dtype](const Inputs& in) {
+          check(api().device_set_rng_state(in[0].device().raw(), 0x123456789abcdefULL, (uint64_t{1} << 32) - 500));
+          return rand({1000}, dtype, in[0].device());
+        },
+        kExact);
   kit.check(
       "randint", Dtype::i64, "[1000] after a draw of 13, bit-identical", {kit.values({1}, Dtype::i64)},
       [](const Inputs& in) {
