@@ -33,8 +33,8 @@ bool own_sgemm_pays(int64_t m, int64_t n, int64_t k);
 void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                int64_t ldb, float beta, float* c, int64_t ldc);
 
-// The kernels themselves, for own_sgemm and for the tests that check each
-// one the CPU has against OpenBLAS.
+// The kernels themselves, for own_sgemm and for tests/unit/cpu_sgemm_test.cpp,
+// which checks each one the CPU has against a double-precision loop.
 void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
