@@ -18,12 +18,17 @@ namespace {
 constexpr int64_t kMinRows = 24, kMinColumns = 32, kMinDepth = 8;
 constexpr int64_t kMinWork = int64_t{1} << 18;
 
-SgemmKernel choose_kernel() {
+// Whether NNP_CPU_SGEMM is set to `value`.
+bool asked_for(const char* value) {
   const char* env = std::getenv("NNP_CPU_SGEMM");
-  if (env != nullptr && std::strcmp(env, "openblas") == 0) return SgemmKernel::openblas;
+  return env != nullptr && std::strcmp(env, value) == 0;
+}
+
+SgemmKernel choose_kernel() {
+  if (asked_for("openblas")) return SgemmKernel::openblas;
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
-  if (avx512 && !(env != nullptr && std::strcmp(env, "avx2") == 0)) return SgemmKernel::avx512;
+  if (avx512 && !asked_for("avx2")) return SgemmKernel::avx512;
   return avx2 ? SgemmKernel::avx2 : SgemmKernel::openblas;
 }
 
@@ -44,14 +49,12 @@ const char* own_sgemm_kernel_name(SgemmKernel kernel) {
 }
 
 const char* sgemm_engine() {
-  const char* env = std::getenv("NNP_CPU_SGEMM");
   switch (own_sgemm_kernel()) {
     case SgemmKernel::avx512: return "its AVX-512 kernels and OpenBLAS";
     case SgemmKernel::avx2: return "its AVX2 kernels and OpenBLAS";
     case SgemmKernel::openblas: break;
   }
-  return env != nullptr && std::strcmp(env, "openblas") == 0 ? "OpenBLAS (NNP_CPU_SGEMM=openblas)"
-                                                             : "OpenBLAS (the processor has no AVX2 + FMA)";
+  return asked_for("openblas") ? "OpenBLAS (NNP_CPU_SGEMM=openblas)" : "OpenBLAS (the processor has no AVX2 + FMA)";
 }
 
 bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {
