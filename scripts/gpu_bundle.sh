@@ -6,7 +6,9 @@
 # builds the first-party plugins against that install (as a vendor would) and
 # adds the test and benchmark programs and the non-CUDA shared libraries they
 # need. The ROCm backend stays behind (no HIP runtime there), and so does the
-# cpu backend's oneDNN library.
+# cpu backend's oneDNN library. The folder is also packed as FOLDER.tar.gz
+# (about a third of its size: Debian's OpenBLAS alone is 35 MB), which fits
+# what a device call carries.
 #   bash scripts/gpu_bundle.sh [FOLDER]      (default .gpu, git-ignored)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ cmake -S plugins -B build/gpu-bundle-plugins -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/gpu-bundle-plugins
 cmake --install build/gpu-bundle-plugins >/dev/null
 cp build/bin/unit_tests build/bin/nnp_gpu_bench build/gpu-bundle-plugins/plugins_test "$bundle/bin/"
-cp tests/integration/gpu_train.sh tools/bench/g1_pytorch.py "$bundle/bin/"
+cp tests/integration/gpu_train.sh tests/integration/gpu_train_ranks.sh tools/bench/g1_pytorch.py "$bundle/bin/"
 # Every library the programs and plugins need beyond glibc, libstdc++ and CUDA.
 mkdir -p "$bundle/deps"
 for file in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/nnplug/plugins/*.so "$bundle"/lib/nnplug/devices/*.so; do
@@ -37,5 +39,6 @@ done | sort -u | while read -r lib; do
   esac
 done
 rm -rf "$bundle/include"
-du -sh "$bundle"
+tar -czf "$bundle.tar.gz" -C "$(dirname "$bundle")" "$(basename "$bundle")"
+du -sh "$bundle" "$bundle.tar.gz"
 ls "$bundle/deps"

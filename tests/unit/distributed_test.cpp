@@ -10,34 +10,21 @@
 #include <nnp/distributed.hpp>
 #include <thread>
 
+#include "collective_values.hpp"
 #include "rank_threads.hpp"
 
 using namespace nnp;
 namespace dist = nnp::distributed;
 using nnp::test::Distributed;
 using nnp::test::expect_error;
+using nnp::test::contribution;
+using nnp::test::floating;
+using nnp::test::kAllDtypes;
+using nnp::test::tensor_of;
+using nnp::test::values;
 using std::chrono::milliseconds;
 
 namespace {
-
-const Dtype kAllDtypes[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
-                            Dtype::i32, Dtype::i8,  Dtype::u8,  Dtype::boolean};
-
-bool floating(Dtype d) { return d == Dtype::f32 || d == Dtype::f64 || d == Dtype::f16 || d == Dtype::bf16; }
-
-// Rank r's values: small integers (exact in every dtype), 0/1 for bool.
-std::vector<double> contribution(int rank, int64_t n, Dtype d) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] =
-        d == Dtype::boolean ? ((i + rank) % 3 == 0) : static_cast<double>((i * 7 + rank * 5) % 11);
-  return v;
-}
-
-Tensor tensor_of(const std::vector<double>& v, Dtype d) {
-  return from_vector(v, {static_cast<int64_t>(v.size())}).to(d);
-}
-std::vector<double> values(const Tensor& t) { return t.to(Dtype::f64).to_vector<double>(); }
 
 sockaddr_in loopback(int port) {
   sockaddr_in address{};
@@ -402,35 +389,3 @@ TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
   EXPECT_EQ(failures[1], "");
 }
 
-// The nccl plugin loads on any machine: without a usable GPU it registers,
-// says why, and refuses to form a group with that reason; with one, a group
-// of one rank reduces a CUDA tensor.
-TEST(NcclBackend, LoadsWithoutAGpuAndSaysWhyOrReducesOnOne) {
-  nnp_comm_info nccl{};
-  for (int32_t i = 0; i < api().comm_count(); ++i) {
-    nnp_comm_info info{};
-    info.struct_size = sizeof info;
-    ASSERT_EQ(api().comm_info(i, &info), NNP_OK);
-    if (std::string(info.name) == "nccl") nccl = info;
-  }
-  if (nccl.name == nullptr) GTEST_SKIP() << "the nccl plugin is not built (no CUDA toolkit with nccl.h)";
-  EXPECT_EQ(std::string(nccl.backends), "cuda");
-  dist::ProcessGroupOptions o;
-  o.rank = 0;
-  o.world_size = 1;
-  o.init_method =
-      "file://" + (std::filesystem::temp_directory_path() / ("nnp_nccl_" + std::to_string(::getpid()))).string();
-  if (nccl.unavailable_reason != nullptr) {
-    const std::string reason = nccl.unavailable_reason;
-    EXPECT_TRUE(reason.rfind("no CUDA device: ", 0) == 0 || reason.rfind("cannot open ", 0) == 0) << reason;
-    expect_error([&] { dist::ProcessGroup("nccl", o); }, NNP_DEVICE_ERROR,
-                 {"communication backend 'nccl' cannot form groups here: " + reason});
-    return;
-  }
-  o.device = "cuda:0";
-  dist::ProcessGroup g("nccl", o);
-  Tensor t = full({1001}, 3.0, Dtype::f32, Device("cuda:0"));
-  g.all_reduce(t, dist::ReduceOp::AVG);
-  EXPECT_EQ(t.to(Device::cpu()).sum().item<float>(), 3003.0f);
-  std::filesystem::remove_all(o.init_method.substr(7));
-}
