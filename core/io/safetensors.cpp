@@ -37,7 +37,7 @@ nnp_dtype dtype_from_name(const std::string& path, const std::string& key, const
        "\", which nnplug does not support (F32, F64, F16, BF16, I64, I32, U8, BOOL)");
 }
 
-[[noreturn]] void corrupt(const std::string& path, const std::string& what) {
+[[noreturn]] void safetensors_corrupt(const std::string& path, const std::string& what) {
   fail(NNP_CORRUPT_DATA, path, ": not a valid safetensors file: ", what, "; the file is left as it is");
 }
 
@@ -48,10 +48,10 @@ constexpr size_t kMaxHeaderDepth = 8;
 // library would keep the last one silently) and keys no writer produces.
 json parse_header(const std::string& path, const std::string& text) {
   json header =
-      parse_strict_json(text, kMaxHeaderDepth, [&](const std::string& what) { corrupt(path, "the header " + what); });
-  if (!header.is_object()) corrupt(path, "the header is not a JSON object");
+      parse_strict_json(text, kMaxHeaderDepth, [&](const std::string& what) { safetensors_corrupt(path, "the header " + what); });
+  if (!header.is_object()) safetensors_corrupt(path, "the header is not a JSON object");
   for (auto it = header.begin(); it != header.end(); ++it)
-    if (it.key().find('\0') != std::string::npos) corrupt(path, "a tensor name contains a NUL character");
+    if (it.key().find('\0') != std::string::npos) safetensors_corrupt(path, "a tensor name contains a NUL character");
   return header;
 }
 
@@ -154,19 +154,19 @@ struct Header {
 
 Header read_header(const RegularFile& file, const std::string& path) {
   const uint64_t file_size = file.size();
-  if (file_size < 8) corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
+  if (file_size < 8) safetensors_corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
   unsigned char length[8];
   file.read_at(0, length, 8);
   const uint64_t header_size = read_u64_le(length);
   if (header_size > kMaxHeaderSize)
-    corrupt(path, "the header claims " + std::to_string(header_size) + " bytes, more than the limit of " +
+    safetensors_corrupt(path, "the header claims " + std::to_string(header_size) + " bytes, more than the limit of " +
                       std::to_string(kMaxHeaderSize));
   if (header_size > file_size - 8)
-    corrupt(path, "the header claims " + std::to_string(header_size) + " bytes but the file holds only " +
+    safetensors_corrupt(path, "the header claims " + std::to_string(header_size) + " bytes but the file holds only " +
                       std::to_string(file_size - 8) + " after the length");
   std::string text(static_cast<size_t>(header_size), '\0');
   file.read_at(8, text.data(), header_size);
-  if (text.empty() || text[0] != '{') corrupt(path, "the header does not start with '{'");
+  if (text.empty() || text[0] != '{') safetensors_corrupt(path, "the header does not start with '{'");
   json header = parse_header(path, text);
 
   const uint64_t data_size = file_size - 8 - header_size;
@@ -177,9 +177,9 @@ Header read_header(const RegularFile& file, const std::string& path) {
     const std::string& key = it.key();
     const json& value = it.value();
     if (key == "__metadata__") {
-      if (!value.is_object()) corrupt(path, "__metadata__ is not an object of strings");
+      if (!value.is_object()) safetensors_corrupt(path, "__metadata__ is not an object of strings");
       for (auto m = value.begin(); m != value.end(); ++m) {
-        if (!m.value().is_string()) corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
+        if (!m.value().is_string()) safetensors_corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
         parsed.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -187,43 +187,43 @@ Header read_header(const RegularFile& file, const std::string& path) {
     if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets") ||
         !value["dtype"].is_string() || !value["shape"].is_array() || !value["data_offsets"].is_array() ||
         value["data_offsets"].size() != 2)
-      corrupt(path,
+      safetensors_corrupt(path,
               "tensor '" + key + "' needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" (two numbers)");
     Entry e;
     e.name = key;
     e.dtype = dtype_from_name(path, key, value["dtype"].get<std::string>());
     const json& shape = value["shape"];
-    if (shape.size() > NNP_MAX_DIMS) corrupt(path, "tensor '" + key + "' has more than 8 dimensions");
+    if (shape.size() > NNP_MAX_DIMS) safetensors_corrupt(path, "tensor '" + key + "' has more than 8 dimensions");
     e.shape.ndim = static_cast<int32_t>(shape.size());
     uint64_t nonzero_product = 1;  // the strides are products of sizes: they must fit int64 too
     for (size_t i = 0; i < shape.size(); ++i) {
-      if (!shape[i].is_number_integer()) corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
-      if (!shape[i].is_number_unsigned()) corrupt(path, "tensor '" + key + "' has a negative shape entry");
+      if (!shape[i].is_number_integer()) safetensors_corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
+      if (!shape[i].is_number_unsigned()) safetensors_corrupt(path, "tensor '" + key + "' has a negative shape entry");
       const uint64_t size = shape[i].get<uint64_t>();
       if (size > static_cast<uint64_t>(INT64_MAX) ||
           (size != 0 && nonzero_product > static_cast<uint64_t>(INT64_MAX) / size))
-        corrupt(path, "tensor '" + key + "' has a shape too large for 64-bit sizes");
+        safetensors_corrupt(path, "tensor '" + key + "' has a shape too large for 64-bit sizes");
       if (size != 0) nonzero_product *= size;
       e.shape.d[i] = static_cast<int64_t>(size);
     }
     const json& offsets = value["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
-      corrupt(path, "tensor '" + key + "' has data_offsets that are not byte positions");
+      safetensors_corrupt(path, "tensor '" + key + "' has data_offsets that are not byte positions");
     e.begin = offsets[0].get<uint64_t>();
     e.end = offsets[1].get<uint64_t>();
-    if (e.end < e.begin) corrupt(path, "tensor '" + key + "' ends before it begins");
+    if (e.end < e.begin) safetensors_corrupt(path, "tensor '" + key + "' ends before it begins");
     if (e.end > data_size)
-      corrupt(path, "tensor '" + key + "' ends at byte " + std::to_string(e.end) + ", past the data (" +
+      safetensors_corrupt(path, "tensor '" + key + "' ends at byte " + std::to_string(e.end) + ", past the data (" +
                         std::to_string(data_size) + " bytes)");
     uint64_t expected = static_cast<uint64_t>(dtype_size(e.dtype));
     for (int32_t i = 0; i < e.shape.ndim; ++i) {
       uint64_t size = static_cast<uint64_t>(e.shape.d[i]);
       if (size != 0 && expected > UINT64_MAX / size)
-        corrupt(path, "tensor '" + key + "' has an impossibly large shape");
+        safetensors_corrupt(path, "tensor '" + key + "' has an impossibly large shape");
       expected *= size;
     }
     if (e.end - e.begin != expected)
-      corrupt(path, "tensor '" + key + "' holds " + std::to_string(e.end - e.begin) + " bytes but shape " +
+      safetensors_corrupt(path, "tensor '" + key + "' holds " + std::to_string(e.end - e.begin) + " bytes but shape " +
                         format_dims(e.shape) + " of " + safetensors_dtype(e.dtype) + " needs " +
                         std::to_string(expected));
     entries.push_back(std::move(e));
@@ -234,12 +234,12 @@ Header read_header(const RegularFile& file, const std::string& path) {
   uint64_t position = 0;
   for (const Entry& e : entries) {
     if (e.begin != position)
-      corrupt(path, e.begin < position ? "tensor '" + e.name + "' overlaps the one before it"
+      safetensors_corrupt(path, e.begin < position ? "tensor '" + e.name + "' overlaps the one before it"
                                        : "there is a gap before tensor '" + e.name + "'");
     position = e.end;
   }
   if (position != data_size)
-    corrupt(path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
+    safetensors_corrupt(path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
   return parsed;
 }
 

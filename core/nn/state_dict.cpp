@@ -71,14 +71,14 @@ struct Planned {
   TensorRef source;  // already on the target's device
 };
 
-struct Plan {
+struct LoadPlan {
   std::vector<Planned> copies;
   std::vector<std::pair<Module*, TensorRef>> extra_states;
   std::set<std::string> expected;
   bool assign = false;
 };
 
-void plan_module(Module& m, const std::string& prefix, nnp_list& state, StateIndex& index, Plan& plan,
+void plan_module(Module& m, const std::string& prefix, nnp_list& state, StateIndex& index, LoadPlan& plan,
                  nnp_list& missing) {
   if (run_state_hooks(m, NNP_LOAD_STATE_DICT_PRE, &state, nullptr, prefix)) index.rebuild(state);
   auto plan_entry = [&](const std::string& name, const TensorRef& target, bool parameter) {
@@ -159,7 +159,7 @@ void state_dict(Module& m, const std::string& prefix, bool keep_vars, nnp_list& 
 void load_state_dict(Module& m, const nnp_list& given, bool strict, bool assign, nnp_list& missing,
                      nnp_list& unexpected) {
   nnp_list state = given;  // pre-hooks may edit their copy
-  Plan plan;
+  LoadPlan plan;
   plan.assign = assign;
   StateIndex index(state);
   plan_module(m, "", state, index, plan, missing);

@@ -13,7 +13,7 @@ namespace {
 
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-struct Case {
+struct GradcheckCase {
   std::string name;
   std::vector<Tensor> inputs;  // f64 leaves; those to check require grad
   Fn fn;
@@ -32,7 +32,7 @@ Tensor positive(const Shape& shape) { return (rand(shape, Dtype::f64) * 1.5 + 0.
 Tensor index(const std::vector<int64_t>& values, const Shape& shape) { return from_vector(values, shape); }
 
 // Returns how many elements were compared, so the test can tell it checked.
-int check(const Case& c) {
+int check(const GradcheckCase& c) {
   int compared = 0;
   SCOPED_TRACE(c.name);
   std::vector<Tensor> inputs = c.inputs;
@@ -67,11 +67,11 @@ int check(const Case& c) {
 
 class GradCheck : public ::testing::TestWithParam<int> {};
 
-std::vector<Case> cases() {
+std::vector<GradcheckCase> gradcheck_cases() {
   manual_seed(2024);
-  std::vector<Case> all;
+  std::vector<GradcheckCase> all;
   auto add = [&](std::string name, std::vector<Tensor> inputs, Fn fn) {
-    all.push_back(Case{std::move(name), std::move(inputs), std::move(fn)});
+    all.push_back(GradcheckCase{std::move(name), std::move(inputs), std::move(fn)});
   };
   // unary
   struct U {
@@ -232,7 +232,7 @@ std::vector<Case> cases() {
 
 TEST(GradCheck, EveryDifferentiableOpMatchesFiniteDifferences) {
   int compared = 0, count = 0;
-  for (const Case& c : cases()) {
+  for (const GradcheckCase& c : gradcheck_cases()) {
     compared += check(c);
     ++count;
   }

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> fixture_files() {
+std::vector<std::string> optimizer_fixture_files() {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(NNP_OPTIMIZER_FIXTURE_DIR))
     if (entry.path().extension() == ".safetensors") files.push_back(entry.path().stem().string());
@@ -92,7 +92,7 @@ TEST_P(OptimizerFixture, TwentyStepsMatchPyTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PyTorch, OptimizerFixture, ::testing::ValuesIn(fixture_files()),
+INSTANTIATE_TEST_SUITE_P(PyTorch, OptimizerFixture, ::testing::ValuesIn(optimizer_fixture_files()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace prune = nnp::nn::utils::prune;
 namespace parametrize = nnp::nn::utils::parametrize;
 namespace parametrizations = nnp::nn::utils::parametrizations;
 
-const json& fixtures() {
+const json& reparam_fixtures() {
   static const json all = [] {
     std::ifstream in(NNP_REPARAM_FIXTURES);
     return json::parse(in);
@@ -79,7 +79,7 @@ Tensor run(nn::ModuleHandle& m, const json& c) {
 }
 
 TEST(PruneFixtures, MasksStateDictsOutputsAndGradientsMatchPyTorch) {
-  for (const json& c : fixtures()["prune"]) {
+  for (const json& c : reparam_fixtures()["prune"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     nn::ModuleHandle m = make(c["kind"]);
     m.load_state_dict(state_of(c["before"]));
@@ -117,7 +117,7 @@ TEST(PruneFixtures, MasksStateDictsOutputsAndGradientsMatchPyTorch) {
 }
 
 TEST(PruneFixtures, GlobalUnstructuredRanksEveryTensorTogether) {
-  const json& c = fixtures()["global"][0];
+  const json& c = reparam_fixtures()["global"][0];
   nn::ModuleHandle a = nn::Linear(6, 5), b = nn::Linear(5, 5);
   a.load_state_dict(state_of(c["before"][0]));
   b.load_state_dict(state_of(c["before"][1]));
@@ -128,7 +128,7 @@ TEST(PruneFixtures, GlobalUnstructuredRanksEveryTensorTogether) {
 }
 
 TEST(ParametrizeFixtures, SpectralNormPowerIterationOutputsAndGradients) {
-  for (const json& c : fixtures()["spectral"]) {
+  for (const json& c : reparam_fixtures()["spectral"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     nn::ModuleHandle m = make(c["kind"]);
     parametrizations::spectral_norm(m);
@@ -168,7 +168,7 @@ struct Scale : nn::Module {
 };
 
 TEST(ParametrizeFixtures, ChainedParametrizationsStoreAsPyTorchAndRemoveLeavingTheValue) {
-  const json& c = fixtures()["custom"][0];
+  const json& c = reparam_fixtures()["custom"][0];
   nn::ModuleHandle m = nn::Linear(4, 4);
   m.load_state_dict(state_of(c["before"]));
   const Tensor held = m.get_parameter("weight");
@@ -192,7 +192,7 @@ TEST(ParametrizeFixtures, ChainedParametrizationsStoreAsPyTorchAndRemoveLeavingT
 }
 
 TEST(ParametrizeFixtures, AssignGoesThroughRightInverse) {
-  const json& c = fixtures()["assign"][0];
+  const json& c = reparam_fixtures()["assign"][0];
   nn::ModuleHandle m = nn::Linear(4, 4);
   m.load_state_dict(state_of(c["before"]));
   parametrize::register_parametrization(m, "weight", nn::make<Scale>());
@@ -204,7 +204,7 @@ TEST(ParametrizeFixtures, AssignGoesThroughRightInverse) {
 }
 
 TEST(ParametrizeFixtures, WeightNormIsGTimesVOverItsNorm) {
-  const json& c = fixtures()["weight_norm"][0];
+  const json& c = reparam_fixtures()["weight_norm"][0];
   nn::ModuleHandle m = make("conv");
   m.load_state_dict(state_of(c["before"]));
   parametrizations::weight_norm(m, "weight", 0);
@@ -223,7 +223,7 @@ TEST(ParametrizeFixtures, WeightNormIsGTimesVOverItsNorm) {
 }
 
 TEST(ParametrizeFixtures, OrthogonalMatchesPyTorch) {
-  for (const json& c : fixtures()["orthogonal"]) {
+  for (const json& c : reparam_fixtures()["orthogonal"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     nn::ModuleHandle m = nn::Linear(c["in"].get<int64_t>(), c["out"].get<int64_t>());
     m.load_state_dict(state_of(c["before"]));

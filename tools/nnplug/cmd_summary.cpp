@@ -13,12 +13,6 @@
 namespace nnplug {
 namespace {
 
-std::string shape_text(const nnp::Shape& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 nnp::Shape parse_shape(const std::string& text) {
   nnp::Shape shape;
   std::stringstream in(text);
@@ -76,7 +70,7 @@ int run_summary(const Args& args) {
     Row row{(name.empty() ? "(model)" : name) + " " + module.type_name(), "-", 0};
     for (const nnp::Tensor& p : module.parameters(false)) row.own += p.numel();
     auto it = shapes.find(module.handle());
-    if (it != shapes.end()) row.shape = shape_text(it->second);
+    if (it != shapes.end()) row.shape = nnp::detail::shape_text(it->second);
     label_width = std::max(label_width, row.label.size() + 2);
     shape_width = std::max(shape_width, row.shape.size() + 2);
     rows.push_back(row);

@@ -51,7 +51,8 @@ void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& 
   if (std::rename(temporary.c_str(), path.c_str()) != 0) throw nnp::Error(NNP_IO_ERROR, "cannot write " + path);
 }
 
-std::string shape_text(const nnp::Shape& shape) {
+// The shape as --input-shape takes it: "1,8,8".
+std::string input_shape_text(const nnp::Shape& shape) {
   std::string text;
   for (int64_t s : shape) text += (text.empty() ? "" : ",") + std::to_string(s);
   return text;
@@ -243,7 +244,7 @@ int run_train(const Args& args) {
 
   TrainCheckpoint state;
   state.model_spec = spec;
-  state.input_shape = shape_text(shape);
+  state.input_shape = input_shape_text(shape);
   state.optimizer_name = optimizer;
   state.scale = scale;
   state.seed = seed;

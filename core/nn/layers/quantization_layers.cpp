@@ -57,10 +57,10 @@ struct Observer : nnp::nn::Module {
   Tensor eps, min_val, max_val;
 
   Observer(const Attrs& a, const char* type, bool per_channel) : Module(type), settings(a, type, per_channel) {
-    eps = register_buffer("eps", full({1}, settings.eps));
+    eps = register_buffer("eps", nnp::full({1}, settings.eps));
     // PyTorch starts per-tensor observers at +inf/-inf, per-channel ones empty.
-    min_val = register_buffer("min_val", per_channel ? empty({0}) : full({}, INFINITY));
-    max_val = register_buffer("max_val", per_channel ? empty({0}) : full({}, -INFINITY));
+    min_val = register_buffer("min_val", per_channel ? nnp::empty({0}) : nnp::full({}, INFINITY));
+    max_val = register_buffer("max_val", per_channel ? nnp::empty({0}) : nnp::full({}, -INFINITY));
   }
 
   QParams calculate_qparams() const {
@@ -188,10 +188,10 @@ struct FakeQuantize : nnp::nn::Module {
       throw Error(NNP_INVALID_ARGUMENT, "FakeQuantize: observer '" + observer_type +
                                             "' is not MinMaxObserver, MovingAverageMinMaxObserver or "
                                             "PerChannelMinMaxObserver");
-    fake_quant_enabled = register_buffer("fake_quant_enabled", full({1}, 1, Dtype::u8));
-    observer_enabled = register_buffer("observer_enabled", full({1}, 1, Dtype::u8));
-    scale = register_buffer("scale", full({1}, 1.0));
-    zero_point = register_buffer("zero_point", full({1}, 0, Dtype::i32));
+    fake_quant_enabled = register_buffer("fake_quant_enabled", nnp::full({1}, 1, Dtype::u8));
+    observer_enabled = register_buffer("observer_enabled", nnp::full({1}, 1, Dtype::u8));
+    scale = register_buffer("scale", nnp::full({1}, 1.0));
+    zero_point = register_buffer("zero_point", nnp::full({1}, 0, Dtype::i32));
     Attrs o;
     o.set("dtype", a.string("dtype")).set("qscheme", settings.qscheme).set("reduce_range", settings.reduce_range);
     o.set("quant_min", a.integer("quant_min")).set("quant_max", a.integer("quant_max")).set("eps", settings.eps);
