@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config ccache
   libboost-dev libboost-program-options-dev
   libopenblas-dev
   libdnnl-dev

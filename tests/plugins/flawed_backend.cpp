@@ -27,19 +27,22 @@ using namespace nnp::elements;
 
 nnp_kernels flawed;
 
-nnp_status crashing_binary(const nnp_kernel_ctx* ctx, nnp_binary_op op, const nnp_view* a, const nnp_view* b,
-                           const nnp_view* out) {
+// The flaws: each plugin built from this file installs one (NNP_FLAW), so
+// the others are unused there.
+[[maybe_unused]] nnp_status crashing_binary(const nnp_kernel_ctx* ctx, nnp_binary_op op, const nnp_view* a,
+                                            const nnp_view* b, const nnp_view* out) {
   if (op == NNP_BINARY_ADD && a->dtype == NNP_F32) std::raise(SIGSEGV);
   return nnp::reference::kernel_table()->binary(ctx, op, a, b, out);
 }
 
-nnp_status offset_ignoring_random(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t seed, uint64_t, double a,
-                                  double b, const nnp_view* out) {
+[[maybe_unused]] nnp_status offset_ignoring_random(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t seed,
+                                                   uint64_t, double a, double b, const nnp_view* out) {
   return nnp::reference::kernel_table()->random(ctx, kind, seed, 0, a, b, out);
 }
 
 // exp(x) / sum(exp(x)) along dim, no max taken off.
-nnp_status naive_softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out) {
+[[maybe_unused]] nnp_status naive_softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log,
+                                          const nnp_view* out) {
   int64_t outer[NNP_MAX_DIMS];
   for (int32_t i = 0; i < x->ndim; ++i) outer[i] = i == dim ? 1 : x->shape[i];
   int64_t rows = 1;
@@ -64,7 +67,7 @@ nnp_status naive_softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, 
 
 // Rounds toward zero: the float just below |value| rounds where value would
 // round up, so ties and overflow come out wrong.
-nnp_status truncating_copy(const nnp_kernel_ctx* ctx, const nnp_view* src, const nnp_view* dst) {
+[[maybe_unused]] nnp_status truncating_copy(const nnp_kernel_ctx* ctx, const nnp_view* src, const nnp_view* dst) {
   if ((dst->dtype != NNP_F16 && dst->dtype != NNP_BF16) || !is_float(src->dtype))
     return nnp::reference::kernel_table()->copy(ctx, src, dst);
   int64_t index[NNP_MAX_DIMS] = {};
@@ -77,7 +80,8 @@ nnp_status truncating_copy(const nnp_kernel_ctx* ctx, const nnp_view* src, const
   return NNP_OK;
 }
 
-nnp_status hanging_where(const nnp_kernel_ctx*, const nnp_view*, const nnp_view*, const nnp_view*, const nnp_view*) {
+[[maybe_unused]] nnp_status hanging_where(const nnp_kernel_ctx*, const nnp_view*, const nnp_view*, const nnp_view*,
+                                          const nnp_view*) {
   while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
