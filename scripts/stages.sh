@@ -13,23 +13,23 @@ fi
 
 # stage_build NAME COMMAND...: runs a build, recording its CPU-seconds and wall time.
 stage_build() {
-  local name=$1 times
+  local name=$1 times status=0
   shift
   times=$(mktemp)
   local TIMEFORMAT='%R %U %S'
-  { time "$@" 2>&3; } 3>&2 2>"$times"
+  { time "$@" 2>&3; } 3>&2 2>"$times" || status=$?
   awk -v name="$name" '{ printf "%s build %.0f %.0f\n", name, $2 + $3, $1 }' "$times" >>"$NNP_STAGE_LOG"
   rm -f "$times"
+  return "$status"
 }
 
 # stage_test NAME COMMAND...: runs ctest, recording its wall time and how
 # many tests ran.
 stage_test() {
-  local name=$1 output start=$SECONDS
+  local name=$1 output start=$SECONDS status=0
   shift
   output=$(mktemp)
-  "$@" 2>&1 | tee "$output"
-  local status=${PIPESTATUS[0]}
+  "$@" 2>&1 | tee "$output" || status=$?
   local count
   count=$(sed -n 's/.*tests* failed out of \([0-9]*\).*/\1/p' "$output" | tail -n 1)
   echo "$name test ${count:-?} $((SECONDS - start))" >>"$NNP_STAGE_LOG"
@@ -48,8 +48,8 @@ stage_report() {
     END {
       printf "%-8s %14s %11s %10s %7s\n", "stage", "build CPU-s", "build wall", "test wall", "tests"
       for (i = 1; i <= n; ++i) { s = names[i]
-        printf "%-8s %14s %10ss %9ss %7s\n", s, cpu[s] == "" ? "-" : cpu[s], bwall[s] == "" ? "-" : bwall[s],
-               twall[s] == "" ? "-" : twall[s], tests[s] == "" ? "-" : tests[s] }
+        printf "%-8s %14s %11s %10s %7s\n", s, cpu[s] == "" ? "-" : cpu[s], bwall[s] == "" ? "-" : bwall[s] "s",
+               twall[s] == "" ? "-" : twall[s] "s", tests[s] == "" ? "-" : tests[s] }
       printf "builds and tests together: %d s (%.1f min)\n", total, total / 60
     }' "$NNP_STAGE_LOG"
   rm -f "$NNP_STAGE_LOG"

@@ -134,6 +134,8 @@ class Importer {
   bool try_gemm(const ::onnx::NodeProto& n);
   bool try_pool(const ::onnx::NodeProto& n);
   bool try_lstm(const ::onnx::NodeProto& n);
+  void expect_lstm_shape(const ::onnx::NodeProto& n, const ::onnx::TensorProto& t, const char* what,
+                         const std::vector<int64_t>& want) const;
   void add_vendor_layer(const ::onnx::NodeProto& n);
 };
 
@@ -447,6 +449,17 @@ bool Importer::try_pool(const ::onnx::NodeProto& n) {
   return true;
 }
 
+// An LSTM input's dims must be `want`.
+void Importer::expect_lstm_shape(const ::onnx::NodeProto& n, const ::onnx::TensorProto& t, const char* what,
+                                 const std::vector<int64_t>& want) const {
+  const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  if (dims != want)
+    corrupt(node_name(n) + ": " + what + " '" + t.name() + "' has shape " +
+            (dims.size() <= 8 ? format_dims(dims.data(), static_cast<int32_t>(dims.size()))
+                              : std::to_string(dims.size()) + " dimensions") +
+            " where its hidden_size and direction need " + format_dims(want.data(), static_cast<int32_t>(want.size())));
+}
+
 // ONNX's gates are i, o, f, c; PyTorch's (and nnplug's) i, f, g, o.
 HostTensor reorder_gates(const HostTensor& t, int64_t direction, int64_t hidden, int64_t offset_gates = 0) {
   // t: [directions, k * hidden, cols]; take 4 gate blocks starting at offset_gates.
@@ -459,6 +472,9 @@ HostTensor reorder_gates(const HostTensor& t, int64_t direction, int64_t hidden,
   out.shape.d[0] = 4 * hidden;
   if (t.shape.ndim == 3) out.shape.d[1] = cols;
   out.bytes.resize(static_cast<size_t>(4 * hidden * cols) * item);
+  const size_t needed = static_cast<size_t>((direction + 1) * per_dir) * item;
+  if (t.bytes.size() < needed || (offset_gates + 4) * hidden * cols > per_dir)
+    fail(NNP_INTERNAL, "onnx load: an LSTM tensor of ", t.bytes.size(), " bytes is smaller than its gates");
   const int64_t order[4] = {0, 2, 3, 1};
   for (int64_t g = 0; g < 4; ++g)
     std::memcpy(
@@ -482,6 +498,10 @@ bool Importer::try_lstm(const ::onnx::NodeProto& n) {
     return false;
   const int64_t dirs = direction == "bidirectional" ? 2 : 1, hidden = int_attr(n, "hidden_size", 0);
   if (hidden <= 0 || w->dims(0) != dirs || w->dims(1) != 4 * hidden) return false;
+  // The gates are copied out of R and B by these shapes: a file that says
+  // otherwise is refused before a byte is read.
+  expect_lstm_shape(n, *r, "R (the recurrent weights)", {dirs, 4 * hidden, hidden});
+  if (has_b) expect_lstm_shape(n, *b, "B (the biases)", {dirs, 8 * hidden});
   const std::string layer = add_layer("lstm", "nn.LSTM",
                                       {{"input_size", w->dims(2)},
                                        {"hidden_size", hidden},

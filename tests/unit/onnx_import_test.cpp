@@ -241,6 +241,35 @@ TEST_F(HostileOnnx, HugeOrShortInitialisersAreRefused) {
   expect_error([&] { nnp::onnx::load(write(overflow)); }, NNP_CORRUPT_DATA, {"w"});
 }
 
+// PyTorch's LSTM export with R (then B) cut to half its last dimension, the
+// tensor itself consistent: its gates were copied by the shape the node's
+// hidden_size implies, reading past the data (found by fuzz_onnx).
+TEST_F(HostileOnnx, LstmWeightsOfAnotherShapeThanTheNodeNeedsAreRefused) {
+  for (int input : {2, 3}) {
+    ::onnx::ModelProto m;
+    std::ifstream in(std::string(NNP_ONNX_FIXTURE_DIR) + "/lstm.onnx", std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&in));
+    ::onnx::GraphProto& g = *m.mutable_graph();
+    std::string name;
+    for (const ::onnx::NodeProto& n : g.node())
+      if (n.op_type() == "LSTM") name = n.input(input);
+    ASSERT_FALSE(name.empty());
+    bool cut = false;
+    for (::onnx::TensorProto& t : *g.mutable_initializer()) {
+      if (t.name() != name) continue;
+      ASSERT_TRUE(t.has_raw_data());
+      const int last = t.dims_size() - 1;
+      t.set_dims(last, t.dims(last) / 2);
+      t.set_raw_data(t.raw_data().substr(0, t.raw_data().size() / 2));
+      cut = true;
+    }
+    ASSERT_TRUE(cut) << name << " is not an initialiser";
+    expect_error([&] { nnp::onnx::load(write(m)); }, NNP_CORRUPT_DATA,
+                 {input == 2 ? "R (the recurrent weights) '" : "B (the biases) '", "' has shape",
+                  "where its hidden_size and direction need"});
+  }
+}
+
 TEST_F(HostileOnnx, ExternalDataOutsideTheModelsFolderIsRefused) {
   std::ofstream(dir_ / "secret.bin", std::ios::binary) << std::string(8, '\0');
   std::ofstream(dir_ / "model" / "weights.bin", std::ios::binary) << std::string(8, '\0');
