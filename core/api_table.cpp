@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_12, "nnp_api grew: add NNP_API_SIZE_1_13 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_14, "nnp_api grew: add NNP_API_SIZE_1_15 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -216,6 +216,8 @@ nnp_api make_table() {
   t.autograd_queue_callback = api::autograd_queue_callback;
   t.backend_summary = api::backend_summary;
   t.comm_summary = api::comm_summary;
+  t.op_count = api::op_count;
+  t.op_info = api::op_info;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

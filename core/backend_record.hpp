@@ -29,6 +29,24 @@ class BackendRecord {
   // Built against ABI 1.7 or later: knows NNP_I8 and NNP_UNARY_ROUND.
   bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
 
+  // The optional kernel slots, one accessor each that owns the rule: NULL
+  // when the backend's table predates the slot or leaves it NULL, and the
+  // caller then takes the core's composed path. No call site reads an
+  // optional slot or a struct_size itself.
+  decltype(nnp_kernels::gemm_i8) gemm_i8() const { return since(kernels_.gemm_i8, NNP_KERNELS_SIZE_1_7); }
+  decltype(nnp_kernels::conv2d) conv2d() const { return since(kernels_.conv2d, NNP_KERNELS_SIZE_1_9); }
+  decltype(nnp_kernels::max_pool2d) max_pool2d() const { return since(kernels_.max_pool2d, NNP_KERNELS_SIZE_1_10); }
+  decltype(nnp_kernels::sgd_step) sgd_step() const { return since(kernels_.sgd_step, NNP_KERNELS_SIZE_1_12); }
+  // Without it the fast convolution is not taken where a gradient is recorded.
+  decltype(nnp_kernels::conv2d_backward) conv2d_backward() const {
+    return since(kernels_.conv2d_backward, NNP_KERNELS_SIZE_1_12);
+  }
+  // Device timing events (nnp_backend 1.6): all three, or none.
+  bool has_timing_events() const {
+    return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&
+           table_.event_release;
+  }
+
   // Asked of the backend once; never creates a device context.
   int32_t device_count() const;
   std::string unavailable_reason() const;
@@ -56,6 +74,10 @@ class BackendRecord {
     std::atomic<bool> ready{false};  // lets later calls skip call_once
     nnp_kernel_ctx ctx{};
   };
+  template <typename Slot>
+  Slot since(Slot slot, size_t size) const {
+    return kernels_.struct_size >= size ? slot : nullptr;
+  }
   void init_devices() const;
   const nnp_kernel_ctx& first_context(int32_t device) const;  // context()'s slow path
 

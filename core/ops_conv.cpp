@@ -3,58 +3,68 @@
 // is taken only if the backend also has conv2d_backward, which the recorded
 // node runs.
 #include "autograd/grad_math.hpp"
-#include "autograd/record.hpp"
-#include "onnx/trace.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "op_checks.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
+namespace {
 
-TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p) {
-  const nnp_kernels& kernels = x.backend().kernels();
-  const bool record = autograd::should_record({&x, &w, bias});
-  if (kernels.conv2d == nullptr || onnx::tracing()) return {};
-  if (record && (kernels.struct_size < NNP_KERNELS_SIZE_1_12 || kernels.conv2d_backward == nullptr)) return {};
-  if (x.dtype != NNP_F32 || w.dtype != NNP_F32 || (bias && bias->dtype != NNP_F32)) return {};
+// The convolution's output shape, or false where the fast path does not
+// apply (the general path then refuses bad sizes with its own message).
+bool conv2d_shape(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p, Dims& out_shape) {
+  if (x.dtype != NNP_F32 || w.dtype != NNP_F32 || (bias && bias->dtype != NNP_F32)) return false;
   auto same_device = [&](const Tensor& t) {
     return t.device.backend == x.device.backend && t.device.index == x.device.index;
   };
-  if (!same_device(w) || (bias && !same_device(*bias))) return {};
+  if (!same_device(w) || (bias && !same_device(*bias))) return false;
   if (x.shape.ndim != 4 || w.shape.ndim != 4 || (bias && (bias->shape.ndim != 1 || bias->shape[0] != w.shape[0])))
-    return {};
+    return false;
   const int64_t n = x.shape[0], c = x.shape[1], o = w.shape[0];
-  if (p.groups < 1 || c % p.groups != 0 || o % p.groups != 0 || w.shape[1] != c / p.groups) return {};
-  Dims out_shape;
+  if (p.groups < 1 || c % p.groups != 0 || o % p.groups != 0 || w.shape[1] != c / p.groups) return false;
   out_shape.ndim = 4;
   out_shape.d[0] = n;
   out_shape.d[1] = o;
   for (int i = 0; i < 2; ++i) {
-    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0) return {};
-    // Sizes from a stranger's spec can overflow here: the general path
-    // then refuses them with its own message.
+    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0) return false;
+    // Sizes from a stranger's spec can overflow here.
     int64_t span = 0, padded = 0, room = 0;
     if (__builtin_mul_overflow(p.dilation[i], w.shape[2 + i] - 1, &span) ||
         __builtin_mul_overflow(p.padding[i], int64_t{2}, &padded) ||
         __builtin_add_overflow(x.shape[2 + i], padded, &padded) || __builtin_sub_overflow(padded, span, &room) ||
         __builtin_sub_overflow(room, int64_t{1}, &room) || room < 0)
-      return {};
+      return false;
     out_shape.d[2 + i] = room / p.stride[i] + 1;
   }
-  if (x.numel == 0 || w.numel == 0) return {};
-  profiler::OpScope profile("conv2d", {&x, &w});
-  TensorRef xc = contiguous(x), wc = contiguous(w), bc = bias ? contiguous(*bias) : TensorRef();
-  TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
-  nnp_view vx = kernel_view(*xc), vw = kernel_view(*wc), vo = kernel_view(*out), vb{};
-  if (bc) vb = kernel_view(*bc);
-  run_kernel(x, "conv2d", kernels.conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &p, &vo));
-  if (record) {
+  return x.numel != 0 && w.numel != 0;
+}
+
+struct Conv2dOp {
+  const Tensor* in[3];  // x, w, bias (may be null)
+  const nnp_conv2d_params& p;
+  const Dims& out_shape;
+  dispatch::OpId id() const { return dispatch::OpId::CONV2D; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const {
+    const Tensor& x = *in[0];
+    TensorRef xc = contiguous(x), wc = contiguous(*in[1]), bc = in[2] ? contiguous(*in[2]) : TensorRef();
+    TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
+    nnp_view vx = kernel_view(*xc), vw = kernel_view(*wc), vo = kernel_view(*out), vb{};
+    if (bc) vb = kernel_view(*bc);
+    run_kernel(x, "conv2d", x.backend().kernels().conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &p, &vo));
+    return out;
+  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_conv2d(g, *in[0], *in[1], in[2], p, *out); }
+  void differentiate(TensorRef& out) const {
     // Which gradients to compute is known now: only inputs that require one.
-    const bool want_x = autograd::requires_grad(x), want_w = autograd::requires_grad(w),
-               want_b = bias && autograd::requires_grad(*bias);
-    autograd::math::SavedTensor sx = autograd::math::share(*xc), sw = autograd::math::share(*wc);
+    const bool want_x = autograd::requires_grad(*in[0]), want_w = autograd::requires_grad(*in[1]),
+               want_b = in[2] && autograd::requires_grad(*in[2]);
+    autograd::math::SavedTensor sx = autograd::math::share(*contiguous(*in[0]));
+    autograd::math::SavedTensor sw = autograd::math::share(*contiguous(*in[1]));
+    const nnp_conv2d_params params = p;
     autograd::record(
-        "ConvolutionBackward0", {&x, &w, bias}, {out.get()}, [sx, sw, p, want_x, want_w, want_b](autograd::Grads& g) {
+        dispatch::schema(id()).backward, {in[0], in[1], in[2]}, {out.get()},
+        [sx, sw, params, want_x, want_w, want_b](autograd::Grads& g) {
           const TensorRef& x = sx;
           const TensorRef& w = sw;
           TensorRef grad_out = contiguous(*g[0]);
@@ -68,14 +78,23 @@ TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, co
           if (gx) vgx = kernel_view(*gx);
           if (gw) vgw = kernel_view(*gw);
           if (gb) vgb = kernel_view(*gb);
-          const nnp_kernels& k = x->backend().kernels();
           run_kernel(*x, "conv2d_backward",
-                     k.conv2d_backward(&kernel_ctx(*x), &vx, &vw, &vg, &p, gx ? &vgx : nullptr, gw ? &vgw : nullptr,
-                                       gb ? &vgb : nullptr));
+                     x->backend().conv2d_backward()(&kernel_ctx(*x), &vx, &vw, &vg, &params, gx ? &vgx : nullptr,
+                                                     gw ? &vgw : nullptr, gb ? &vgb : nullptr));
           return autograd::Grads{gx, gw, gb};
         });
   }
-  return out;
+};
+
+}  // namespace
+
+TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p) {
+  const BackendRecord& backend = x.backend();
+  if (!backend.conv2d()) return {};
+  if (autograd::should_record({&x, &w, bias}) && !backend.conv2d_backward()) return {};
+  Dims out_shape;
+  if (!conv2d_shape(x, w, bias, p, out_shape)) return {};
+  return dispatch::dispatch(Conv2dOp{{&x, &w, bias}, p, out_shape}, dispatch::Face::PUBLIC);
 }
 
 }  // namespace nnp::core

@@ -5,8 +5,8 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -51,8 +51,7 @@ TensorRef stage_on(const Tensor& src, nnp_device device) {
 
 }  // namespace
 
-void copy_into(Tensor& dst, const Tensor& src) {
-  profiler::OpScope profile("copy_", {&dst, &src});
+void compute::copy_into(Tensor& dst, const Tensor& src) {
   if (broadcast_shapes("copy_into", src.shape, dst.shape) != dst.shape)
     fail(NNP_SHAPE_MISMATCH, "copy_into: source shape ", format_dims(src.shape),
          " cannot be broadcast to destination shape ", format_dims(dst.shape));
@@ -84,8 +83,7 @@ void copy_to_host(const Tensor& t, void* dst, size_t bytes) {
                       packed->backend().name().c_str(), "copy_to_host");
 }
 
-TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
-  profiler::OpScope profile("to", {&t});
+TensorRef compute::to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
   check_dtype("to", dtype);
   check_device("to", device);
   if (t.device.backend == device.backend && t.device.index == device.index && t.dtype == dtype)
@@ -95,10 +93,9 @@ TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
   return out;
 }
 
-TensorRef contiguous(const Tensor& t) { return t.is_contiguous() ? TensorRef::share(&t) : clone(t); }
+TensorRef compute::contiguous(const Tensor& t) { return t.is_contiguous() ? TensorRef::share(&t) : clone(t); }
 
-TensorRef clone(const Tensor& t) {
-  profiler::OpScope profile("clone", {&t});
+TensorRef compute::clone(const Tensor& t) {
   TensorRef out = make_tensor_like(t.shape, t.dtype, t);
   if (t.numel > 0) kernel_copy(*out, t);
   return out;

@@ -6,10 +6,10 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "host_convert.hpp"
-#include "onnx/trace.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 #include "random_state.hpp"
 
 namespace nnp::core {
@@ -19,8 +19,7 @@ TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device) {
   return make_tensor(shape, dtype, device);
 }
 
-TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device) {
-  profiler::OpScope profile("full", {});
+TensorRef compute::full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device) {
   TensorRef t = empty(shape, dtype, device);
   if (t->numel == 0) return t;
   nnp_view v = kernel_view(*t);
@@ -28,7 +27,7 @@ TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device devi
   return t;
 }
 
-TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device) {
+TensorRef compute::arange(double start, double end, double step, nnp_dtype dtype, nnp_device device) {
   check_dtype("arange", dtype);
   if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail(NNP_INVALID_ARGUMENT, "arange: start, end and step must be finite (got ", start, ", ", end, ", ", step, ")");
@@ -44,11 +43,10 @@ TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_dev
   shape.d[0] = static_cast<int64_t>(count);
   std::vector<unsigned char> host(static_cast<size_t>(shape.d[0]) * dtype_size(dtype));
   for (int64_t i = 0; i < shape.d[0]; ++i) store_host(dtype, host.data(), i, start + static_cast<double>(i) * step);
-  return from_host(host.data(), shape, dtype, device);
+  return compute::from_host(host.data(), shape, dtype, device);
 }
 
-TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device) {
-  profiler::OpScope profile("from_host", {});
+TensorRef compute::from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device) {
   TensorRef t = empty(shape, dtype, device);
   size_t bytes = t->storage->bytes;
   if (bytes == 0) return t;
@@ -66,12 +64,8 @@ TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_de
   return t;
 }
 
-TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device) {
-  // A draw during forward (FractionalMaxPool's samples, RReLU in training)
-  // would be frozen into the file as this call's numbers.
-  onnx::OpScope trace;
-  if (trace.recorder()) onnx::refuse_op("drawing random numbers (rand, randn, randint)");
-  profiler::OpScope profile("random", {});
+TensorRef compute::random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype,
+                          nnp_device device) {
   check_dtype("random", dtype);
   switch (kind) {
     case NNP_RANDOM_UNIFORM:
@@ -98,6 +92,71 @@ TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nn
   nnp_view v = kernel_view(*t);
   run_kernel(*t, "random", t->backend().kernels().random(&kernel_ctx(*t), kind, start.seed, start.offset, a, b, &v));
   return t;
+}
+
+// The ops' descriptions: made from nothing, they read no tensor; an export
+// writes what they made as a constant named after them, except random draws,
+// which it refuses (a draw during forward, such as FractionalMaxPool's
+// samples, would be frozen into the file as this call's numbers).
+namespace {
+
+constexpr dispatch::Inputs kNoInputs{nullptr, 0};
+
+struct FullOp {
+  const Dims& shape;
+  double value;
+  nnp_dtype dtype;
+  nnp_device device;
+  dispatch::OpId id() const { return dispatch::OpId::FULL; }
+  dispatch::Inputs inputs() const { return kNoInputs; }
+  TensorRef compute() const { return compute::full(shape, value, dtype, device); }
+};
+
+struct ArangeOp {
+  double start, end, step;
+  nnp_dtype dtype;
+  nnp_device device;
+  dispatch::OpId id() const { return dispatch::OpId::ARANGE; }
+  dispatch::Inputs inputs() const { return kNoInputs; }
+  TensorRef compute() const { return compute::arange(start, end, step, dtype, device); }
+};
+
+struct FromHostOp {
+  const void* data;
+  const Dims& shape;
+  nnp_dtype dtype;
+  nnp_device device;
+  dispatch::OpId id() const { return dispatch::OpId::FROM_HOST; }
+  dispatch::Inputs inputs() const { return kNoInputs; }
+  TensorRef compute() const { return compute::from_host(data, shape, dtype, device); }
+};
+
+struct RandomOp {
+  nnp_random_kind kind;
+  double a, b;
+  const Dims& shape;
+  nnp_dtype dtype;
+  nnp_device device;
+  dispatch::OpId id() const { return dispatch::OpId::RANDOM; }
+  dispatch::Inputs inputs() const { return kNoInputs; }
+  TensorRef compute() const { return compute::random(kind, a, b, shape, dtype, device); }
+};
+
+}  // namespace
+
+using dispatch::Face;
+
+TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device) {
+  return dispatch::dispatch(FullOp{shape, value, dtype, device}, Face::PUBLIC);
+}
+TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device) {
+  return dispatch::dispatch(ArangeOp{start, end, step, dtype, device}, Face::PUBLIC);
+}
+TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  return dispatch::dispatch(FromHostOp{data, shape, dtype, device}, Face::PUBLIC);
+}
+TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device) {
+  return dispatch::dispatch(RandomOp{kind, a, b, shape, dtype, device}, Face::PUBLIC);
 }
 
 void manual_seed(uint64_t seed) { seed_all_devices(seed); }

@@ -1,25 +1,16 @@
 // Unary, binary and where: broadcasting, dtype rules, then one kernel call.
+#include "dispatch/op_table.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
-namespace nnp::core {
+namespace nnp::core::compute {
 namespace {
 
-const char* unary_name(nnp_unary_op op) {
-  static const char* const names[NNP_UNARY_COUNT] = {"neg",  "abs",  "exp",  "log",     "sqrt", "rsqrt",
-                                                     "sin",  "cos",  "tanh", "sigmoid", "relu", "gelu",
-                                                     "silu", "sign", "erf",  "round"};
-  return op >= 0 && op < NNP_UNARY_COUNT ? names[op] : nullptr;
-}
-
-const char* binary_name(nnp_binary_op op) {
-  static const char* const names[NNP_BINARY_COUNT] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                                      "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
-  return op >= 0 && op < NNP_BINARY_COUNT ? names[op] : nullptr;
-}
+const char* unary_name(nnp_unary_op op) { return dispatch::op_name(dispatch::unary_id(op)); }
+const char* binary_name(nnp_binary_op op) { return dispatch::op_name(dispatch::binary_id(op)); }
 
 // Ops that stay in the integers; the rest promote integers to f32 as
 // PyTorch does.
@@ -33,8 +24,6 @@ bool is_comparison(nnp_binary_op op) { return op >= NNP_BINARY_EQ; }
 
 TensorRef unary(nnp_unary_op op, const Tensor& x) {
   const char* name = unary_name(op);
-  profiler::OpScope profile(name ? name : "unary", {&x});
-  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "unary: unknown op ", op);
   if (x.dtype == NNP_BOOL)
     fail(NNP_DTYPE_MISMATCH, name, ": not defined for bool tensors (shape ", format_dims(x.shape),
          "); convert with to(dtype)");
@@ -92,8 +81,6 @@ bool overlaps_differently(const Tensor& out, const Tensor& in) {
 
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
-  profiler::OpScope profile(name ? name : "binary", {&a, &b});
-  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
   Dims shape = binary_shape(name, op, a, b);
   if (op == NNP_BINARY_DIV && !is_floating(a.dtype)) {  // true division, as PyTorch
     TensorRef fa = to(a, a.device, NNP_F32), fb = to(b, b.device, NNP_F32);
@@ -106,8 +93,6 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
 
 void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out) {
   const char* name = binary_name(op);
-  profiler::OpScope profile(name ? name : "binary", {&a, &b});
-  if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "binary: unknown op ", op);
   Dims shape = binary_shape(name, op, a, b);
   check_same_device(name, a, out);
   const nnp_dtype dtype = is_comparison(op) ? NNP_BOOL : a.dtype;
@@ -123,7 +108,6 @@ void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out
 }
 
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  profiler::OpScope profile("where", {&cond, &a, &b});
   check_same_device("where", cond, a);
   check_same_device("where", a, b);
   if (cond.dtype != NNP_BOOL)
@@ -141,4 +125,4 @@ TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-}  // namespace nnp::core
+}  // namespace nnp::core::compute

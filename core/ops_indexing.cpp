@@ -2,8 +2,8 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -19,8 +19,7 @@ TensorRef as_index(const char* op, const Tensor& x, const Tensor& index) {
 
 }  // namespace
 
-TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
-  profiler::OpScope profile("cat", {count > 0 ? tensors[0] : nullptr});
+TensorRef compute::cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
   if (count <= 0 || tensors == nullptr) fail(NNP_INVALID_ARGUMENT, "cat: needs at least one tensor");
   for (int32_t i = 0; i < count; ++i)
     if (tensors[i] == nullptr) fail(NNP_INVALID_ARGUMENT, "cat: tensor ", i, " is NULL");
@@ -56,8 +55,7 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
   return out;
 }
 
-TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  profiler::OpScope profile("index_select", {&x, &index});
+TensorRef compute::index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   TensorRef idx = as_index("index_select", x, index);
   if (idx->shape.ndim > 1)
     fail(NNP_SHAPE_MISMATCH, "index_select: index must be 1-D, got shape ", format_dims(idx->shape));
@@ -76,8 +74,7 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
-  profiler::OpScope profile("gather", {&x, &index});
+TensorRef compute::gather(const Tensor& x, int64_t dim, const Tensor& index) {
   TensorRef idx = as_index("gather", x, index);
   int32_t d = wrap_dim("gather", dim, x.shape.ndim);
   if (idx->shape.ndim != x.shape.ndim)
@@ -94,8 +91,7 @@ TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
-  profiler::OpScope profile("scatter_add", {&x, &index, &src});
+TensorRef compute::scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   TensorRef idx = as_index("scatter_add", x, index);
   check_same_device("scatter_add", x, src);
   check_same_dtype("scatter_add", x, src);

@@ -3,13 +3,12 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 
-TensorRef matmul(const Tensor& a, const Tensor& b) {
-  profiler::OpScope profile("matmul", {&a, &b});
+TensorRef compute::matmul(const Tensor& a, const Tensor& b) {
   check_same_device("matmul", a, b);
   check_same_dtype("matmul", a, b);
   check_floating("matmul", a);
@@ -44,7 +43,7 @@ TensorRef matmul(const Tensor& a, const Tensor& b) {
 
   TensorRef out;
   if (k == 0) {  // empty sums are zeros; kernels never see empty operands
-    out = full(out_shape, 0.0, a.dtype, a.device);
+    out = core::full(out_shape, 0.0, a.dtype, a.device);
   } else {
     out = make_tensor_like(out_shape, a.dtype, a);
   }

@@ -9,10 +9,10 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
-#include "onnx/trace.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -103,10 +103,7 @@ void check_quantize_input(const char* op, const Tensor& x) {
 
 }  // namespace
 
-TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype) {
-  onnx::OpScope trace;  // quantized models are not exported yet
-  if (trace.recorder()) onnx::refuse_op("quantize_per_tensor");
-  profiler::OpScope profile("quantize_per_tensor", {&x});
+TensorRef compute::quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype) {
   const QRange range = quantized_range("quantize_per_tensor", dtype);
   check_quantize_input("quantize_per_tensor", x);
   check_scale("quantize_per_tensor", scale);
@@ -115,11 +112,8 @@ TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point,
   return quantize_values(x, scalar_f32(x, inv), scalar_f32(x, static_cast<double>(zero_point)), range, dtype);
 }
 
-TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+TensorRef compute::quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                nnp_dtype dtype) {
-  onnx::OpScope trace;  // quantized models are not exported yet
-  if (trace.recorder()) onnx::refuse_op("quantize_per_channel");
-  profiler::OpScope profile("quantize_per_channel", {&x, &scales, &zero_points});
   const QRange range = quantized_range("quantize_per_channel", dtype);
   check_quantize_input("quantize_per_channel", x);
   check_same_device("quantize_per_channel", x, scales);
@@ -131,10 +125,7 @@ TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tens
   return quantize_values(x, along_axis(inv, x, axis), along_axis(as_f32(zero_points), x, axis), range, dtype);
 }
 
-TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point) {
-  onnx::OpScope trace;  // quantized models are not exported yet
-  if (trace.recorder()) onnx::refuse_op("dequantize_per_tensor");
-  profiler::OpScope profile("dequantize_per_tensor", {&q});
+TensorRef compute::dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point) {
   check_scale("dequantize_per_tensor", scale);
   if (!is_integral(q.dtype))
     fail(NNP_DTYPE_MISMATCH, "dequantize_per_tensor: needs the integer values (u8, i8, i32), got ",
@@ -143,10 +134,7 @@ TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_poin
   return binary(NNP_BINARY_MUL, *t, *scalar_f32(q, static_cast<float>(scale)));
 }
 
-TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
-  onnx::OpScope trace;  // quantized models are not exported yet
-  if (trace.recorder()) onnx::refuse_op("dequantize_per_channel");
-  profiler::OpScope profile("dequantize_per_channel", {&q, &scales, &zero_points});
+TensorRef compute::dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
   if (!is_integral(q.dtype))
     fail(NNP_DTYPE_MISMATCH, "dequantize_per_channel: needs the integer values (u8, i8, i32), got ",
          dtype_name(q.dtype));
@@ -189,9 +177,8 @@ FakeQuantized fake_quantize_values(const Tensor& x, const TensorRef& inv_scale, 
 
 }  // namespace
 
-FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+FakeQuantized compute::fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
                                        int64_t quant_max) {
-  profiler::OpScope profile("fake_quantize_per_tensor_affine", {&x});
   check_quantize_input("fake_quantize_per_tensor_affine", x);
   check_scale("fake_quantize_per_tensor_affine", scale);
   check_fake_range("fake_quantize_per_tensor_affine", quant_min, quant_max);
@@ -201,9 +188,8 @@ FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t ze
                               scalar_f32(x, static_cast<double>(zero_point)), quant_min, quant_max);
 }
 
-FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+FakeQuantized compute::fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                         int64_t quant_min, int64_t quant_max) {
-  profiler::OpScope profile("fake_quantize_per_channel_affine", {&x, &scales, &zero_points});
   check_quantize_input("fake_quantize_per_channel_affine", x);
   check_same_device("fake_quantize_per_channel_affine", x, scales);
   check_same_device("fake_quantize_per_channel_affine", x, zero_points);
@@ -217,10 +203,7 @@ FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, c
                               along_axis(as_f32(zero_points), x, axis), quant_min, quant_max);
 }
 
-TensorRef matmul_i8(const Tensor& a, const Tensor& b) {
-  onnx::OpScope trace;  // quantized models are not exported yet
-  if (trace.recorder()) onnx::refuse_op("matmul_i8");
-  profiler::OpScope profile("matmul_i8", {&a, &b});
+TensorRef compute::matmul_i8(const Tensor& a, const Tensor& b) {
   check_same_device("matmul_i8", a, b);
   if (a.dtype != NNP_I8 || b.dtype != NNP_I8)
     fail(NNP_DTYPE_MISMATCH, "matmul_i8: needs two i8 tensors, got ", dtype_name(a.dtype), " and ",
@@ -237,13 +220,12 @@ TensorRef matmul_i8(const Tensor& a, const Tensor& b) {
   out_shape.ndim = 2;
   out_shape.d[0] = m;
   out_shape.d[1] = n;
-  if (m == 0 || n == 0 || k == 0) return full(out_shape, 0.0, NNP_I32, a.device);
-  const nnp_kernels& kernels = a.backend().kernels();
-  if (kernels.gemm_i8 != nullptr) {
+  if (m == 0 || n == 0 || k == 0) return core::full(out_shape, 0.0, NNP_I32, a.device);
+  if (auto gemm_i8 = a.backend().gemm_i8()) {
     TensorRef ac = contiguous(a), bc = contiguous(b);
     TensorRef out = make_tensor_like(out_shape, NNP_I32, a);
     nnp_view va = kernel_view(*ac), vb = kernel_view(*bc), vo = kernel_view(*out);
-    run_kernel(a, "matmul_i8", kernels.gemm_i8(&kernel_ctx(a), &va, &vb, &vo));
+    run_kernel(a, "matmul_i8", gemm_i8(&kernel_ctx(a), &va, &vb, &vo));
     return out;
   }
   // The fallback: the same products in a floating gemm. f32 holds every
@@ -254,5 +236,71 @@ TensorRef matmul_i8(const Tensor& a, const Tensor& b) {
   TensorRef product = matmul(*af, *transpose(*bf, 0, 1));
   return to(*product, a.device, NNP_I32);
 }
+
+// The ops' descriptions: none has an ONNX form yet, so each is dispatched
+// on the public face, where the tracer refuses it during an export.
+namespace {
+
+struct QuantizePerTensorOp {
+  const Tensor* in[1];
+  double scale;
+  int64_t zero_point;
+  nnp_dtype dtype;
+  dispatch::OpId id() const { return dispatch::OpId::QUANTIZE_PER_TENSOR; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return compute::quantize_per_tensor(*in[0], scale, zero_point, dtype); }
+};
+
+struct QuantizePerChannelOp {
+  const Tensor* in[3];  // x, scales, zero points
+  int64_t axis;
+  nnp_dtype dtype;
+  dispatch::OpId id() const { return dispatch::OpId::QUANTIZE_PER_CHANNEL; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const { return compute::quantize_per_channel(*in[0], *in[1], *in[2], axis, dtype); }
+};
+
+struct DequantizePerTensorOp {
+  const Tensor* in[1];
+  double scale;
+  int64_t zero_point;
+  dispatch::OpId id() const { return dispatch::OpId::DEQUANTIZE_PER_TENSOR; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return compute::dequantize_per_tensor(*in[0], scale, zero_point); }
+};
+
+struct DequantizePerChannelOp {
+  const Tensor* in[3];  // q, scales, zero points
+  int64_t axis;
+  dispatch::OpId id() const { return dispatch::OpId::DEQUANTIZE_PER_CHANNEL; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const { return compute::dequantize_per_channel(*in[0], *in[1], *in[2], axis); }
+};
+
+struct MatmulI8Op {
+  const Tensor* in[2];
+  dispatch::OpId id() const { return dispatch::OpId::MATMUL_I8; }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  TensorRef compute() const { return compute::matmul_i8(*in[0], *in[1]); }
+};
+
+}  // namespace
+
+using dispatch::Face;
+
+TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype) {
+  return dispatch::dispatch(QuantizePerTensorOp{{&x}, scale, zero_point, dtype}, Face::PUBLIC);
+}
+TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                               nnp_dtype dtype) {
+  return dispatch::dispatch(QuantizePerChannelOp{{&x, &scales, &zero_points}, axis, dtype}, Face::PUBLIC);
+}
+TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point) {
+  return dispatch::dispatch(DequantizePerTensorOp{{&q}, scale, zero_point}, Face::PUBLIC);
+}
+TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
+  return dispatch::dispatch(DequantizePerChannelOp{{&q, &scales, &zero_points}, axis}, Face::PUBLIC);
+}
+TensorRef matmul_i8(const Tensor& a, const Tensor& b) { return dispatch::dispatch(MatmulI8Op{{&a, &b}}, Face::PUBLIC); }
 
 }  // namespace nnp::core

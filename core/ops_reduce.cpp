@@ -3,8 +3,8 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 namespace {
@@ -16,11 +16,10 @@ const char* reduce_name(nnp_reduce_op op) {
 
 }  // namespace
 
-TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+TensorRef compute::reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
                  double correction) {
   const char* name = reduce_name(op);
   if (name == nullptr) fail(NNP_INVALID_ARGUMENT, "reduce: unknown op ", op);
-  profiler::OpScope profile(name, {&x});
   if (ndims < 0 || (ndims > 0 && dims == nullptr)) fail(NNP_INVALID_ARGUMENT, name, ": invalid dims list");
   const bool is_arg = op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN;
   if (is_arg && ndims > 1)

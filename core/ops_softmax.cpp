@@ -1,13 +1,12 @@
 // softmax and log_softmax along one dimension.
 #include "error.hpp"
 #include "op_checks.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
-#include "profiler/profiler.hpp"
 
 namespace nnp::core {
 
-TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
-  profiler::OpScope profile(log ? "log_softmax" : "softmax", {&x});
+TensorRef compute::softmax(const Tensor& x, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   check_floating(name, x);
   int32_t d = wrap_dim(name, dim, x.shape.ndim);

@@ -1,6 +1,7 @@
 // Zero-copy views: every function here shares the input's storage (reshape
 // copies only when no view can express the result).
 #include "error.hpp"
+#include "op_compute.hpp"
 #include "ops.hpp"
 
 namespace nnp::core {
@@ -76,7 +77,7 @@ bool view_strides(const Tensor& t, const Dims& new_shape, Dims& strides) {
 
 }  // namespace
 
-TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim) {
+TensorRef compute::view(const Tensor& t, const int64_t* shape, int32_t ndim) {
   Dims new_shape = infer_shape("view", t, shape, ndim);
   Dims strides;
   if (!view_strides(t, new_shape, strides))
@@ -86,7 +87,7 @@ TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim) {
   return make_view(t, new_shape, strides, t.offset);
 }
 
-TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
+TensorRef compute::reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
   Dims new_shape = infer_shape("reshape", t, shape, ndim);
   Dims strides;
   if (view_strides(t, new_shape, strides)) return make_view(t, new_shape, strides, t.offset);
@@ -96,7 +97,7 @@ TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim) {
   return out;
 }
 
-TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+TensorRef compute::transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
   int32_t a = wrap_dim("transpose", dim0, t.shape.ndim), b = wrap_dim("transpose", dim1, t.shape.ndim);
   if (t.shape.ndim == 0) return TensorRef::share(&t);
   Dims shape = t.shape, strides = t.strides;
@@ -105,7 +106,7 @@ TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
   return make_view(t, shape, strides, t.offset);
 }
 
-TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
+TensorRef compute::permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
   if (ndim != t.shape.ndim)
     fail(NNP_INVALID_ARGUMENT, "permute: got ", ndim, " dimensions for a tensor of shape ", format_dims(t.shape), " (",
          t.shape.ndim, " dimensions)");
@@ -123,7 +124,7 @@ TensorRef permute(const Tensor& t, const int32_t* dims, int32_t ndim) {
   return make_view(t, shape, strides, t.offset);
 }
 
-TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+TensorRef compute::slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (t.shape.ndim == 0) fail(NNP_INVALID_ARGUMENT, "slice: cannot slice a 0-d tensor");
   int32_t d = wrap_dim("slice", dim, t.shape.ndim);
   if (step <= 0) fail(NNP_INVALID_ARGUMENT, "slice: step must be positive, got ", step);
@@ -143,7 +144,7 @@ TensorRef slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_
   return make_view(t, shape, strides, t.offset + start * t.strides.d[d]);
 }
 
-TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
+TensorRef compute::expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
   if (ndim < t.shape.ndim || ndim > NNP_MAX_DIMS)
     fail(NNP_INVALID_ARGUMENT, "expand: the number of sizes (", ndim, ") must be at least the tensor's dimensions (",
          t.shape.ndim, ") and at most ", NNP_MAX_DIMS);
@@ -175,7 +176,7 @@ TensorRef expand(const Tensor& t, const int64_t* shape, int32_t ndim) {
   return make_view(t, out, strides, t.offset);
 }
 
-TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims) {
+TensorRef compute::squeeze(const Tensor& t, int64_t dim, bool all_dims) {
   int32_t only = all_dims ? -1 : wrap_dim("squeeze", dim, t.shape.ndim);
   Dims shape, strides;
   for (int32_t i = 0; i < t.shape.ndim; ++i) {
@@ -187,7 +188,7 @@ TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims) {
   return make_view(t, shape, strides, t.offset);
 }
 
-TensorRef unsqueeze(const Tensor& t, int64_t dim) {
+TensorRef compute::unsqueeze(const Tensor& t, int64_t dim) {
   int32_t ndim = t.shape.ndim;
   if (dim < -(ndim + 1) || dim > ndim)
     fail(NNP_INVALID_ARGUMENT, "unsqueeze: dimension ", dim, " is out of range for a tensor of ", ndim,

@@ -112,6 +112,9 @@ nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
 int32_t comm_count();
 nnp_status comm_info(int32_t i, nnp_comm_info* out);
 nnp_status comm_summary(int32_t i, nnp_comm_info* out);
+// ops.cpp (1.14)
+int32_t op_count();
+nnp_status op_info(int32_t i, nnp_op_info* out);
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

@@ -1,5 +1,6 @@
 // Adapters: views and compute, each recorded by autograd.
 #include "../autograd/functions.hpp"
+#include "../dispatch/op_table.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -79,6 +80,21 @@ nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index
   return handle_out(out, "scatter_add", [&] {
     return autograd::scatter_add(tensor_arg(x, "scatter_add", "x"), dim, tensor_arg(index, "scatter_add", "index"),
                                  tensor_arg(src, "scatter_add", "src"));
+  });
+}
+
+int32_t op_count() { return static_cast<int32_t>(dispatch::OpId::COUNT); }
+nnp_status op_info(int32_t i, nnp_op_info* out) {
+  return guard([&] {
+    info_arg(out, "op_info");
+    if (i < 0 || i >= op_count())
+      fail(NNP_NOT_FOUND, "op_info: no op ", i, " (the dispatcher knows ", op_count(), ", from 0)");
+    const dispatch::OpSchema& op = dispatch::schema(static_cast<dispatch::OpId>(i));
+    nnp_op_info full{};
+    full.name = op.name;
+    full.backward = op.backward ? op.backward : "";
+    full.trace = static_cast<nnp_op_trace>(op.trace);
+    write_info(out, full);
   });
 }
 

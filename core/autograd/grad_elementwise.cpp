@@ -1,7 +1,8 @@
 // Backward of unary, binary and where.
 #include <cmath>
 
-#include "../onnx/trace.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_compute.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -12,27 +13,7 @@ using namespace math;
 
 namespace {
 
-const char* unary_backward_name(nnp_unary_op op) {
-  static const char* const names[NNP_UNARY_COUNT] = {
-      "NegBackward",  "AbsBackward",  "ExpBackward",  "LogBackward",     "SqrtBackward", "RsqrtBackward",
-      "SinBackward",  "CosBackward",  "TanhBackward", "SigmoidBackward", "ReluBackward", "GeluBackward",
-      "SiluBackward", "SignBackward", "ErfBackward",  "RoundBackward"};
-  return names[op];
-}
-
-const char* binary_backward_name(nnp_binary_op op) {
-  static const char* const names[] = {"AddBackward", "SubBackward",     "MulBackward",    "DivBackward",
-                                      "PowBackward", "MaximumBackward", "MinimumBackward"};
-  return names[op];
-}
-
-}  // namespace
-
-TensorRef unary(nnp_unary_op op, const Tensor& x) {
-  onnx::OpScope trace;
-  TensorRef out = core::unary(op, x);
-  if (auto* g = trace.recorder()) onnx::record_unary(*g, op, x, *out);
-  if (!should_record({&x})) return out;
+void unary_backward(nnp_unary_op op, const Tensor& x, TensorRef& out) {
   SavedTensor input = share(x), result = saved_output(*out);
   // The closures keep only what their formula needs.
   FunctionNode::Backward backward;
@@ -88,17 +69,13 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
             mul(g[0], mul(scalar(input, M_2_SQRTPI), un(NNP_UNARY_EXP, un(NNP_UNARY_NEG, mul(input, input)))))};
       };
       break;
-    default: return out;
+    default: return;
   }
-  record(unary_backward_name(op), {&x}, {out.get()}, std::move(backward));
-  return out;
+  record(dispatch::schema(dispatch::unary_id(op)).backward, {&x}, {out.get()}, std::move(backward));
+  return;
 }
 
-TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
-  onnx::OpScope trace;
-  TensorRef out = core::binary(op, a, b);
-  if (auto* g = trace.recorder()) onnx::record_binary(*g, op, a, b, *out);
-  if (op >= NNP_BINARY_EQ || !should_record({&a, &b})) return out;  // comparisons have no gradient
+void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorRef& out) {
   const Dims sa = a.shape, sb = b.shape;
   SavedTensor ta = share(a), tb = share(b), result = saved_output(*out);
   FunctionNode::Backward backward;
@@ -144,24 +121,95 @@ TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
         return Grads{sum_to(ga, ta->shape), sum_to(gb, tb->shape)};
       };
       break;
-    default: return out;
+    default: return;
   }
-  record(binary_backward_name(op), {&a, &b}, {out.get()}, std::move(backward));
-  return out;
+  record(dispatch::schema(dispatch::binary_id(op)).backward, {&a, &b}, {out.get()}, std::move(backward));
+  return;
 }
 
-TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  onnx::OpScope trace;
-  TensorRef out = core::where(cond, a, b);
-  if (auto* g = trace.recorder()) onnx::record_where(*g, cond, a, b, *out);
-  if (!should_record({&a, &b})) return out;
+void where_backward(const Tensor& cond, const Tensor& a, const Tensor& b, TensorRef& out) {
   SavedTensor c = share(cond);
   const Dims sa = a.shape, sb = b.shape;
-  record("WhereBackward", {nullptr, &a, &b}, {out.get()}, [c, sa, sb](Grads& g) {
+  record(dispatch::schema(dispatch::OpId::WHERE).backward, {nullptr, &a, &b}, {out.get()}, [c, sa, sb](Grads& g) {
     TensorRef zero = scalar(g[0], 0);
     return Grads{TensorRef(), sum_to(where(c, g[0], zero), sa), sum_to(where(c, zero, g[0]), sb)};
   });
-  return out;
+  return;
+}
+
+// The ops' descriptions (dispatch/dispatcher.hpp).
+struct UnaryOp {
+  nnp_unary_op op;
+  const Tensor* in[1];
+  dispatch::OpId id() const { return dispatch::unary_id(op); }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return compute::unary(op, *in[0]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_unary(g, op, *in[0], *out); }
+  void differentiate(TensorRef& out) const { unary_backward(op, *in[0], out); }
+};
+
+struct BinaryOp {
+  nnp_binary_op op;
+  const Tensor* in[2];
+  dispatch::OpId id() const { return dispatch::binary_id(op); }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  TensorRef compute() const { return compute::binary(op, *in[0], *in[1]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_binary(g, op, *in[0], *in[1], *out); }
+  void differentiate(TensorRef& out) const { binary_backward(op, *in[0], *in[1], out); }
+};
+
+// out = a op b into an existing tensor (optimizers' updates): no history.
+struct BinaryIntoOp {
+  nnp_binary_op op;
+  const Tensor* in[2];
+  Tensor* out;
+  dispatch::OpId id() const { return dispatch::binary_id(op); }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  void compute() const { compute::binary_into(op, *in[0], *in[1], *out); }
+};
+
+struct WhereOp {
+  const Tensor* in[3];  // cond, a, b
+  dispatch::OpId id() const { return dispatch::OpId::WHERE; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const { return compute::where(*in[0], *in[1], *in[2]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_where(g, *in[0], *in[1], *in[2], *out);
+  }
+  void differentiate(TensorRef& out) const { where_backward(*in[0], *in[1], *in[2], out); }
+};
+
+}  // namespace
+
+using dispatch::Face;
+
+TensorRef unary(nnp_unary_op op, const Tensor& x) { return dispatch::dispatch(UnaryOp{op, {&x}}, Face::PUBLIC); }
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  return dispatch::dispatch(BinaryOp{op, {&a, &b}}, Face::PUBLIC);
+}
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return dispatch::dispatch(WhereOp{{&cond, &a, &b}}, Face::PUBLIC);
 }
 
 }  // namespace nnp::core::autograd
+
+namespace nnp::core {
+
+using autograd::BinaryIntoOp;
+using autograd::BinaryOp;
+using autograd::UnaryOp;
+using autograd::WhereOp;
+using dispatch::Face;
+
+TensorRef unary(nnp_unary_op op, const Tensor& x) { return dispatch::dispatch(UnaryOp{op, {&x}}, Face::INTERNAL); }
+TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b) {
+  return dispatch::dispatch(BinaryOp{op, {&a, &b}}, Face::INTERNAL);
+}
+void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out) {
+  dispatch::dispatch(BinaryIntoOp{op, {&a, &b}, &out}, Face::INTERNAL);
+}
+TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return dispatch::dispatch(WhereOp{{&cond, &a, &b}}, Face::INTERNAL);
+}
+
+}  // namespace nnp::core

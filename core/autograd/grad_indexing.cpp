@@ -2,7 +2,8 @@
 #include <vector>
 
 #include "../error.hpp"
-#include "../onnx/trace.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_compute.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -10,18 +11,16 @@
 namespace nnp::core::autograd {
 
 using namespace math;
+using dispatch::OpId;
+using dispatch::schema;
 
-TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
-  onnx::OpScope trace;
-  TensorRef out = core::cat(tensors, count, dim);
-  if (auto* g = trace.recorder()) onnx::record_cat(*g, tensors, count, dim, *out);
-  bool any = false;
-  for (int32_t i = 0; i < count; ++i) any = any || should_record({tensors[i]});
-  if (!any) return out;
+namespace {
+
+void cat_backward(const Tensor* const* tensors, int32_t count, int64_t dim, TensorRef& out) {
   const int32_t d = wrap_dim("cat", dim, tensors[0]->shape.ndim);
   std::vector<int64_t> sizes;
   for (int32_t i = 0; i < count; ++i) sizes.push_back(tensors[i]->shape.d[d]);
-  auto node = std::make_shared<FunctionNode>("CatBackward", [sizes, d](Grads& g) {
+  auto node = std::make_shared<FunctionNode>(schema(OpId::CAT).backward, [sizes, d](Grads& g) {
     Grads parts;
     int64_t offset = 0;
     for (int64_t size : sizes) {
@@ -34,18 +33,14 @@ TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
   for (int32_t i = 0; i < count; ++i) node->next_edges.push_back(gradient_edge(*tensors[i]));
   node->outputs.push_back(OutputMeta{out->shape, out->dtype, out->device});
   set_history(*out, node, 0);
-  return out;
+  return;
 }
 
-TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  onnx::OpScope trace;
-  TensorRef out = core::index_select(x, dim, index);
-  if (auto* g = trace.recorder()) onnx::record_index_select(*g, x, dim, index, *out);
-  if (!should_record({&x})) return out;
+void index_select_backward(const Tensor& x, int64_t dim, const Tensor& index, TensorRef& out) {
   const Dims shape = x.shape;
   const int32_t d = wrap_dim("index_select", dim, x.shape.ndim);
   SavedTensor idx = share(index);
-  record("IndexSelectBackward", {&x, nullptr}, {out.get()}, [shape, d, idx](Grads& g) {
+  record(schema(OpId::INDEX_SELECT).backward, {&x, nullptr}, {out.get()}, [shape, d, idx](Grads& g) {
     // Scatter each selected slice back: the index laid along dim, broadcast
     // over the other dimensions of the gradient.
     TensorRef wide = core::to(*idx, idx->device, NNP_I64);
@@ -56,30 +51,22 @@ TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
     TensorRef spread = core::expand(*laid, g[0]->shape.d, g[0]->shape.ndim);
     return Grads{core::scatter_add(*zeros(shape, g[0]), d, *spread, *g[0]), TensorRef()};
   });
-  return out;
+  return;
 }
 
-TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
-  onnx::OpScope trace;
-  TensorRef out = core::gather(x, dim, index);
-  if (auto* g = trace.recorder()) onnx::record_gather(*g, x, dim, index, *out);
-  if (!should_record({&x})) return out;
+void gather_backward(const Tensor& x, int64_t dim, const Tensor& index, TensorRef& out) {
   const Dims shape = x.shape;
   SavedTensor idx = share(index);
-  record("GatherBackward", {&x, nullptr}, {out.get()}, [shape, dim, idx](Grads& g) {
+  record(schema(OpId::GATHER).backward, {&x, nullptr}, {out.get()}, [shape, dim, idx](Grads& g) {
     return Grads{core::scatter_add(*zeros(shape, g[0]), dim, *idx, *g[0]), TensorRef()};
   });
-  return out;
+  return;
 }
 
-TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
-  onnx::OpScope trace;
-  TensorRef out = core::scatter_add(x, dim, index, src);
-  if (auto* g = trace.recorder()) onnx::record_scatter_add(*g, x, dim, index, src, *out);
-  if (!should_record({&x, &src})) return out;
+void scatter_add_backward(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, TensorRef& out) {
   SavedTensor idx = share(index);
   const Dims src_shape = src.shape;
-  record("ScatterAddBackward", {&x, nullptr, &src}, {out.get()}, [dim, idx, src_shape](Grads& g) {
+  record(schema(OpId::SCATTER_ADD).backward, {&x, nullptr, &src}, {out.get()}, [dim, idx, src_shape](Grads& g) {
     // src's gradient is read where src was added; outside the index's extent
     // src did not take part.
     TensorRef picked = core::gather(*g[0], dim, *idx);
@@ -92,7 +79,88 @@ TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const T
     }
     return Grads{g[0], TensorRef(), gsrc};
   });
-  return out;
+  return;
+}
+
+struct CatOp {
+  const Tensor* const* tensors;
+  int32_t count;
+  int64_t dim;
+  OpId id() const { return OpId::CAT; }
+  dispatch::Inputs inputs() const { return {tensors, tensors && count > 0 ? count : 0}; }
+  TensorRef compute() const { return compute::cat(tensors, count, dim); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_cat(g, tensors, count, dim, *out); }
+  void differentiate(TensorRef& out) const { cat_backward(tensors, count, dim, out); }
+};
+
+struct IndexSelectOp {
+  const Tensor* in[2];  // x, index
+  int64_t dim;
+  OpId id() const { return OpId::INDEX_SELECT; }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  TensorRef compute() const { return compute::index_select(*in[0], dim, *in[1]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_index_select(g, *in[0], dim, *in[1], *out);
+  }
+  void differentiate(TensorRef& out) const { index_select_backward(*in[0], dim, *in[1], out); }
+};
+
+struct GatherOp {
+  const Tensor* in[2];  // x, index
+  int64_t dim;
+  OpId id() const { return OpId::GATHER; }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  TensorRef compute() const { return compute::gather(*in[0], dim, *in[1]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_gather(g, *in[0], dim, *in[1], *out); }
+  void differentiate(TensorRef& out) const { gather_backward(*in[0], dim, *in[1], out); }
+};
+
+struct ScatterAddOp {
+  const Tensor* in[3];  // x, index, src
+  int64_t dim;
+  OpId id() const { return OpId::SCATTER_ADD; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const { return compute::scatter_add(*in[0], dim, *in[1], *in[2]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_scatter_add(g, *in[0], dim, *in[1], *in[2], *out);
+  }
+  void differentiate(TensorRef& out) const { scatter_add_backward(*in[0], dim, *in[1], *in[2], out); }
+};
+
+}  // namespace
+
+using dispatch::Face;
+
+TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
+  return dispatch::dispatch(CatOp{tensors, count, dim}, Face::PUBLIC);
+}
+TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  return dispatch::dispatch(IndexSelectOp{{&x, &index}, dim}, Face::PUBLIC);
+}
+TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  return dispatch::dispatch(GatherOp{{&x, &index}, dim}, Face::PUBLIC);
+}
+TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  return dispatch::dispatch(ScatterAddOp{{&x, &index, &src}, dim}, Face::PUBLIC);
 }
 
 }  // namespace nnp::core::autograd
+
+namespace nnp::core {
+
+using dispatch::Face;
+
+TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim) {
+  return dispatch::dispatch(autograd::CatOp{tensors, count, dim}, Face::INTERNAL);
+}
+TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  return dispatch::dispatch(autograd::IndexSelectOp{{&x, &index}, dim}, Face::INTERNAL);
+}
+TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  return dispatch::dispatch(autograd::GatherOp{{&x, &index}, dim}, Face::INTERNAL);
+}
+TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  return dispatch::dispatch(autograd::ScatterAddOp{{&x, &index, &src}, dim}, Face::INTERNAL);
+}
+
+}  // namespace nnp::core

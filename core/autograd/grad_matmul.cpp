@@ -1,6 +1,7 @@
 // Backward of matmul. 1-D operands are promoted with (differentiable)
 // unsqueeze/squeeze, so the node itself only sees batched matrices.
-#include "../onnx/trace.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_compute.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -26,7 +27,10 @@ TensorRef product_like(const Tensor& like, const TensorRef& lhs, const TensorRef
   return transposed(core::matmul(*transposed(rhs), *transposed(lhs)));
 }
 
-TensorRef recorded_matmul(const Tensor& a, const Tensor& b) {
+// The public matmul's own work: the folds below compose public ops, which
+// record their own history; the plain product records MmBackward through
+// the dispatcher.
+TensorRef composed_matmul(const Tensor& a, const Tensor& b) {
   // [..., n, k] @ [k, m] (a Linear on a sequence) is one [(...) * n, k]
   // product, as PyTorch folds it: one GEMM forward, and a weight gradient
   // that is one GEMM rather than a product per batch summed afterwards.
@@ -40,7 +44,7 @@ TensorRef recorded_matmul(const Tensor& a, const Tensor& b) {
     out_shape.d[out_shape.ndim - 1] = b.shape[1];
     return reshape(*product, out_shape.d, out_shape.ndim);
   }
-  if (!should_record({&a, &b})) return core::matmul(a, b);
+  if (!should_record({&a, &b})) return compute::matmul(a, b);
   if (a.shape.ndim == 1 && b.shape.ndim >= 1) {
     TensorRef a2 = unsqueeze(a, 0);
     TensorRef out = matmul(*a2, b);
@@ -51,23 +55,41 @@ TensorRef recorded_matmul(const Tensor& a, const Tensor& b) {
     TensorRef out = matmul(a, *b2);
     return squeeze(*out, -1, false);
   }
-  TensorRef out = core::matmul(a, b);
+  return compute::matmul(a, b);
+}
+
+void matmul_backward(const Tensor& a, const Tensor& b, TensorRef& out) {
+  if (out->autograd && out->autograd->grad_fn) return;  // a fold composed it, and its parts recorded
   SavedTensor ta = share(a), tb = share(b);
-  record("MmBackward", {&a, &b}, {out.get()}, [ta, tb](Grads& g) {
+  record(dispatch::schema(dispatch::OpId::MATMUL).backward, {&a, &b}, {out.get()}, [ta, tb](Grads& g) {
     TensorRef ga = requires_grad(*ta) ? sum_to(product_like(*ta, g[0], transposed(tb)), ta->shape) : TensorRef();
     TensorRef gb = requires_grad(*tb) ? sum_to(product_like(*tb, transposed(ta), g[0]), tb->shape) : TensorRef();
     return Grads{ga, gb};
   });
-  return out;
 }
+
+struct MatmulOp {
+  const Tensor* in[2];
+  bool compose;  // the public face folds batches and promotes vectors with recorded ops
+  dispatch::OpId id() const { return dispatch::OpId::MATMUL; }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  TensorRef compute() const { return compose ? composed_matmul(*in[0], *in[1]) : compute::matmul(*in[0], *in[1]); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_matmul(g, *in[0], *in[1], *out); }
+  void differentiate(TensorRef& out) const { matmul_backward(*in[0], *in[1], out); }
+};
 
 }  // namespace
 
 TensorRef matmul(const Tensor& a, const Tensor& b) {
-  onnx::OpScope trace;
-  TensorRef out = recorded_matmul(a, b);
-  if (auto* g = trace.recorder()) onnx::record_matmul(*g, a, b, *out);
-  return out;
+  return dispatch::dispatch(MatmulOp{{&a, &b}, true}, dispatch::Face::PUBLIC);
 }
 
 }  // namespace nnp::core::autograd
+
+namespace nnp::core {
+
+TensorRef matmul(const Tensor& a, const Tensor& b) {
+  return dispatch::dispatch(autograd::MatmulOp{{&a, &b}, false}, dispatch::Face::INTERNAL);
+}
+
+}  // namespace nnp::core

@@ -1,6 +1,7 @@
 // Backward of reductions and softmax.
 #include "../error.hpp"
-#include "../onnx/trace.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_compute.hpp"
 #include "functions.hpp"
 #include "grad_math.hpp"
 #include "record.hpp"
@@ -28,29 +29,20 @@ TensorRef spread(const TensorRef& g, const Dims& keep, const Dims& input) {
   return core::expand(*kept, input.d, input.ndim);
 }
 
-}  // namespace
-
-TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
-                 double correction) {
-  onnx::OpScope trace;
-  TensorRef out = core::reduce(op, x, dims, ndims, keepdim, correction);
-  if (auto* g = trace.recorder()) onnx::record_reduce(*g, op, x, dims, ndims, keepdim, correction, *out);
-  if (op == NNP_REDUCE_ARGMAX || op == NNP_REDUCE_ARGMIN || !should_record({&x})) return out;
+void reduce_backward(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, double correction,
+                     TensorRef& out) {
   const Dims input = x.shape;
   const Dims keep = kept_shape(x.shape, dims, ndims);
   const double count = static_cast<double>(x.numel) / static_cast<double>(keep.numel() ? keep.numel() : 1);
   SavedTensor tx = share(x), result = saved_output(*out);
   FunctionNode::Backward backward;
-  const char* name = "SumBackward";
   switch (op) {
     case NNP_REDUCE_SUM: backward = [keep, input](Grads& g) { return Grads{spread(g[0], keep, input)}; }; break;
     case NNP_REDUCE_MEAN:
-      name = "MeanBackward";
       backward = [keep, input, count](Grads& g) { return Grads{div(spread(g[0], keep, input), scalar(g[0], count))}; };
       break;
     case NNP_REDUCE_MAX:
     case NNP_REDUCE_MIN:  // shared evenly among the elements equal to the extremum
-      name = op == NNP_REDUCE_MAX ? "AmaxBackward" : "AminBackward";
       backward = [tx, result, keep, input](Grads& g) {
         TensorRef extremum = spread(result, keep, input);
         TensorRef hit = core::to(*cmp(NNP_BINARY_EQ, tx, extremum), tx->device, tx->dtype);
@@ -62,7 +54,6 @@ TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t
       };
       break;
     case NNP_REDUCE_VAR:  // 2 (x - mean) / (N - correction)
-      name = "VarBackward";
       backward = [tx, keep, input, count, correction](Grads& g) {
         int32_t all[NNP_MAX_DIMS], n = 0;
         for (int32_t i = 0; i < input.ndim; ++i)
@@ -72,31 +63,74 @@ TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t
         return Grads{mul(spread(g[0], keep, input), mul(centered, scalar(tx, 2.0 / (count - correction))))};
       };
       break;
-    default: return out;
+    default: return;
   }
-  record(name, {&x}, {out.get()}, std::move(backward));
-  return out;
+  record(dispatch::schema(dispatch::reduce_id(op)).backward, {&x}, {out.get()}, std::move(backward));
 }
 
-TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
-  onnx::OpScope trace;
-  TensorRef out = core::softmax(x, dim, log);
-  if (auto* g = trace.recorder()) onnx::record_softmax(*g, x, dim, log, *out);
-  if (!should_record({&x})) return out;
+void softmax_backward(const Tensor& x, int64_t dim, bool log, TensorRef& out) {
   const int32_t d = x.shape.ndim ? wrap_dim("softmax", dim, x.shape.ndim) : 0;
   SavedTensor result = saved_output(*out);
   if (log) {  // g - exp(out) * sum(g)
-    record("LogSoftmaxBackward", {&x}, {out.get()}, [result, d](Grads& g) {
+    record(dispatch::schema(dispatch::OpId::LOG_SOFTMAX).backward, {&x}, {out.get()}, [result, d](Grads& g) {
       TensorRef total = core::reduce(NNP_REDUCE_SUM, *g[0], &d, result->shape.ndim ? 1 : 0, true, 0);
       return Grads{sub(g[0], mul(un(NNP_UNARY_EXP, result), total))};
     });
   } else {  // out * (g - sum(g * out))
-    record("SoftmaxBackward", {&x}, {out.get()}, [result, d](Grads& g) {
+    record(dispatch::schema(dispatch::OpId::SOFTMAX).backward, {&x}, {out.get()}, [result, d](Grads& g) {
       TensorRef total = core::reduce(NNP_REDUCE_SUM, *mul(g[0], result), &d, result->shape.ndim ? 1 : 0, true, 0);
       return Grads{mul(result, sub(g[0], total))};
     });
   }
-  return out;
+}
+
+struct ReduceOp {
+  nnp_reduce_op op;
+  const Tensor* in[1];
+  const int32_t* dims;
+  int32_t ndims;
+  bool keepdim;
+  double correction;
+  dispatch::OpId id() const { return dispatch::reduce_id(op); }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return compute::reduce(op, *in[0], dims, ndims, keepdim, correction); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_reduce(g, op, *in[0], dims, ndims, keepdim, correction, *out);
+  }
+  void differentiate(TensorRef& out) const { reduce_backward(op, *in[0], dims, ndims, correction, out); }
+};
+
+struct SoftmaxOp {
+  const Tensor* in[1];
+  int64_t dim;
+  bool log;
+  dispatch::OpId id() const { return log ? dispatch::OpId::LOG_SOFTMAX : dispatch::OpId::SOFTMAX; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return compute::softmax(*in[0], dim, log); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_softmax(g, *in[0], dim, log, *out); }
+  void differentiate(TensorRef& out) const { softmax_backward(*in[0], dim, log, out); }
+};
+
+}  // namespace
+
+TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+                 double correction) {
+  return dispatch::dispatch(ReduceOp{op, {&x}, dims, ndims, keepdim, correction}, dispatch::Face::PUBLIC);
+}
+TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
+  return dispatch::dispatch(SoftmaxOp{{&x}, dim, log}, dispatch::Face::PUBLIC);
 }
 
 }  // namespace nnp::core::autograd
+
+namespace nnp::core {
+
+TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
+                 double correction) {
+  return dispatch::dispatch(autograd::ReduceOp{op, {&x}, dims, ndims, keepdim, correction}, dispatch::Face::INTERNAL);
+}
+TensorRef softmax(const Tensor& x, int64_t dim, bool log) {
+  return dispatch::dispatch(autograd::SoftmaxOp{{&x}, dim, log}, dispatch::Face::INTERNAL);
+}
+
+}  // namespace nnp::core

@@ -2,7 +2,7 @@
 
 #include "../dtype.hpp"
 #include "../error.hpp"
-#include "../onnx/trace.hpp"
+#include "../dispatch/dispatcher.hpp"
 #include "../ops.hpp"
 #include "record.hpp"
 
@@ -49,12 +49,19 @@ void retain_grad(Tensor& t) {
   meta.grad_fn->retained.emplace_back(meta.output_nr, t.autograd);
 }
 
-TensorRef detach(const Tensor& t) {
-  onnx::OpScope trace;
-  TensorRef out = make_view(t, t.shape, t.strides, t.offset);
-  if (auto* g = trace.recorder()) onnx::record_copy(*g, t, *out);
-  return out;
-}
+namespace {
+
+struct DetachOp {
+  const Tensor* in[1];
+  dispatch::OpId id() const { return dispatch::OpId::DETACH; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const { return make_view(*in[0], in[0]->shape, in[0]->strides, in[0]->offset); }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_copy(g, *in[0], *out); }
+};
+
+}  // namespace
+
+TensorRef detach(const Tensor& t) { return dispatch::dispatch(DetachOp{{&t}}, dispatch::Face::PUBLIC); }
 
 const char* grad_fn_name(const Tensor& t) {
   return t.autograd && t.autograd->grad_fn ? t.autograd->grad_fn->name() : "";

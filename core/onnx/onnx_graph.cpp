@@ -80,7 +80,8 @@ TracedValue nnp_onnx_graph::value(const Tensor& t) {
     if (batch > 1 && t.shape[i] == batch)
       lose_batch("a constant of shape " + nnp::core::format_dims(t.shape) +
                  " made during forward has the batch size in it");
-  std::string name = constant(t, "const");
+  auto hint = constant_hints.find(&t);
+  std::string name = constant(t, hint == constant_hints.end() ? "const" : hint->second);
   bind(t, name, -1);
   return {name, -1};
 }
@@ -97,6 +98,7 @@ void nnp_onnx_graph::bind(const Tensor& t, const std::string& name, int32_t batc
   const std::string prefix = domain.empty() ? op_type : domain + "." + op_type;
   n.set_name(prefix + "_" + std::to_string(node_counts_[prefix]++));
   n.set_op_type(op_type);
+  if (tagging_op) n.set_doc_string(tagging_op);
   if (!domain.empty()) {
     n.set_domain(domain);
     custom_domains.insert(domain);

@@ -47,6 +47,11 @@ struct nnp_onnx_graph {
   std::unordered_map<const Tensor*, std::string> state;
   std::unordered_map<const nnp_module*, std::string> module_prefix;  // "" for the root, "0." ...
   std::set<std::string> initialised;
+  // What the dispatcher is writing: the op whose name tags each new node
+  // (NodeProto.doc_string), and the ops that made constants (full, arange,
+  // ...), whose names the constants take when a node first reads them.
+  const char* tagging_op = nullptr;
+  std::unordered_map<const Tensor*, std::string> constant_hints;
 
   // A copy of name that lives as long as the graph (names handed out through the C API).
   const std::string* keep_name(std::string name) { return &handed_out_.emplace_back(std::move(name)); }

@@ -50,14 +50,14 @@ TraceSession::~TraceSession() {
   g_traces.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void OpScope::enter() {
-  if (!t_trace.graph) return;
-  if (t_trace.depth == 0) record_ = t_trace.graph;
-  ++t_trace.depth;
-  entered_ = true;
+nnp_onnx_graph* enter_op() {
+  if (!t_trace.graph) return nullptr;
+  return t_trace.depth++ == 0 ? t_trace.graph : nullptr;
 }
 
-void OpScope::leave() { --t_trace.depth; }
+void leave_op() {
+  if (t_trace.graph) --t_trace.depth;
+}
 
 void ModuleScope::enter(nnp_module& m, const nnp_list& args) {
   if (!t_trace.graph || t_trace.depth != 0 || !m.layer_type || !m.layer_attrs) return;

@@ -28,25 +28,11 @@ class TraceSession {
   TraceSession& operator=(const TraceSession&) = delete;
 };
 
-// One op call: recorded only when it is the outermost of the thread's trace.
-class OpScope {
- public:
-  OpScope() {
-    if (tracing()) enter();
-  }
-  ~OpScope() {
-    if (entered_) leave();
-  }
-  nnp_onnx_graph* recorder() const { return record_; }
-  OpScope(const OpScope&) = delete;
-  OpScope& operator=(const OpScope&) = delete;
-
- private:
-  void enter();
-  void leave();
-  bool entered_ = false;
-  nnp_onnx_graph* record_ = nullptr;
-};
+// One op call, entered and left by the dispatcher's tracer layer: returns
+// the graph when the call is the outermost of the thread's trace (the one to
+// write), nullptr otherwise.
+nnp_onnx_graph* enter_op();
+void leave_op();
 
 // One module call: when the module's layer has a lowering (its own, the
 // core's, or a vendor-domain node), the ops of its forward are not recorded
@@ -91,6 +77,11 @@ void record_index_select(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const 
 void record_gather(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
 void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                         const Tensor& out);
+void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
+                   const nnp_conv2d_params& p, const Tensor& out);
+// indices (may be null): PyTorch's, within each [H, W] plane.
+void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
+                       const Tensor* indices);
 // An op with no ONNX form here: refuses the export naming it.
 [[noreturn]] void refuse_op(const char* op);
 

@@ -324,4 +324,44 @@ void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const T
   g.bind(out, result, v.batch_axis == d ? -1 : v.batch_axis, v.batch_lead);
 }
 
+void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
+                   const nnp_conv2d_params& p, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<std::string> inputs{v.name, g.name(w)};
+  if (bias) inputs.push_back(g.name(*bias));
+  std::string result = g.fresh("Conv");
+  ::onnx::NodeProto& n = g.node("Conv", inputs, {result});
+  set_attr(n, "kernel_shape", std::vector<int64_t>{w.shape[2], w.shape[3]});
+  set_attr(n, "strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
+  set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
+  set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
+  set_attr(n, "group", p.groups);
+  g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);  // channels and spatial sizes change
+}
+
+void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
+                       const Tensor* indices) {
+  TracedValue v = g.value(x);
+  bool ceil_mode = false;
+  for (int i = 0; i < 2; ++i) {  // the caller chose the output size: ceil_mode where it exceeds the floor
+    const int64_t span = x.shape[2 + i] + 2 * p.padding[i] - p.dilation[i] * (p.kernel[i] - 1) - 1;
+    ceil_mode = ceil_mode || out.shape[2 + i] > span / p.stride[i] + 1;
+  }
+  std::string result = g.fresh("MaxPool");
+  std::vector<std::string> outputs{result};
+  if (indices) outputs.push_back(g.fresh("MaxPool_indices"));
+  ::onnx::NodeProto& n = g.node("MaxPool", {v.name}, outputs);
+  set_attr(n, "kernel_shape", std::vector<int64_t>{p.kernel[0], p.kernel[1]});
+  set_attr(n, "strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
+  set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
+  set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
+  set_attr(n, "ceil_mode", static_cast<int64_t>(ceil_mode));
+  const int32_t axis = v.batch_axis == 0 || v.batch_axis == 1 ? v.batch_axis : -1;
+  g.bind(out, result, axis, v.batch_lead);
+  if (indices) {  // ONNX counts over the whole tensor, PyTorch within each [H, W] plane
+    std::string plane = g.scalar(static_cast<double>(x.shape[2] * x.shape[3]), NNP_I64, "plane_size");
+    g.bind(*indices, g.node1("Mod", {outputs[1], plane}), axis, v.batch_lead);
+  }
+}
+
 }  // namespace nnp::core::onnx

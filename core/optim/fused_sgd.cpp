@@ -6,7 +6,7 @@
 
 #include "../op_checks.hpp"
 #include "../ops.hpp"
-#include "../profiler/profiler.hpp"
+#include "../dispatch/dispatcher.hpp"
 
 namespace nnp::core::optim {
 namespace {
@@ -14,8 +14,7 @@ namespace {
 // The backend has the kernel, and the parameter, its gradient and its
 // buffer (if any) are views the kernel takes.
 bool kernel_applies(const core::Tensor& p, const core::Tensor& g, const Tensor* buffer) {
-  const nnp_kernels& kernels = p.backend().kernels();
-  if (kernels.struct_size < NNP_KERNELS_SIZE_1_12 || kernels.sgd_step == nullptr) return false;
+  if (!p.backend().sgd_step()) return false;
   auto matches = [&](const core::Tensor& t) {
     return t.dtype == p.dtype && t.device.backend == p.device.backend && t.device.index == p.device.index &&
            t.shape == p.shape && t.is_contiguous();
@@ -36,6 +35,27 @@ nnp_sgd_params sgd_params(const std::map<std::string, double>& o) {
   return params;
 }
 
+// One step: param_out and buffer_out (null without momentum) may be param
+// and buffer themselves (the in-place form).
+struct SgdStepOp {
+  const core::Tensor* in[3];  // param, grad, buffer (may be null)
+  const nnp_sgd_params& params;
+  const core::Tensor* param_out;
+  const core::Tensor* buffer_out;
+  const char* what;
+  dispatch::OpId id() const { return dispatch::OpId::SGD_STEP; }
+  dispatch::Inputs inputs() const { return {in, 2}; }
+  void compute() const {
+    const core::Tensor& p = *in[0];
+    nnp_view vp = kernel_view(p), vg = kernel_view(*in[1]), vo = kernel_view(*param_out), vb{}, vbo{};
+    if (in[2]) vb = kernel_view(*in[2]);
+    if (buffer_out) vbo = kernel_view(*buffer_out);
+    run_kernel(p, what,
+               p.backend().sgd_step()(&kernel_ctx(p), &params, &vp, &vg, in[2] ? &vb : nullptr, &vo,
+                                      buffer_out ? &vbo : nullptr));
+  }
+};
+
 }  // namespace
 
 bool fused_sgd(const std::map<std::string, double>& o, const Tensor& param, const Tensor& grad, const Tensor* buffer,
@@ -43,18 +63,13 @@ bool fused_sgd(const std::map<std::string, double>& o, const Tensor& param, cons
   const core::Tensor& p = *param.get();
   const core::Tensor& g = *grad.get();
   if (!kernel_applies(p, g, buffer)) return false;
-  const nnp_kernels& kernels = p.backend().kernels();
   const bool momentum = o.at("momentum") != 0;
-  profiler::OpScope profile("sgd_step", {&p, &g});
   const nnp_sgd_params params = sgd_params(o);
   TensorRef new_param = make_tensor_like(p.shape, p.dtype, p);
   TensorRef new_buffer = momentum ? make_tensor_like(p.shape, p.dtype, p) : TensorRef();
-  nnp_view vp = kernel_view(p), vg = kernel_view(g), vo = kernel_view(*new_param), vb{}, vbo{};
-  if (buffer) vb = kernel_view(*buffer->get());
-  if (momentum) vbo = kernel_view(*new_buffer);
-  run_kernel(
-      p, "sgd_step",
-      kernels.sgd_step(&kernel_ctx(p), &params, &vp, &vg, buffer ? &vb : nullptr, &vo, momentum ? &vbo : nullptr));
+  dispatch::dispatch(SgdStepOp{{&p, &g, buffer ? buffer->get() : nullptr}, params, new_param.get(), new_buffer.get(),
+                               "sgd_step"},
+                     dispatch::Face::INTERNAL);
   *param_out = Tensor::adopt(new_param.take());
   if (momentum) *buffer_out = Tensor::adopt(new_buffer.take());
   return true;
@@ -79,13 +94,9 @@ bool sgd_in_place_applies(const std::map<std::string, double>& o, const Tensor& 
 void sgd_in_place(const std::map<std::string, double>& o, Tensor& param, const Tensor& grad, Tensor* buffer) {
   core::Tensor& p = *param.get();
   const core::Tensor& g = *grad.get();
-  profiler::OpScope profile("sgd_step", {&p, &g});
   const nnp_sgd_params params = sgd_params(o);
-  nnp_view vp = kernel_view(p), vg = kernel_view(g), vb{};
-  if (buffer) vb = kernel_view(*buffer->get());
-  const nnp_kernels& kernels = p.backend().kernels();
-  run_kernel(p, "sgd_step (in place)",
-             kernels.sgd_step(&kernel_ctx(p), &params, &vp, &vg, buffer ? &vb : nullptr, &vp, buffer ? &vb : nullptr));
+  const core::Tensor* b = buffer ? buffer->get() : nullptr;
+  dispatch::dispatch(SgdStepOp{{&p, &g, b}, params, &p, b, "sgd_step (in place)"}, dispatch::Face::INTERNAL);
   // As any in-place write: a graph that saved the parameter before the
   // step refuses to use it in backward.
   p.storage->version.fetch_add(1, std::memory_order_relaxed);

@@ -157,14 +157,15 @@ void end(const Token& token) {
   }
 }
 
-void describe_inputs(const Token& token, std::initializer_list<const Tensor*> inputs) {
+void describe_inputs(const Token& token, const Tensor* const* inputs, int32_t count) {
   Session& s = session();
   const Options options = s.options;  // written only while no session is active
   ThreadLog* log = thread_log(token.session);
   if (!log) return;
   std::string shapes, dtypes, device;
   const Tensor* first = nullptr;
-  for (const Tensor* t : inputs) {
+  for (int32_t i = 0; i < count; ++i) {
+    const Tensor* t = inputs[i];
     if (!t) continue;
     if (!first) first = t;
     if (options.record_shapes) {
@@ -184,7 +185,8 @@ void describe_inputs(const Token& token, std::initializer_list<const Tensor*> in
       current_session.load(std::memory_order_acquire) == token.session) {
     const BackendRecord& backend = first->backend();
     const nnp_backend& table = backend.table();
-    if (table.event_record && table.event_record(table.state, first->device.index, &e.device_start) == NNP_OK) {
+    if (backend.has_timing_events() &&
+        table.event_record(table.state, first->device.index, &e.device_start) == NNP_OK) {
       e.timed_backend = &backend;
       e.timed_device = first->device.index;
     } else {

@@ -59,11 +59,13 @@ struct Token {
 };
 Token begin(nnp_profile_event_kind kind, std::string name);
 void end(const Token& token);
-void describe_inputs(const Token& token, std::initializer_list<const Tensor*> inputs);
+// An op's inputs (null entries skipped): shapes, dtypes and device.
+void describe_inputs(const Token& token, const Tensor* const* inputs, int32_t count);
 void note_alloc(size_t bytes);
 void note_free(size_t bytes);
 
-// A scope recorded while the profiler is on.
+// A scope recorded while the profiler is on (a module call, an autograd
+// node; op events are the dispatcher's).
 class Scope {
  public:
   Scope(nnp_profile_event_kind kind, const char* name) {
@@ -81,14 +83,6 @@ class Scope {
 
  protected:
   Token token_;
-};
-
-// One op: its inputs' shapes, dtypes and device, and its device time.
-class OpScope : public Scope {
- public:
-  OpScope(const char* name, std::initializer_list<const Tensor*> inputs) : Scope(NNP_PROFILE_OP, name) {
-    if (token_.index >= 0) describe_inputs(token_, inputs);
-  }
 };
 
 }  // namespace nnp::core::profiler

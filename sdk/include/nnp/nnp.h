@@ -35,7 +35,7 @@ extern "C" {
  * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
  * using them. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 13
+#define NNP_ABI_MINOR 14
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -396,6 +396,25 @@ typedef struct nnp_prune_spec {
   /* CUSTOM_FROM_MASK: the mask (the tensor's shape; zeros prune). */
   const nnp_tensor* mask;
 } nnp_prune_spec;
+
+/* (since 1.14) How an ONNX export writes an op (nnp_op_info.trace). */
+typedef enum nnp_op_trace {
+  NNP_OP_TRACE_NODES = 0,    /* ONNX nodes, each with the op's name as its doc_string */
+  NNP_OP_TRACE_ALIAS = 1,    /* the input's value itself (a Cast where the dtype changes) */
+  NNP_OP_TRACE_CONSTANT = 2, /* a constant named after the op, written where a node reads it */
+  NNP_OP_TRACE_REFUSED = 3   /* no ONNX form: the export fails naming the op */
+} nnp_op_trace;
+
+/* (since 1.14) One op of the core's dispatcher. Every op call reaches its
+ * kernel through the dispatcher, which names the call after its op in
+ * profiles (nnp_profile_event.name) and traces (nnp_op_trace). */
+typedef struct nnp_op_info {
+  size_t struct_size;   /* set by the caller: the fields it knows are filled */
+  const char* name;     /* "matmul"; valid until process exit */
+  const char* backward; /* the autograd node a differentiable call records ("MmBackward"), or "" */
+  nnp_op_trace trace;
+} nnp_op_info;
+#define NNP_OP_INFO_SIZE_1_14 NNP_SIZE_THROUGH(nnp_op_info, trace)
 
 /* (1.6) The profiler (PyTorch's torch.profiler): what one event is. */
 typedef struct nnp_profile nnp_profile;
@@ -1136,6 +1155,12 @@ struct nnp_api {
   /* As comm_info, without asking the backend whether it can work here:
    * unavailable_reason is NULL. */
   nnp_status (*comm_summary)(int32_t i, nnp_comm_info* out);
+
+  /* ---- 1.14: the dispatcher's ops ---- */
+  /* (since 1.14) How many ops the dispatcher knows, and the i-th of them
+   * (0 <= i < op_count(); NNP_NOT_FOUND beyond). `nnplug ops` lists them. */
+  int32_t (*op_count)(void);
+  nnp_status (*op_info)(int32_t i, nnp_op_info* out);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1151,6 +1176,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_10 NNP_SIZE_THROUGH(nnp_api, work_release)
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
+#define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, op_info)
 #define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
 #define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
 #define NNP_COMM_INFO_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm_info, unavailable_reason)
