@@ -218,6 +218,8 @@ nnp_api make_table() {
   t.comm_summary = api::comm_summary;
   t.op_count = api::op_count;
   t.op_info = api::op_info;
+  t.conv2d_fused = api::conv2d_fused;
+  t.max_pool2d_fused = api::max_pool2d_fused;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

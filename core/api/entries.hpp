@@ -115,6 +115,10 @@ nnp_status comm_summary(int32_t i, nnp_comm_info* out);
 // ops.cpp (1.14)
 int32_t op_count();
 nnp_status op_info(int32_t i, nnp_op_info* out);
+nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tensor* bias, const nnp_conv2d_params* p,
+                        nnp_tensor** out);
+nnp_status max_pool2d_fused(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
+                            nnp_tensor** values, nnp_tensor** indices);
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

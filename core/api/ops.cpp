@@ -83,6 +83,39 @@ nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index
   });
 }
 
+namespace {
+
+template <typename Params>
+const Params& params_arg(const Params* p, size_t released, const char* op) {
+  if (p == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": the parameters are NULL");
+  if (p->struct_size < released)
+    fail(NNP_INVALID_ARGUMENT, op, ": the parameters' struct_size is ", p->struct_size, "; set it to sizeof the struct");
+  return *p;
+}
+
+}  // namespace
+
+nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tensor* bias, const nnp_conv2d_params* p,
+                        nnp_tensor** out) {
+  return handle_out(out, "conv2d_fused", [&] {
+    const nnp_conv2d_params& params = params_arg(p, NNP_CONV2D_PARAMS_SIZE_1_9, "conv2d_fused");
+    return conv2d_kernel(tensor_arg(x, "conv2d_fused", "x"), tensor_arg(w, "conv2d_fused", "w"),
+                         bias ? &tensor_arg(bias, "conv2d_fused", "bias") : nullptr, params);
+  });
+}
+
+nnp_status max_pool2d_fused(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
+                            nnp_tensor** values, nnp_tensor** indices) {
+  return guard([&] {
+    nnp_tensor*& result = out_arg(values, "max_pool2d_fused", "values");
+    if (indices) *indices = nullptr;
+    const nnp_pool2d_params& params = params_arg(p, NNP_POOL2D_PARAMS_SIZE_1_10, "max_pool2d_fused");
+    MaxPool2dResult r = max_pool2d_kernel(tensor_arg(x, "max_pool2d_fused", "x"), params, out_h, out_w, indices);
+    if (indices) *indices = r.indices.take();
+    result = r.values.take();
+  });
+}
+
 int32_t op_count() { return static_cast<int32_t>(dispatch::OpId::COUNT); }
 nnp_status op_info(int32_t i, nnp_op_info* out) {
   return guard([&] {

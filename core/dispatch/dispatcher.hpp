@@ -9,7 +9,7 @@
 // An op is a small struct (its operands and attributes) with
 //   OpId id() const;  Inputs inputs() const;  R compute() const;
 // and, where its table entry says it has them,
-//   void lower(nnp_onnx_graph&, const R&) const;   (trace form NODES or ALIAS)
+//   void lower(nnp_onnx_graph&, const R&) const;   (trace form NODES)
 //   void differentiate(R&) const;                  (a backward node)
 // and a view op says so (static constexpr bool is_view = true).
 // Layers cost one relaxed load each when their feature is off.

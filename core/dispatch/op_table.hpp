@@ -13,7 +13,6 @@ namespace nnp::core::dispatch {
 // How the tracer writes an op (nnp_op_trace of nnp.h).
 enum class TraceForm : int32_t {
   NODES = NNP_OP_TRACE_NODES,        // ONNX nodes, each tagged with the op's name
-  ALIAS = NNP_OP_TRACE_ALIAS,        // the same values under the input's name (a Cast when the dtype changes)
   CONSTANT = NNP_OP_TRACE_CONSTANT,  // a constant, named after the op, written where it is used
   REFUSED = NNP_OP_TRACE_REFUSED,    // no ONNX form: the export is refused naming the op
 };
@@ -71,10 +70,10 @@ enum class TraceForm : int32_t {
   X(PERMUTE, "permute", "PermuteBackward", NODES)                                          \
   X(SLICE, "slice", "SliceBackward", NODES)                                                \
   X(EXPAND, "expand", "ExpandBackward", NODES)                                             \
-  X(CONTIGUOUS, "contiguous", "ContiguousBackward", ALIAS)                                 \
-  X(CLONE, "clone", "CloneBackward", ALIAS)                                                \
-  X(TO, "to", "ToCopyBackward", ALIAS)                                                     \
-  X(DETACH, "detach", nullptr, ALIAS)                                                      \
+  X(CONTIGUOUS, "contiguous", "ContiguousBackward", NODES)                                 \
+  X(CLONE, "clone", "CloneBackward", NODES)                                                \
+  X(TO, "to", "ToCopyBackward", NODES)                                                     \
+  X(DETACH, "detach", nullptr, NODES)                                                      \
   X(COPY, "copy_", nullptr, REFUSED)                                                       \
   X(ASSIGN, "assign", "FillBackward", REFUSED)                                             \
   X(CAT, "cat", "CatBackward", NODES)                                                      \

@@ -70,7 +70,7 @@ void record_permute(nnp_onnx_graph& g, const Tensor& x, const std::vector<int32_
 void record_slice(nnp_onnx_graph& g, const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step,
                   const Tensor& out);
 void record_expand(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);
-// contiguous, clone, detach, to(): the same values (cast when the dtype changes).
+// contiguous, clone, detach, to(): an Identity (a Cast when the dtype changes).
 void record_copy(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);
 void record_cat(nnp_onnx_graph& g, const Tensor* const* tensors, int32_t count, int64_t dim, const Tensor& out);
 void record_index_select(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);

@@ -275,7 +275,9 @@ void record_expand(nnp_onnx_graph& g, const Tensor& x, const Tensor& out) {
 
 void record_copy(nnp_onnx_graph& g, const Tensor& x, const Tensor& out) {
   TracedValue v = g.value(x);
-  g.bind(out, cast_to(g, x, out.dtype), v.batch_axis, v.batch_lead);
+  // An Identity where nothing changes, so the call still shows in the graph.
+  std::string result = x.dtype == out.dtype ? g.node1("Identity", {v.name}) : cast_to(g, x, out.dtype);
+  g.bind(out, result, v.batch_axis, v.batch_lead);
 }
 
 void record_cat(nnp_onnx_graph& g, const Tensor* const* tensors, int32_t count, int64_t dim, const Tensor& out) {

@@ -69,7 +69,7 @@ bool fused_sgd(const std::map<std::string, double>& o, const Tensor& param, cons
   TensorRef new_buffer = momentum ? make_tensor_like(p.shape, p.dtype, p) : TensorRef();
   dispatch::dispatch(SgdStepOp{{&p, &g, buffer ? buffer->get() : nullptr}, params, new_param.get(), new_buffer.get(),
                                "sgd_step"},
-                     dispatch::Face::INTERNAL);
+                     dispatch::Face::PUBLIC);
   *param_out = Tensor::adopt(new_param.take());
   if (momentum) *buffer_out = Tensor::adopt(new_buffer.take());
   return true;
@@ -96,7 +96,7 @@ void sgd_in_place(const std::map<std::string, double>& o, Tensor& param, const T
   const core::Tensor& g = *grad.get();
   const nnp_sgd_params params = sgd_params(o);
   const core::Tensor* b = buffer ? buffer->get() : nullptr;
-  dispatch::dispatch(SgdStepOp{{&p, &g, b}, params, &p, b, "sgd_step (in place)"}, dispatch::Face::INTERNAL);
+  dispatch::dispatch(SgdStepOp{{&p, &g, b}, params, &p, b, "sgd_step (in place)"}, dispatch::Face::PUBLIC);
   // As any in-place write: a graph that saved the parameter before the
   // step refuses to use it in backward.
   p.storage->version.fetch_add(1, std::memory_order_relaxed);

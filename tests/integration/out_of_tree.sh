@@ -23,7 +23,8 @@ cmake -S "$source/plugins" -B "$tmp/plugins" "${generator[@]}" -DCMAKE_PREFIX_PA
 cmake --build "$tmp/plugins" >/dev/null
 cmake --install "$tmp/plugins" >/dev/null
 env -u NNP_PLUGIN_PATH "$prefix/bin/nnplug" plugins | tee "$tmp/plugins.txt"
-for expected in "loaded   nnplug.activations" "loaded   nnplug.norms" "act.Swish  x \* sigmoid(beta \* x)" \
+for expected in "loaded   nnplug.activations" "loaded   nnplug.norms" "loaded   nnplug.blocks" \
+  "act.Swish  x \* sigmoid(beta \* x)" \
   "beta: float = 1.0" "normalized_shape: list of ints (required)" "eps: float (optional)"; do
   grep -q "$expected" "$tmp/plugins.txt" || { echo "FAIL: nnplug plugins lacks '$expected'"; exit 1; }
 done

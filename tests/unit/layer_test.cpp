@@ -11,12 +11,6 @@ using nnp::test::expect_error;
 
 namespace {
 
-std::vector<std::string> names(const NamedTensors& named) {
-  std::vector<std::string> out;
-  for (const auto& [name, t] : named) out.push_back(name);
-  return out;
-}
-
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tolerance = 1e-6f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tolerance) << "element " << i;
@@ -27,7 +21,7 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want, 
 TEST(Layers, LinearMatchesPyTorch) {
   auto linear = create_layer("nn.Linear", std::move(Attrs().set("in_features", 4).set("out_features", 3)));
   EXPECT_EQ(linear.repr(), "Linear(in_features=4, out_features=3, bias=True)");
-  EXPECT_EQ(names(linear.named_parameters()), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(test::names_of(linear.named_parameters()), (std::vector<std::string>{"weight", "bias"}));
   Tensor w = linear.get_parameter("weight"), b = linear.get_parameter("bias");
   EXPECT_EQ(w.shape(), (Shape{3, 4}));
   // kaiming_uniform_(a=sqrt(5)) and the bias rule both give U(-1/sqrt(4), 1/sqrt(4)).
@@ -39,9 +33,9 @@ TEST(Layers, LinearMatchesPyTorch) {
 
   auto plain =
       create_layer("nn.Linear", std::move(Attrs().set("in_features", 2).set("out_features", 2).set("bias", false)));
-  EXPECT_EQ(names(plain.named_parameters()), (std::vector<std::string>{"weight"}));
+  EXPECT_EQ(test::names_of(plain.named_parameters()), (std::vector<std::string>{"weight"}));
   EXPECT_EQ(plain.repr(), "Linear(in_features=2, out_features=2, bias=False)");
-  EXPECT_EQ(names(plain.state_dict()), (std::vector<std::string>{"weight"}));
+  EXPECT_EQ(test::names_of(plain.state_dict()), (std::vector<std::string>{"weight"}));
 }
 
 TEST(Layers, LinearInitialisationIsUniformInTheBound) {
@@ -264,7 +258,7 @@ TEST(Layers, ASequentialOfRegistryLayersLearns) {
 TEST(Layers, BatchNormTrainingEvalAndRunningStatistics) {
   auto bn = create_layer("nn.BatchNorm1d", std::move(Attrs().set("num_features", 2)));
   EXPECT_EQ(bn.repr(), "BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
-  EXPECT_EQ(names(bn.state_dict()),
+  EXPECT_EQ(test::names_of(bn.state_dict()),
             (std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}));
   EXPECT_EQ(bn.get_buffer("num_batches_tracked").dtype(), Dtype::i64);
   bn.to_double();
@@ -407,7 +401,7 @@ TEST(Layers, PaddingNormalizationAndShapeLayersPrintAsPyTorchs) {
   for (const auto& [got, want] : cases) EXPECT_EQ(got, want);
   // PyTorch's state-dict keys where a layer has state.
   EXPECT_EQ(
-      names(nn::InstanceNorm2d(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))->state_dict()),
+      test::names_of(nn::InstanceNorm2d(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))->state_dict()),
       (std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}));
   EXPECT_TRUE(nn::InstanceNorm1d(3)->state_dict().empty());
   expect_error([] { nn::GroupNorm(3, 4); }, NNP_INVALID_ARGUMENT, {"num_channels must be divisible by num_groups"});

@@ -88,12 +88,6 @@ struct RunningMean : nn::Module {
   }
 };
 
-std::vector<std::string> names(const NamedTensors& named) {
-  std::vector<std::string> out;
-  for (const auto& [name, t] : named) out.push_back(name);
-  return out;
-}
-
 template <typename Pairs>
 std::vector<std::string> first_names(const Pairs& pairs) {
   std::vector<std::string> out;
@@ -106,7 +100,7 @@ std::vector<std::string> first_names(const Pairs& pairs) {
 TEST(Module, MyLinearParametersAndForward) {
   auto m = nn::make<MyLinear>(4, 3);
   NamedTensors params = m->named_parameters();
-  EXPECT_EQ(names(params), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(test::names_of(params), (std::vector<std::string>{"weight", "bias"}));
   EXPECT_EQ(params[0].second.shape(), (Shape{4, 3}));
   EXPECT_TRUE(params[0].second.requires_grad());
   EXPECT_EQ(params[0].second.get(), m->weight.get());  // the same tensor, not a copy
@@ -123,7 +117,7 @@ TEST(Module, SequentialChainsItsModules) {
   Tensor y = net(randn({4}));
   EXPECT_EQ(y.shape(), (Shape{1}));
   EXPECT_EQ(first_names(net.named_children()), (std::vector<std::string>{"0", "1", "2"}));
-  EXPECT_EQ(names(net.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(test::names_of(net.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
   EXPECT_EQ(net.repr(),
             "Sequential(\n  (0): MyLinear(in_features=4, out_features=3)\n  (1): ReLU()\n"
             "  (2): MyLinear(in_features=3, out_features=1)\n)");
@@ -154,14 +148,14 @@ TEST(Module, BigNetNamedModulesArePreOrder) {
             "BigNet(\n  (l1): MyLinear(in_features=5, out_features=4)\n  (net): Net(\n"
             "    (l0): MyLinear(in_features=4, out_features=3)\n    (l1): MyLinear(in_features=3, out_features=1)\n"
             "  )\n)");
-  EXPECT_EQ(names(big->named_parameters()), (std::vector<std::string>{"l1.weight", "l1.bias", "net.l0.weight",
+  EXPECT_EQ(test::names_of(big->named_parameters()), (std::vector<std::string>{"l1.weight", "l1.bias", "net.l0.weight",
                                                                       "net.l0.bias", "net.l1.weight", "net.l1.bias"}));
   EXPECT_EQ((*big)(randn({5})).shape(), (Shape{1}));
 }
 
 TEST(Module, DynamicNetWithModuleListAndModuleDict) {
   auto net = nn::make<DynamicNet>(3);
-  EXPECT_EQ(names(net->named_parameters()),
+  EXPECT_EQ(test::names_of(net->named_parameters()),
             (std::vector<std::string>{"linears.0.weight", "linears.0.bias", "linears.1.weight", "linears.1.bias",
                                       "linears.2.weight", "linears.2.bias", "final.weight", "final.bias"}));
   EXPECT_EQ(first_names(net->named_modules()),
@@ -190,10 +184,10 @@ TEST(Module, RunningMeanBuffersAndStateDict) {
   Tensor x = from_vector(std::vector<float>{1, 2, 3, 4});
   (*m)(x);
   EXPECT_EQ(m->mean.to_vector<float>(), (std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f}));
-  EXPECT_EQ(names(m->named_buffers()), (std::vector<std::string>{"mean"}));
+  EXPECT_EQ(test::names_of(m->named_buffers()), (std::vector<std::string>{"mean"}));
   EXPECT_TRUE(m->named_parameters().empty());
   StateDict state = m->state_dict();
-  ASSERT_EQ(names(state), (std::vector<std::string>{"mean"}));
+  ASSERT_EQ(test::names_of(state), (std::vector<std::string>{"mean"}));
   EXPECT_FALSE(state[0].second.requires_grad());
   auto loaded = nn::make<RunningMean>(4, 0.1);
   nn::IncompatibleKeys keys = loaded->load_state_dict(state);
@@ -208,7 +202,7 @@ TEST(Module, RunningMeanBuffersAndStateDict) {
   std::remove(path.c_str());
   // A non-persistent buffer is a buffer but stays out of the state dict.
   auto transient = nn::make<RunningMean>(4, 0.1, false);
-  EXPECT_EQ(names(transient->named_buffers()), (std::vector<std::string>{"mean"}));
+  EXPECT_EQ(test::names_of(transient->named_buffers()), (std::vector<std::string>{"mean"}));
   EXPECT_TRUE(transient->state_dict().empty());
 }
 
@@ -373,7 +367,7 @@ TEST(Module, RegistrationRulesAndLookupErrors) {
                {"not a leaf"});
   p->add_param("empty_slot", Tensor());  // a name may hold nothing
   p->add_buffer("no_buffer", Tensor());
-  EXPECT_EQ(names(p->named_parameters()), (std::vector<std::string>{"w"}));
+  EXPECT_EQ(test::names_of(p->named_parameters()), (std::vector<std::string>{"w"}));
   EXPECT_FALSE(p->get_parameter("empty_slot").defined());
   p->add_param("w", zeros({3}));  // re-registering the same kind replaces
   EXPECT_EQ(p->get_parameter("w").shape(), (Shape{3}));
@@ -405,9 +399,9 @@ TEST(Module, SharedModulesAndTensorsAreListedOnce) {
   auto tied = nn::make<Tied>();
   EXPECT_EQ(first_names(tied->named_modules()), (std::vector<std::string>{"", "a"}));
   EXPECT_EQ(first_names(tied->named_modules("", false)), (std::vector<std::string>{"", "a", "b"}));
-  EXPECT_EQ(names(tied->named_parameters()), (std::vector<std::string>{"alias", "a.bias"}));
+  EXPECT_EQ(test::names_of(tied->named_parameters()), (std::vector<std::string>{"alias", "a.bias"}));
   EXPECT_EQ(first_names(tied->named_children()), (std::vector<std::string>{"a"}));
-  EXPECT_EQ(names(tied->state_dict()), (std::vector<std::string>{"alias", "a.weight", "a.bias", "b.weight", "b.bias"}));
+  EXPECT_EQ(test::names_of(tied->state_dict()), (std::vector<std::string>{"alias", "a.weight", "a.bias", "b.weight", "b.bias"}));
 }
 
 TEST(Module, ModesGradsApplyAndConversion) {
@@ -464,7 +458,7 @@ TEST(Module, LoadStateDictIsStrictAndAllOrNothing) {
   auto source = nn::make<Net>();
   auto target = nn::make<Net>();
   StateDict state = source->state_dict();
-  EXPECT_EQ(names(state), (std::vector<std::string>{"l0.weight", "l0.bias", "l1.weight", "l1.bias"}));
+  EXPECT_EQ(test::names_of(state), (std::vector<std::string>{"l0.weight", "l0.bias", "l1.weight", "l1.bias"}));
   std::vector<float> before = target->l0->weight.to_vector<float>();
 
   StateDict missing_one(state.begin(), state.end() - 1);
@@ -514,7 +508,7 @@ TEST(Module, ExtraStateTravelsWithTheStateDict) {
   auto a = nn::make<Stepper>();
   a->steps = 41;
   StateDict state = a->state_dict();
-  EXPECT_EQ(names(state), (std::vector<std::string>{"_extra_state"}));
+  EXPECT_EQ(test::names_of(state), (std::vector<std::string>{"_extra_state"}));
   auto b = nn::make<Stepper>();
   b->load_state_dict(state);
   EXPECT_EQ(b->steps, 41);
@@ -534,7 +528,7 @@ TEST(Module, StateDictHooks) {
   nnp_hook_handle* raw = nullptr;
   check(api().register_state_hook(m->handle(), NNP_STATE_DICT_POST, add_marker, nullptr, nullptr, &raw));
   HookHandle post(raw);
-  EXPECT_EQ(names(m->state_dict()), (std::vector<std::string>{"weight", "bias", "marker"}));
+  EXPECT_EQ(test::names_of(m->state_dict()), (std::vector<std::string>{"weight", "bias", "marker"}));
   auto drop_marker = [](nnp_module*, nnp_list* state, nnp_list*, const char* prefix, void*) -> nnp_status {
     int32_t at = api().list_find(state, (std::string(prefix) + "marker").c_str());
     return at >= 0 ? api().list_remove(state, at) : NNP_OK;
@@ -552,21 +546,21 @@ TEST(Module, StateDictHooks) {
   m->load_state_dict(m->state_dict());
   EXPECT_EQ(post_calls, 1);
   post.remove();
-  EXPECT_EQ(names(m->state_dict()), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(test::names_of(m->state_dict()), (std::vector<std::string>{"weight", "bias"}));
 }
 
 TEST(Module, ParameterContainers) {
   nn::ParameterList list;
   list.append(ones({2, 3}));
   list.append(zeros({4}));
-  EXPECT_EQ(names(list.named_parameters()), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(test::names_of(list.named_parameters()), (std::vector<std::string>{"0", "1"}));
   EXPECT_EQ(list.repr(),
             "ParameterList(\n  (0): Parameter containing: [f32 of size 2x3]\n  (1): Parameter containing: [f32 of size "
             "4]\n)");
   nn::ParameterDict dict;
   dict.insert("scale", ones({1}));
   EXPECT_TRUE(dict["scale"].requires_grad());
-  EXPECT_EQ(names(dict.state_dict()), (std::vector<std::string>{"scale"}));
+  EXPECT_EQ(test::names_of(dict.state_dict()), (std::vector<std::string>{"scale"}));
 }
 
 TEST(Module, AModuleOutlivingItsCppObjectFailsCleanly) {

@@ -43,6 +43,12 @@ class TempDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// The names of named tensors (parameters, buffers), in order.
+inline std::vector<std::string> names_of(const NamedTensors& named) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : named) out.push_back(name);
+  return out;
+}
 inline std::vector<float> floats(const Tensor& t) { return t.to(Dtype::f32).to_vector<float>(); }
 
 // A shell command's output (stdout and stderr: append 2>&1) and exit status.

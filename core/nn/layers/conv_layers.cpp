@@ -6,7 +6,6 @@
 #include <cmath>
 #include <nnp/nnp.hpp>
 
-#include "../../ops.hpp"
 #include "builtin.hpp"
 #include "call_args.hpp"
 
@@ -17,25 +16,6 @@ using nnp::nn::Attrs;
 namespace F = nnp::nn::functional;
 
 namespace {
-
-// The backend's fused convolution when it applies (inference; and training
-// where the backend also has conv2d_backward), else an undefined tensor and
-// the caller's general path.
-Tensor conv2d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const F::detail::Window& w,
-                     int64_t groups) {
-  if (x.ndim() != 4) return Tensor();
-  nnp_conv2d_params p{};
-  p.struct_size = sizeof p;
-  p.stride[0] = w.stride.h;
-  p.stride[1] = w.stride.w;
-  p.padding[0] = w.padding.h;
-  p.padding[1] = w.padding.w;
-  p.dilation[0] = w.dilation.h;
-  p.dilation[1] = w.dilation.w;
-  p.groups = groups;
-  TensorRef y = core::conv2d_kernel(*x.get(), *weight.get(), bias.defined() ? bias.get() : nullptr, p);
-  return y ? Tensor::adopt(y.take()) : Tensor();
-}
 
 // One value for every dimension, or one per dimension.
 std::vector<int64_t> sizes_of(const Attrs& a, const char* name, size_t dims, const std::string& layer) {
@@ -182,10 +162,6 @@ struct Conv : ConvBase<D> {
         return D == 1 ? F::detail::Pair{one, v[0]} : F::detail::Pair{v[0], v[1]};
       };
       const F::detail::Window w{pair(this->kernel, 1), pair(this->stride, 1), pair(before, 0), pair(this->dilation, 1)};
-      if (Tensor y = conv2d_kernel(D == 1 ? x.unsqueeze(2) : x, D == 1 ? this->weight.unsqueeze(2) : this->weight,
-                                   this->bias, w, this->groups);
-          y.defined())
-        return D == 1 ? y.squeeze(2) : y;
       if constexpr (D == 1)
         return F::detail::conv2d_windows(this->type_name(), x.unsqueeze(2), this->weight.unsqueeze(2), this->bias, w,
                                          this->groups, this->windows)

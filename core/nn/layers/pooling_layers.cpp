@@ -9,7 +9,6 @@
 #include <nnp/nnp.hpp>
 #include <optional>
 
-#include "../../ops.hpp"
 #include "builtin.hpp"
 #include "call_args.hpp"
 
@@ -121,41 +120,6 @@ struct WindowPool : nnp::nn::Module {
   }
 };
 
-// The backend's max pooling kernel when it has one, else undefined values
-// and the caller's general path. In training the kernel finds each window's
-// maximum, and the values are then read from x at those indices with gather,
-// which autograd differentiates: its backward scatters each gradient to its
-// window's maximum, as PyTorch's max_pool2d_with_indices_backward does. That
-// replaces the general path's unfold of every window and its reduction.
-F::detail::MaxPooled max_pool2d_kernel(const std::string& who, const Tensor& x, const F::detail::Window& w,
-                                       bool ceil_mode, bool with_indices) {
-  const F::detail::Geometry g = F::detail::geometry(who, x, w, ceil_mode);
-  nnp_pool2d_params p{};
-  p.struct_size = sizeof p;
-  const F::detail::Pair* pairs[] = {&w.kernel, &w.stride, &w.padding, &w.dilation};
-  int64_t* fields[] = {p.kernel, p.stride, p.padding, p.dilation};
-  for (int i = 0; i < 4; ++i) {
-    fields[i][0] = pairs[i]->h;
-    fields[i][1] = pairs[i]->w;
-  }
-  const bool record = is_grad_enabled() && x.requires_grad();
-  core::MaxPool2dResult r;
-  {
-    NoGradGuard found_without_history;
-    r = core::max_pool2d_kernel(*x.get(), p, g.oh, g.ow, with_indices || record);
-  }
-  if (!r.values) return {};
-  Tensor values = Tensor::adopt(r.values.take());
-  Tensor indices = r.indices ? Tensor::adopt(r.indices.take()) : Tensor();
-  if (record) {
-    const int64_t n = x.size(0), c = x.size(1);
-    values = x.reshape({n, c, x.size(2) * x.size(3)})
-                 .gather(2, indices.reshape({n, c, g.oh * g.ow}))
-                 .reshape({n, c, g.oh, g.ow});
-  }
-  return {values, with_indices ? indices : Tensor()};
-}
-
 // return_indices=True makes a call give (output, indices), the indices
 // flat within each input plane as MaxUnpool takes them.
 template <size_t D>
@@ -172,10 +136,6 @@ struct MaxPool : WindowPool<D> {
           with_indices);
     } else {
       return this->batched(x, [&](const Tensor& t) {
-        if (F::detail::MaxPooled fast =
-                max_pool2d_kernel(this->type_name(), t, this->window(), this->ceil_mode, with_indices);
-            fast.values.defined())
-          return fast;
         return F::detail::max_pool2d_windows(this->type_name(), t, this->window(), this->windows, this->ceil_mode,
                                              with_indices);
       });

@@ -397,12 +397,31 @@ typedef struct nnp_prune_spec {
   const nnp_tensor* mask;
 } nnp_prune_spec;
 
+/* (since 1.9) The geometry of a 2-D convolution (nnp_kernels.conv2d, nnp_api.conv2d_fused). */
+typedef struct nnp_conv2d_params {
+  size_t struct_size;
+  int64_t stride[2];   /* height, width; >= 1 */
+  int64_t padding[2];  /* zeros before and after, per spatial axis; >= 0 */
+  int64_t dilation[2]; /* >= 1 */
+  int64_t groups;      /* >= 1, dividing both channel counts */
+} nnp_conv2d_params;
+#define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
+
+/* (since 1.10) The windows of a 2-D max pooling (nnp_kernels.max_pool2d, nnp_api.max_pool2d_fused). */
+typedef struct nnp_pool2d_params {
+  size_t struct_size;
+  int64_t kernel[2];   /* height, width; >= 1 */
+  int64_t stride[2];   /* >= 1 */
+  int64_t padding[2];  /* implicit -inf before and after, per axis; >= 0 */
+  int64_t dilation[2]; /* >= 1 */
+} nnp_pool2d_params;
+#define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
+
 /* (since 1.14) How an ONNX export writes an op (nnp_op_info.trace). */
 typedef enum nnp_op_trace {
   NNP_OP_TRACE_NODES = 0,    /* ONNX nodes, each with the op's name as its doc_string */
-  NNP_OP_TRACE_ALIAS = 1,    /* the input's value itself (a Cast where the dtype changes) */
-  NNP_OP_TRACE_CONSTANT = 2, /* a constant named after the op, written where a node reads it */
-  NNP_OP_TRACE_REFUSED = 3   /* no ONNX form: the export fails naming the op */
+  NNP_OP_TRACE_CONSTANT = 1, /* a constant named after the op, written where a node reads it */
+  NNP_OP_TRACE_REFUSED = 2   /* no ONNX form: the export fails naming the op */
 } nnp_op_trace;
 
 /* (since 1.14) One op of the core's dispatcher. Every op call reaches its
@@ -1161,6 +1180,23 @@ struct nnp_api {
    * (0 <= i < op_count(); NNP_NOT_FOUND beyond). `nnplug ops` lists them. */
   int32_t (*op_count)(void);
   nnp_status (*op_info)(int32_t i, nnp_op_info* out);
+  /* (since 1.14) The backend's fused 2-D convolution, the path the built-in
+   * Conv layers take: x [N, C, H, W], w [O, C/groups, kH, kW], bias [O] or
+   * NULL, all f32 on one device. Recorded by autograd where the backend also
+   * has conv2d_backward. *out is NULL (and the status NNP_OK) where no fused
+   * kernel applies - the backend has none, another dtype, a size it does not
+   * take - and the caller composes the convolution from other ops, as
+   * nnp/functional/conv.hpp does. */
+  nnp_status (*conv2d_fused)(const nnp_tensor* x, const nnp_tensor* w, const nnp_tensor* bias,
+                             const nnp_conv2d_params* p, nnp_tensor** out);
+  /* (since 1.14) The backend's fused 2-D max pooling of x [N, C, H, W] (f32)
+   * into out_h x out_w windows the caller chose (ceil_mode included), and,
+   * when indices is not NULL, each maximum's position within its plane. Not
+   * recorded by autograd: where x requires grad, take the indices and gather
+   * (nnp/functional/pooling.hpp does). *values is NULL where no fused kernel
+   * applies (no kernel, another dtype, x requires grad under grad mode). */
+  nnp_status (*max_pool2d_fused)(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
+                                 nnp_tensor** values, nnp_tensor** indices);
 };
 
 /* Sizes of the released layouts: what struct_size is for a struct of that
@@ -1176,7 +1212,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_10 NNP_SIZE_THROUGH(nnp_api, work_release)
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
-#define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, op_info)
+#define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
 #define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
 #define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
 #define NNP_COMM_INFO_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm_info, unavailable_reason)

@@ -81,23 +81,7 @@ typedef struct nnp_kernel_ctx {
   void* stream;        /* nnp_backend.stream(device), or NULL */
 } nnp_kernel_ctx;
 
-/* 1.9: the geometry of a 2-D convolution (nnp_kernels.conv2d). */
-typedef struct nnp_conv2d_params {
-  size_t struct_size;
-  int64_t stride[2];   /* height, width; >= 1 */
-  int64_t padding[2];  /* zeros before and after, per spatial axis; >= 0 */
-  int64_t dilation[2]; /* >= 1 */
-  int64_t groups;      /* >= 1, dividing both channel counts */
-} nnp_conv2d_params;
-
-/* 1.10: the windows of a 2-D max pooling (nnp_kernels.max_pool2d). */
-typedef struct nnp_pool2d_params {
-  size_t struct_size;
-  int64_t kernel[2];   /* height, width; >= 1 */
-  int64_t stride[2];   /* >= 1 */
-  int64_t padding[2];  /* implicit -inf before and after, per axis; >= 0 */
-  int64_t dilation[2]; /* >= 1 */
-} nnp_pool2d_params;
+/* nnp_conv2d_params and nnp_pool2d_params: nnp.h (the table's fused entries take them too). */
 
 /* 1.12: one step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step). */
 typedef struct nnp_sgd_params {
@@ -351,9 +335,7 @@ typedef struct nnp_comm {
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
 #define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
-#define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
-#define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 #define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 #define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)

@@ -30,10 +30,28 @@ inline void check_window(const std::string& who, const Window& w) {
   check_at_least(who, "dilation", w.dilation, 1);
 }
 
-// x [N, C, H, W] with weight [O, C / groups, kh, kw]: one GEMM per group over
-// the im2col columns of the whole batch.
+// The backend's fused convolution (nnp_api.conv2d_fused) where one applies,
+// else an undefined tensor.
+inline Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& bias, const Window& w,
+                           int64_t groups) {
+  if (x.ndim() != 4 || weight.ndim() != 4) return Tensor();
+  nnp_conv2d_params p{};
+  p.struct_size = sizeof p;
+  p.stride[0] = w.stride.h;
+  p.stride[1] = w.stride.w;
+  p.padding[0] = w.padding.h;
+  p.padding[1] = w.padding.w;
+  p.dilation[0] = w.dilation.h;
+  p.dilation[1] = w.dilation.w;
+  p.groups = groups;
+  return Tensor::call(api().conv2d_fused, x.get(), weight.get(), bias.defined() ? bias.get() : nullptr, &p);
+}
+
+// x [N, C, H, W] with weight [O, C / groups, kh, kw]: the backend's fused
+// kernel, or one GEMM per group over the im2col columns of the whole batch.
 inline Tensor conv2d_windows(const std::string& who, const Tensor& x, const Tensor& weight, const Tensor& bias,
                              const Window& w, int64_t groups, WindowIndexCache& cache) {
+  if (Tensor fused = conv2d_fused(x, weight, bias, w, groups); fused.defined()) return fused;
   const Geometry g = geometry(who, x, w);
   const int64_t n = x.size(0), out_channels = weight.size(0);
   const int64_t k = x.size(1) / groups * w.kernel.h * w.kernel.w;

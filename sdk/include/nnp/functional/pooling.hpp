@@ -82,9 +82,44 @@ inline std::vector<int64_t> tap_positions(const Tensor& x, const Window& w, cons
   return positions;
 }
 
+// The backend's fused max pooling (nnp_api.max_pool2d_fused) where one
+// applies, else undefined values. In training the kernel finds each window's
+// maximum and the values are read from x at those indices with gather,
+// which autograd differentiates: its backward scatters each gradient to its
+// window's maximum, as PyTorch's max_pool2d_with_indices_backward does.
+inline MaxPooled max_pool2d_fused(const Tensor& x, const Window& w, const Geometry& g, bool with_indices) {
+  if (x.ndim() != 4) return {};
+  nnp_pool2d_params p{};
+  p.struct_size = sizeof p;
+  const Pair* pairs[] = {&w.kernel, &w.stride, &w.padding, &w.dilation};
+  int64_t* fields[] = {p.kernel, p.stride, p.padding, p.dilation};
+  for (int i = 0; i < 4; ++i) {
+    fields[i][0] = pairs[i]->h;
+    fields[i][1] = pairs[i]->w;
+  }
+  const bool record = is_grad_enabled() && x.requires_grad();
+  nnp_tensor* values = nullptr;
+  nnp_tensor* indices = nullptr;
+  {
+    NoGradGuard found_without_history;
+    check(api().max_pool2d_fused(x.get(), &p, g.oh, g.ow, &values, with_indices || record ? &indices : nullptr));
+  }
+  MaxPooled pooled{Tensor::adopt(values), Tensor::adopt(indices)};
+  if (!pooled.values.defined()) return {};
+  if (record) {
+    const int64_t n = x.size(0), c = x.size(1);
+    pooled.values = x.reshape({n, c, x.size(2) * x.size(3)})
+                        .gather(2, pooled.indices.reshape({n, c, g.oh * g.ow}))
+                        .reshape({n, c, g.oh, g.ow});
+  }
+  if (!with_indices) pooled.indices = Tensor();
+  return pooled;
+}
+
 inline MaxPooled max_pool2d_windows(const std::string& who, const Tensor& x, const Window& w, WindowIndexCache& cache,
                                     bool ceil_mode = false, bool with_indices = false) {
   const Geometry g = geometry(who, x, w, ceil_mode);
+  if (MaxPooled fused = max_pool2d_fused(x, w, g, with_indices); fused.values.defined()) return fused;
   Tensor cols = unfold_windows(x, w, g, -std::numeric_limits<double>::infinity(), cache);
   const Shape out{x.size(0), x.size(1), g.oh, g.ow};
   // With nothing to record and no indices asked for, the maximum alone (one

@@ -1,0 +1,254 @@
+// The one dispatch path (DESIGN §10): every op the dispatcher lists
+// (nnp_api.op_info) shows in a profile under its name, and in an ONNX trace
+// in the form the list gives it: nodes tagged with its name, a constant named
+// after it, or a refusal that names it. The samples below call the ops
+// through the public API; an op added to the dispatcher without one fails
+// here.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nnp/nnp.hpp>
+#include <nnp/onnx.hpp>
+#include <nnp/profiler.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnx_runtime_client.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace nnp;
+namespace F = nnp::nn::functional;
+namespace fs = std::filesystem;
+using Sample = std::function<Tensor(const Tensor& x)>;
+
+struct Op {
+  std::string name, backward;
+  nnp_op_trace trace;
+};
+
+std::vector<Op> dispatched_ops() {
+  std::vector<Op> ops;
+  for (int32_t i = 0; i < api().op_count(); ++i) {
+    nnp_op_info info{};
+    info.struct_size = sizeof info;
+    check(api().op_info(i, &info));
+    ops.push_back({info.name, info.backward, info.trace});
+  }
+  return ops;
+}
+
+// One SGD step on a parameter made here (the fused sgd_step where the
+// backend has it), its result added to x.
+Tensor sgd_sample(const Tensor& x) {
+  Tensor p = zeros({x.size(1)});
+  p.requires_grad_();
+  p.set_grad(ones({x.size(1)}));
+  optim::SGD opt({p}, optim::SGDOptions(0.5));
+  opt.step();
+  return x + p.detach();
+}
+
+// Each sample takes x, f32 [N, 3] (an export runs it at two batch sizes),
+// and returns a tensor computed from it.
+std::vector<Sample> samples() {
+  std::vector<Sample> s;
+  for (int32_t op = 0; op < NNP_UNARY_COUNT; ++op)
+    s.push_back([op](const Tensor& x) { return Tensor::call(api().unary, static_cast<nnp_unary_op>(op), x.get()); });
+  for (int32_t op = 0; op < NNP_BINARY_COUNT; ++op)
+    s.push_back([op](const Tensor& x) {
+      return Tensor::call(api().binary, static_cast<nnp_binary_op>(op), x.get(), x.get());
+    });
+  const int32_t dim = 1;
+  for (int32_t op = 0; op < NNP_REDUCE_COUNT; ++op)
+    s.push_back([op, dim](const Tensor& x) {
+      return Tensor::call(api().reduce, static_cast<nnp_reduce_op>(op), x.get(), &dim, 1, 0, 1.0);
+    });
+  s.push_back([](const Tensor& x) { return where(x.gt(x.scalar_like(0)), x, x * 2.0); });
+  s.push_back([](const Tensor& x) { return x.softmax(1); });
+  s.push_back([](const Tensor& x) { return x.log_softmax(1); });
+  s.push_back([](const Tensor& x) { return x.matmul(x.transpose(0, 1)); });
+  s.push_back([](const Tensor& x) {
+    const Tensor w = full({4, 3, 1, 1}, 0.5);
+    return F::conv2d(x.reshape({x.size(0), 3, 1, 1}), w);
+  });
+  s.push_back([](const Tensor& x) { return F::max_pool2d(x.reshape({x.size(0), 1, 1, 3}), F::MaxPool2dFuncOptions({1, 2})); });
+  s.push_back([](const Tensor& x) { return x.view({3, x.size(0)}); });
+  s.push_back([](const Tensor& x) { return x.reshape({x.size(0) * 3}); });
+  s.push_back([](const Tensor& x) { return x.unsqueeze(0).squeeze(0); });
+  s.push_back([](const Tensor& x) { return x.permute({1, 0}); });
+  s.push_back([](const Tensor& x) { return x.slice(1, 0, 2); });
+  s.push_back([](const Tensor& x) { return x.unsqueeze(0).expand({2, x.size(0), 3}); });
+  s.push_back([](const Tensor& x) { return x.transpose(0, 1).contiguous(); });
+  s.push_back([](const Tensor& x) { return x.clone(); });
+  s.push_back([](const Tensor& x) { return x.to(Dtype::f64); });
+  s.push_back([](const Tensor& x) { return x.detach(); });
+  s.push_back([](const Tensor& x) {
+    Tensor y = zeros({2, 3});
+    check(api().copy_into(y.get(), x.get()));
+    return y;
+  });
+  s.push_back([](const Tensor& x) {
+    Tensor y = zeros({2, 3});
+    y.copy_(x);  // the in-place write of autograd's face
+    return y;
+  });
+  s.push_back([](const Tensor& x) { return cat({x, x}, 0); });
+  s.push_back([](const Tensor& x) { return x.index_select(1, from_vector<int64_t>({2, 0})); });
+  s.push_back([](const Tensor& x) { return x.gather(1, full({2, 3}, 1, Dtype::i64)); });
+  s.push_back([](const Tensor& x) { return x.scatter_add(1, full({2, 3}, 0, Dtype::i64), x); });
+  s.push_back([](const Tensor& x) { return x + arange(0, 3, 1, Dtype::f32); });
+  s.push_back([](const Tensor& x) { return x + rand({3}); });
+  s.push_back([](const Tensor& x) { return quantize_per_tensor(x, 0.1, 3, kQUInt8).dequantize(); });
+  s.push_back([](const Tensor& x) {
+    return quantize_per_channel(x, full({3}, 0.1, Dtype::f64), zeros({3}, Dtype::i64), 1, kQInt8).dequantize();
+  });
+  // Dequantizing integers made in forward: the first refused op of its export.
+  s.push_back([](const Tensor& x) { return Tensor::call(api().dequantize_per_tensor, x.to(Dtype::u8).get(), 0.1, 3); });
+  s.push_back([](const Tensor& x) {
+    const Tensor scales = full({3}, 0.1, Dtype::f64), zero_points = zeros({3}, Dtype::i64);
+    return Tensor::call(api().dequantize_per_channel, x.to(Dtype::i8).get(), scales.get(), zero_points.get(), 1);
+  });
+  s.push_back([](const Tensor& x) {
+    const Tensor q = x.to(Dtype::i8);
+    return matmul_i8(q, q).to(Dtype::f32);
+  });
+  s.push_back([](const Tensor& x) { return fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127); });
+  s.push_back([](const Tensor& x) {
+    return fake_quantize_per_channel_affine(x, full({3}, 0.1), zeros({3}, Dtype::i32), 1, -128, 127);
+  });
+  s.push_back(sgd_sample);
+  return s;
+}
+
+// A module whose forward is one sample, for the export.
+struct SampleModule : nn::Module {
+  Sample fn;
+  explicit SampleModule(Sample f) : Module("Sample"), fn(std::move(f)) {}
+  Tensor forward(const Tensor& x) override { return fn(x); }
+};
+
+TEST(Dispatcher, ListsEachOpOnceWithItsForm) {
+  const std::vector<Op> ops = dispatched_ops();
+  ASSERT_GT(ops.size(), 50u);
+  std::set<std::string> names;
+  for (const Op& op : ops) {
+    EXPECT_TRUE(names.insert(op.name).second) << op.name << " is listed twice";
+    EXPECT_TRUE(op.trace == NNP_OP_TRACE_NODES || op.trace == NNP_OP_TRACE_CONSTANT || op.trace == NNP_OP_TRACE_REFUSED)
+        << op.name;
+  }
+  nnp_op_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(api().op_info(api().op_count(), &info), NNP_NOT_FOUND);
+  EXPECT_EQ(api().op_info(-1, &info), NNP_NOT_FOUND);
+  info.struct_size = 0;
+  EXPECT_EQ(api().op_info(0, &info), NNP_INVALID_ARGUMENT);
+}
+
+TEST(Dispatcher, EveryOpShowsInAProfileByItsName) {
+  manual_seed(0);
+  std::set<std::string> seen;
+  for (const Sample& sample : samples()) {
+    const Tensor x = randn({2, 3});
+    profiler::Profiler recording;
+    sample(x);
+    for (const profiler::Event& e : recording.stop().events())
+      if (e.kind == profiler::EventKind::Op) seen.insert(e.name);
+  }
+  for (const Op& op : dispatched_ops()) EXPECT_TRUE(seen.count(op.name)) << op.name << " left no profiler event";
+}
+
+TEST(Dispatcher, TheBackwardNodesAreTheOnesListed) {
+  Tensor x = randn({2, 3});
+  x.requires_grad_();
+  std::map<std::string, std::string> backward;
+  for (const Op& op : dispatched_ops()) backward[op.name] = op.backward;
+  EXPECT_EQ(x.matmul(x.transpose(0, 1)).grad_fn_name(), backward["matmul"]);
+  EXPECT_EQ(x.softmax(1).grad_fn_name(), backward["softmax"]);
+  EXPECT_EQ(x.exp().grad_fn_name(), backward["exp"]);
+  EXPECT_EQ(cat({x, x}, 0).grad_fn_name(), backward["cat"]);
+  EXPECT_EQ(x.sum().grad_fn_name(), backward["sum"]);
+  EXPECT_EQ(backward["eq"], "") << "comparisons record no node";
+}
+
+class DispatcherTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nnp_dispatch_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(DispatcherTrace, EveryOpShowsInATraceInItsForm) {
+  std::set<std::string> tagged, constants, refusals;
+  int index = 0;
+  for (const Sample& sample : samples()) {
+    const std::string file = (dir_ / ("sample" + std::to_string(index++) + ".onnx")).string();
+    auto module = std::make_shared<SampleModule>(sample);
+    nn::ModuleHandle model(module);
+    try {
+      nnp::onnx::export_model(model, {randn({2, 3})}, file);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), NNP_UNIMPLEMENTED) << e.what();
+      refusals.insert(e.what());
+      continue;
+    }
+    std::ifstream in(file, std::ios::binary);
+    ::onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromIstream(&in)) << file;
+    for (const auto& n : m.graph().node()) tagged.insert(n.doc_string());
+    for (const auto& init : m.graph().initializer()) constants.insert(init.name());
+  }
+  for (const Op& op : dispatched_ops()) {
+    if (op.trace == NNP_OP_TRACE_NODES) {
+      EXPECT_TRUE(tagged.count(op.name)) << op.name << ": no node of the trace carries its name";
+    } else if (op.trace == NNP_OP_TRACE_CONSTANT) {
+      bool named = false;
+      for (const std::string& c : constants) named = named || c.rfind(op.name, 0) == 0;
+      EXPECT_TRUE(named) << op.name << ": no constant of the trace is named after it";
+    } else {
+      bool named = false;
+      for (const std::string& r : refusals) named = named || r.find("onnx export: " + op.name) != std::string::npos;
+      EXPECT_TRUE(named) << op.name << ": no refused export names it";
+    }
+  }
+}
+
+// The fused convolution and pooling, written by the tracer itself (Conv, and
+// MaxPool with ceil_mode and padding), give nnplug's values in ONNX Runtime.
+TEST_F(DispatcherTrace, FusedConvolutionAndPoolingRunInOnnxRuntime) {
+  manual_seed(3);
+  const Tensor w = randn({4, 2, 3, 3}), bias = randn({4});
+  auto module = std::make_shared<SampleModule>([w, bias](const Tensor& x) {
+    const Tensor y = F::conv2d(x, w, F::Conv2dFuncOptions().bias(bias).padding(1).stride({1, 2}));
+    auto [values, indices] = F::max_pool2d_with_indices(y, F::MaxPool2dFuncOptions(2).padding(1).ceil_mode(true));
+    return values + indices.to(Dtype::f32);  // the indices as PyTorch's: within each plane
+  });
+  nn::ModuleHandle model(module);
+  const std::string file = (dir_ / "conv_pool.onnx").string();
+  nnp::onnx::export_model(model, {randn({5, 2, 7, 6})}, file);  // no constant has the batch size in it
+  std::ifstream in(file, std::ios::binary);
+  ::onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  EXPECT_EQ(m.doc_string(), "") << "the batch axis stays symbolic";
+  std::multiset<std::string> written;
+  for (const auto& n : m.graph().node()) written.insert(n.op_type() + ":" + n.doc_string());
+  EXPECT_EQ(written.count("Conv:conv2d"), 1u);
+  EXPECT_EQ(written.count("MaxPool:max_pool2d"), 1u);
+  const std::string reason = nnp::test::ort_unavailable();
+  if (!reason.empty()) GTEST_SKIP() << "ONNX Runtime comparison skipped: " << reason;
+  for (int64_t batch : {5, 3}) {
+    const Tensor x = randn({batch, 2, 7, 6});
+    nnp::test::expect_close(nnp::test::ort_run(file, x, file), model(x).contiguous().to_vector<float>(), 1e-5);
+  }
+}
+
+}  // namespace
