@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every C++ and C block of README.md and sdk/README.md compiles as printed
+# Every C++ and C block of README.md, docs/*.md and sdk/README.md compiles as printed
 # (an excerpt says so on its first line and is skipped): a block with main()
 # is built against the build tree's libnnp and run; a block with NNP_PLUGIN is
 # built as a plugin.
@@ -11,14 +11,14 @@ cc=${4:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for readme in "$source/README.md" "$source/sdk/README.md"; do
+for readme in "$source/README.md" "$source"/docs/*.md "$source/sdk/README.md"; do
   awk -v out="$tmp/block" '
     /^```(cpp|c)$/ { n++; lang = ($0 == "```c") ? "c" : "cpp"; file = out n "." lang; inside = 1; next }
     /^```/ { inside = 0; next }
     inside { print > file }' "$readme"
   for block in "$tmp"/block*; do
     [ -e "$block" ] || continue
-    name="$(basename "$(dirname "$readme")")_$(basename "$block")"
+    name="$(basename "$(dirname "$readme")")_$(basename "$readme" .md)_$(basename "$block")"
     mv "$block" "$tmp/$name"
     block="$tmp/$name"
     if head -3 "$block" | grep -q "excerpt"; then

@@ -10,6 +10,7 @@ namespace nnplug {
 using Args = std::vector<std::string>;
 
 int run_devices(const Args& args);
+int run_ops(const Args& args);
 int run_plugins(const Args& args);
 int run_conformance(const Args& args);
 int run_summary(const Args& args);

@@ -29,6 +29,7 @@ const std::map<std::string, Command>& commands() {
       {"quantize", {"quantize a checkpoint's model to int8 (torch.ao.quantization)", nnplug::run_quantize}},
       {"profile", {"profile forward and backward of a model spec (torch.profiler)", nnplug::run_profile}},
       {"launch", {"start the ranks of a data-parallel job (torchrun)", nnplug::run_launch}},
+      {"ops", {"list the ops of the dispatcher, their backward nodes and ONNX forms", nnplug::run_ops}},
   };
   return table;
 }
