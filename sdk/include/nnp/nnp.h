@@ -18,7 +18,9 @@
  *   - a pointer a call returns (not a handle) says how long it lives: until
  *     process exit, while its owner lives, or until the owner changes.
  *
- * This header is C99.
+ * What a backend or plugin vendor needs beyond plugin.h is in types.h
+ * (versions, statuses, dtypes, devices, op kinds); this header adds the
+ * application's table. This header is C99.
  */
 #ifndef NNP_NNP_H
 #define NNP_NNP_H
@@ -26,234 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "types.h" /* the types an application and a vendor share */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A change of major breaks compatibility; a minor only appends to tables and
- * structs (sdk/README.md, "ABI and versioning"). Entries added after 1.0 say
- * "(1.1)" to "(1.10)": check api->abi_minor, or struct_size, before
- * using them. */
-#define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 14
-
-/* The size of a struct up to and including `field`: how the size of each
- * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
- * so a reader checks struct_size against a name, not a number. */
-#define NNP_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
-
-/* The most dimensions a tensor may have. */
-#define NNP_MAX_DIMS 8
-
-#if defined(_WIN32)
-#define NNP_EXPORT __declspec(dllexport)
-#else
-#define NNP_EXPORT __attribute__((visibility("default")))
-#endif
-
-/* ---- status codes ------------------------------------------------------ */
-
-typedef int32_t nnp_status;
-enum {
-  NNP_OK = 0,
-  NNP_INVALID_ARGUMENT = 1,
-  NNP_SHAPE_MISMATCH = 2,
-  NNP_DTYPE_MISMATCH = 3,
-  NNP_DEVICE_MISMATCH = 4,
-  NNP_OUT_OF_MEMORY = 5,
-  NNP_DEVICE_ERROR = 6,
-  NNP_NOT_FOUND = 7,
-  NNP_UNIMPLEMENTED = 8,
-  NNP_ABI_MISMATCH = 9,
-  NNP_IO_ERROR = 10,
-  NNP_CORRUPT_DATA = 11,
-  NNP_INTERNAL = 12,
-  /* (1.10) A collective or its rendezvous ran past its timeout: a peer
-   * stalled, died or never came. The message names the group and rank. */
-  NNP_TIMEOUT = 13,
-  /* (1.10) A collective failed: a peer closed its connection, or the ranks
-   * disagree (world size, rank, shapes). */
-  NNP_COMM_ERROR = 14
-};
-
-/* ---- element types ----------------------------------------------------- */
-
-typedef int32_t nnp_dtype;
-enum {
-  NNP_F32 = 0,
-  NNP_F64 = 1,
-  NNP_F16 = 2,
-  NNP_BF16 = 3,
-  NNP_I64 = 4,
-  NNP_I32 = 5,
-  NNP_U8 = 6,
-  NNP_BOOL = 7,
-  /* (1.7) Signed 8-bit integers: the values of quantized tensors (qint8,
-   * and quint8 shifted by -128). Only backends whose nnp_kernels is at
-   * least NNP_KERNELS_SIZE_1_7 are given them; the core refuses to place
-   * one on an older backend. */
-  NNP_I8 = 8,
-  NNP_DTYPE_COUNT = 9 /* number of dtypes this version knows */
-};
-
-/* ---- devices ------------------------------------------------------------ */
-
-/* A device is a loaded backend (its id in this process) and an index on it.
- * Ids are process-local: store device names ("cuda:0"), not ids. */
-typedef struct nnp_device {
-  int32_t backend;
-  int32_t index;
-} nnp_device;
-
-typedef struct nnp_device_info {
-  size_t struct_size;
-  const char* backend;     /* "cpu", "cuda", ... */
-  const char* description; /* e.g. the processor or GPU model */
-  uint64_t total_memory;   /* bytes, 0 when unknown */
-  int32_t score;           /* higher is preferred by "auto" */
-} nnp_device_info;
-
-/* Backend flags (nnp_backend.flags, nnp_backend_info.flags). */
-enum {
-  /* Device memory is ordinary host memory: tensor_data() may be read and
-   * written by the CPU, and the core skips staging copies. */
-  NNP_BACKEND_HOST_MEMORY = 1u << 0,
-  /* (1.13) The optional sgd_step kernel steps in place: it takes param_out
-   * identical to param and buffer_out identical to buffer, and never fails
-   * on the views the core hands it (nnp_kernels.sgd_step in plugin.h). */
-  NNP_BACKEND_SGD_IN_PLACE = 1u << 1
-};
-
-typedef struct nnp_backend_info {
-  size_t struct_size;
-  const char* name;
-  const char* plugin_path; /* the shared library that registered it */
-  int32_t score;
-  int32_t device_count;
-  /* When device_count is 0: why (the runtime's own error text), else "". */
-  const char* unavailable_reason;
-  uint32_t flags; /* NNP_BACKEND_* (1.1) */
-} nnp_backend_info;
-
-/* One file the plugin loader looked at. Strings live until process exit. */
-typedef struct nnp_plugin_info {
-  size_t struct_size;
-  const char* path;
-  const char* name; /* "" when the plugin was refused before naming itself */
-  const char* version;
-  int32_t loaded;          /* 1 loaded, 0 refused */
-  nnp_status status;       /* why it was refused */
-  const char* reason;      /* "" when loaded */
-  const char* description; /* the plugin's one-line description, or "" (1.1) */
-} nnp_plugin_info;
-
-/* ---- collectives (1.10) ------------------------------------------------- */
-
-/* A group of processes that run collectives together (PyTorch's process
- * group), through a communication backend: a plugin's nnp_comm. */
-typedef struct nnp_process_group nnp_process_group;
-/* A collective started asynchronously: wait for it, test it, release it. */
-typedef struct nnp_work nnp_work;
-
-/* How all_reduce and reduce_scatter combine the ranks' values. */
-typedef int32_t nnp_comm_op;
-enum {
-  NNP_COMM_SUM = 0,
-  NNP_COMM_AVG = 1, /* the sum divided by the world size; floating dtypes only */
-  NNP_COMM_MAX = 2,
-  NNP_COMM_MIN = 3
-};
-
-typedef struct nnp_process_group_options {
-  size_t struct_size;
-  const char* comm; /* the communication backend's name: "gloo", "nccl", a plugin's */
-  int32_t rank;     /* 0 <= rank < world_size */
-  int32_t world_size;
-  /* Where the ranks meet: "file:///a/folder" (a folder every rank can
-   * reach, one file a key), or "tcp://host:port" (rank 0 serves a key-value
-   * store there; the others connect to it). */
-  const char* init_method;
-  /* Bounds the rendezvous and every collective's wait; 0 = 300000 (five
-   * minutes, PyTorch's default). */
-  int64_t timeout_ms;
-  /* The device of the tensors to come ("cuda:1", LOCAL_RANK's GPU); NULL =
-   * device 0 of the first loaded backend the communication backend serves. */
-  const char* device;
-} nnp_process_group_options;
-
-/* One registered communication backend. Strings live until process exit. */
-typedef struct nnp_comm_info {
-  size_t struct_size;
-  const char* name;
-  const char* plugin_path;
-  const char* backends; /* the device backends whose tensors it moves: "cpu,reference" */
-  /* (1.11) NULL when groups can be formed, else why not (no device, no runtime). */
-  const char* unavailable_reason;
-} nnp_comm_info;
-
-/* ---- operations --------------------------------------------------------- */
-
-typedef int32_t nnp_unary_op;
-enum {
-  NNP_UNARY_NEG = 0,
-  NNP_UNARY_ABS,
-  NNP_UNARY_EXP,
-  NNP_UNARY_LOG,
-  NNP_UNARY_SQRT,
-  NNP_UNARY_RSQRT,
-  NNP_UNARY_SIN,
-  NNP_UNARY_COS,
-  NNP_UNARY_TANH,
-  NNP_UNARY_SIGMOID,
-  NNP_UNARY_RELU,
-  NNP_UNARY_GELU, /* exact (erf) form, PyTorch's default */
-  NNP_UNARY_SILU,
-  NNP_UNARY_SIGN,
-  NNP_UNARY_ERF,
-  /* (1.7) To the nearest integer, ties to even (torch.round). Only asked
-   * of floating dtypes, and only of backends whose nnp_kernels is at least
-   * NNP_KERNELS_SIZE_1_7. */
-  NNP_UNARY_ROUND,
-  NNP_UNARY_COUNT
-};
-
-typedef int32_t nnp_binary_op;
-enum {
-  NNP_BINARY_ADD = 0,
-  NNP_BINARY_SUB,
-  NNP_BINARY_MUL,
-  NNP_BINARY_DIV,
-  NNP_BINARY_POW,
-  NNP_BINARY_MAXIMUM,
-  NNP_BINARY_MINIMUM,
-  NNP_BINARY_EQ, /* comparisons produce NNP_BOOL */
-  NNP_BINARY_NE,
-  NNP_BINARY_LT,
-  NNP_BINARY_LE,
-  NNP_BINARY_GT,
-  NNP_BINARY_GE,
-  NNP_BINARY_COUNT
-};
-
-typedef int32_t nnp_reduce_op;
-enum {
-  NNP_REDUCE_SUM = 0,
-  NNP_REDUCE_MEAN,
-  NNP_REDUCE_MAX,
-  NNP_REDUCE_MIN,
-  NNP_REDUCE_ARGMAX, /* produces NNP_I64 */
-  NNP_REDUCE_ARGMIN, /* produces NNP_I64 */
-  NNP_REDUCE_VAR,    /* uses the correction argument (1 = unbiased) */
-  NNP_REDUCE_COUNT
-};
-
-typedef int32_t nnp_random_kind;
-enum {
-  NNP_RANDOM_UNIFORM = 0, /* [a, b) */
-  NNP_RANDOM_NORMAL,      /* mean a, standard deviation b */
-  NNP_RANDOM_INT,         /* integers in [a, b) */
-  NNP_RANDOM_COUNT
-};
 
 typedef struct nnp_tensor nnp_tensor;
 typedef struct nnp_hook_handle nnp_hook_handle;
@@ -263,12 +42,12 @@ typedef struct nnp_function_ctx nnp_function_ctx;
  * a new reference that replaces it (leave it NULL to keep the gradient). */
 typedef nnp_status (*nnp_tensor_hook_fn)(const nnp_tensor* grad, nnp_tensor** replacement, void* user_data);
 
-/* (1.11) A leaf's hook that runs after backward has accumulated into the
+/* (since 1.11) A leaf's hook that runs after backward has accumulated into the
  * leaf's .grad (PyTorch's register_post_accumulate_grad_hook): it sees the
  * leaf itself and reads the new .grad through grad(). */
 typedef nnp_status (*nnp_post_accumulate_grad_hook_fn)(nnp_tensor* leaf, void* user_data);
 
-/* (1.11) A callback queued during backward, run once the whole backward has
+/* (since 1.11) A callback queued during backward, run once the whole backward has
  * finished (PyTorch's queue_callback); it may queue more. */
 typedef nnp_status (*nnp_autograd_callback_fn)(void* user_data);
 
@@ -288,17 +67,18 @@ typedef struct nnp_function {
    * function_apply refuses its arguments; may be NULL. */
   void (*release)(void* user_data);
 } nnp_function;
+#define NNP_FUNCTION_SIZE_1_0 NNP_SIZE_THROUGH(nnp_function, release)
 
 /* ---- modules --------------------------------------------------------------- */
 
 typedef struct nnp_module nnp_module;
 typedef struct nnp_optimizer nnp_optimizer;
 /* An ordered list of named entries (tensors or modules), e.g. a state dict,
- * or of values (1.3: the arguments and results of a module's forward).
+ * or of values (since 1.3: the arguments and results of a module's forward).
  * Pointers read from it are borrowed and stay valid while the list lives. */
 typedef struct nnp_list nnp_list;
 
-/* What one entry of a list holds (1.3). An empty slot (a NULL tensor) is
+/* What one entry of a list holds (since 1.3). An empty slot (a NULL tensor) is
  * NONE, Python's None. */
 typedef int32_t nnp_value_kind;
 enum {
@@ -325,20 +105,23 @@ typedef struct nnp_module_vtable {
   /* Extra state saved under "<prefix>_extra_state". Both may be NULL. */
   nnp_status (*get_extra_state)(void* self, nnp_tensor** out);
   nnp_status (*set_extra_state)(void* self, const nnp_tensor* state);
-  /* (1.3) forward with more than tensors (PyTorch's forward(x, act)): args
+  /* (since 1.3) forward with more than tensors (PyTorch's forward(x, act)): args
    * holds the positional arguments in order (tensors, numbers, bools,
    * strings, NONE; entry names are ""); append the results to outputs (one
    * or several entries of any kind). May be NULL. When set, it serves
    * module_call_values, and module_call too when forward is NULL (its result
    * must then be one tensor); forward, when set, still serves module_call. */
   nnp_status (*forward_values)(void* self, nnp_module* module, const nnp_list* args, nnp_list* outputs);
-  /* (1.6) For a module used as a parametrization (register_parametrization):
+  /* (since 1.6) For a module used as a parametrization (register_parametrization):
    * the tensor(s) that forward maps to value, appended to outputs (one entry:
    * the original is one tensor, "original"; several: "original0", ...).
    * NULL, or NNP_UNIMPLEMENTED, means it has none (PyTorch's missing
    * right_inverse). */
   nnp_status (*right_inverse)(void* self, nnp_module* module, const nnp_tensor* value, nnp_list* outputs);
 } nnp_module_vtable;
+#define NNP_MODULE_VTABLE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_module_vtable, set_extra_state)
+#define NNP_MODULE_VTABLE_SIZE_1_3 NNP_SIZE_THROUGH(nnp_module_vtable, forward_values)
+#define NNP_MODULE_VTABLE_SIZE_1_6 NNP_SIZE_THROUGH(nnp_module_vtable, right_inverse)
 
 typedef int32_t nnp_module_hook_kind;
 enum {
@@ -359,7 +142,7 @@ enum {
 typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* const* a, int32_t n_a,
                                          const nnp_tensor* const* b, int32_t n_b, nnp_tensor** replace,
                                          void* user_data);
-/* (1.3) A forward hook that sees every argument, as PyTorch's do: for
+/* (since 1.3) A forward hook that sees every argument, as PyTorch's do: for
  * NNP_HOOK_FORWARD_PRE args are the arguments and outputs is NULL; for
  * NNP_HOOK_FORWARD, outputs are the results. Set *replace to a new list (the
  * core releases it) to replace the arguments (pre-hook) or the results, or
@@ -367,7 +150,7 @@ typedef nnp_status (*nnp_module_hook_fn)(nnp_module* module, const nnp_tensor* c
 typedef nnp_status (*nnp_module_values_hook_fn)(nnp_module* module, const nnp_list* args, const nnp_list* outputs,
                                                 nnp_list** replace, void* user_data);
 
-/* (1.6) How torch.nn.utils.prune picks the entries of a mask to zero. */
+/* (since 1.6) How torch.nn.utils.prune picks the entries of a mask to zero. */
 typedef int32_t nnp_prune_method;
 enum {
   NNP_PRUNE_IDENTITY = 0,            /* the mask stays as it is (all ones at first) */
@@ -377,7 +160,7 @@ enum {
   NNP_PRUNE_LN_STRUCTURED = 4,       /* the amount channels along dim of least Ln norm */
   NNP_PRUNE_CUSTOM_FROM_MASK = 5     /* the zeros of mask */
 };
-/* (1.6) One pruning step. Zero-fill it, set struct_size, then the fields the
+/* (since 1.6) One pruning step. Zero-fill it, set struct_size, then the fields the
  * method reads. The amount is a fraction in [0, 1] of the entries (channels)
  * not yet pruned, rounded half to even as Python's round(), or, with
  * amount_is_count, a number of them (PyTorch's float and int amounts). */
@@ -396,26 +179,8 @@ typedef struct nnp_prune_spec {
   /* CUSTOM_FROM_MASK: the mask (the tensor's shape; zeros prune). */
   const nnp_tensor* mask;
 } nnp_prune_spec;
+#define NNP_PRUNE_SPEC_SIZE_1_6 NNP_SIZE_THROUGH(nnp_prune_spec, mask)
 
-/* (since 1.9) The geometry of a 2-D convolution (nnp_kernels.conv2d, nnp_api.conv2d_fused). */
-typedef struct nnp_conv2d_params {
-  size_t struct_size;
-  int64_t stride[2];   /* height, width; >= 1 */
-  int64_t padding[2];  /* zeros before and after, per spatial axis; >= 0 */
-  int64_t dilation[2]; /* >= 1 */
-  int64_t groups;      /* >= 1, dividing both channel counts */
-} nnp_conv2d_params;
-#define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
-
-/* (since 1.10) The windows of a 2-D max pooling (nnp_kernels.max_pool2d, nnp_api.max_pool2d_fused). */
-typedef struct nnp_pool2d_params {
-  size_t struct_size;
-  int64_t kernel[2];   /* height, width; >= 1 */
-  int64_t stride[2];   /* >= 1 */
-  int64_t padding[2];  /* implicit -inf before and after, per axis; >= 0 */
-  int64_t dilation[2]; /* >= 1 */
-} nnp_pool2d_params;
-#define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
 
 /* (since 1.14) How an ONNX export writes an op (nnp_op_info.trace). */
 typedef enum nnp_op_trace {
@@ -435,7 +200,7 @@ typedef struct nnp_op_info {
 } nnp_op_info;
 #define NNP_OP_INFO_SIZE_1_14 NNP_SIZE_THROUGH(nnp_op_info, trace)
 
-/* (1.6) The profiler (PyTorch's torch.profiler): what one event is. */
+/* (since 1.6) The profiler (PyTorch's torch.profiler): what one event is. */
 typedef struct nnp_profile nnp_profile;
 typedef int32_t nnp_profile_event_kind;
 enum {
@@ -450,6 +215,7 @@ typedef struct nnp_profiler_options {
   int32_t profile_memory; /* bytes each event allocates and frees */
   int32_t device_time;    /* ops' device time, where the backend has timing events */
 } nnp_profiler_options;
+#define NNP_PROFILER_OPTIONS_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profiler_options, device_time)
 typedef struct nnp_profile_event {
   size_t struct_size;
   /* The strings live as long as the profile. */
@@ -466,6 +232,7 @@ typedef struct nnp_profile_event {
   int64_t bytes_freed;
   double device_us; /* time on the device (backend timing events); -1: not measured */
 } nnp_profile_event;
+#define NNP_PROFILE_EVENT_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profile_event, device_us)
 
 typedef int32_t nnp_state_hook_kind;
 enum {
@@ -490,13 +257,13 @@ enum {
   NNP_ATTR_BOOL = 2,
   NNP_ATTR_STRING = 3,
   NNP_ATTR_INTS = 4, /* a list of integers, e.g. kernel_size [3,3] */
-  /* (1.4) a list of integers or a word, e.g. a convolution's padding: 1,
+  /* (since 1.4) a list of integers or a word, e.g. a convolution's padding: 1,
    * [1, 2] or "same". Given values keep their own type (INTS or STRING). */
   NNP_ATTR_INTS_OR_STRING = 5,
-  /* (1.5) a list of numbers, e.g. a loss's class weights [1, 0.5] or
+  /* (since 1.5) a list of numbers, e.g. a loss's class weights [1, 0.5] or
    * Adam's betas [0.9, 0.999]; integers given convert. */
   NNP_ATTR_FLOATS = 6,
-  /* (1.5) PyTorch's None, given for an optional attribute (attrs_set_none,
+  /* (since 1.5) PyTorch's None, given for an optional attribute (attrs_set_none,
    * null in a model spec): the layer sees the attribute absent, its default
    * not applied (BatchNorm's momentum None, a cumulative average). A
    * declaration never has this type. */
@@ -505,7 +272,7 @@ enum {
 
 /* A set of named attribute values. */
 typedef struct nnp_attrs nnp_attrs;
-/* (1.8) The ONNX graph an export is writing; handed to a layer type's
+/* (since 1.8) The ONNX graph an export is writing; handed to a layer type's
  * to_onnx and valid only during that call. */
 typedef struct nnp_onnx_graph nnp_onnx_graph;
 
@@ -518,6 +285,7 @@ typedef struct nnp_attr_def {
   const char* default_value;
   const char* doc; /* one line */
 } nnp_attr_def;
+#define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
 
 /* A layer type of the registry ("nn.Linear", "acme.Swish"). */
 typedef struct nnp_layer_type {
@@ -530,7 +298,7 @@ typedef struct nnp_layer_type {
    * *out receives a new module. */
   nnp_status (*create)(const nnp_attrs* attrs, void* user_data, nnp_module** out);
   void* user_data;
-  /* (1.8) Writes one call of a module this type created into the ONNX graph
+  /* (since 1.8) Writes one call of a module this type created into the ONNX graph
    * an export is building: nodes (api->onnx_graph_add_node) that compute the
    * values named outputs from the values named inputs (the call's tensor
    * arguments and results, in order). attrs: what the module was created
@@ -541,8 +309,10 @@ typedef struct nnp_layer_type {
   nnp_status (*to_onnx)(nnp_onnx_graph* graph, nnp_module* module, const nnp_attrs* attrs, const char* const* inputs,
                         int32_t n_inputs, const char* const* outputs, int32_t n_outputs, void* user_data);
 } nnp_layer_type;
+#define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
+#define NNP_LAYER_TYPE_SIZE_1_8 NNP_SIZE_THROUGH(nnp_layer_type, to_onnx)
 
-/* ---- tabular data (1.2) ------------------------------------------------- */
+/* ---- tabular data (since 1.2) ------------------------------------------------- */
 
 /* How load_csv treats the first row: as a header when every field is text
  * (AUTO), or always (YES). */
@@ -554,6 +324,7 @@ typedef struct nnp_csv_options {
   size_t struct_size;
   nnp_csv_header header;
 } nnp_csv_options;
+#define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
 
 /* What load_csv read. */
 typedef struct nnp_csv_info {
@@ -564,8 +335,9 @@ typedef struct nnp_csv_info {
   int64_t largest_label_line; /* the line (from 1) of the first row with that label */
   int32_t header_skipped;     /* 1: the first row was a header */
 } nnp_csv_info;
+#define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
 
-/* ---- ONNX (1.8) ---------------------------------------------------------- */
+/* ---- ONNX (since 1.8) ---------------------------------------------------------- */
 
 /* How onnx_export writes a model. Zeroed fields take the defaults. */
 typedef struct nnp_onnx_export_options {
@@ -576,19 +348,21 @@ typedef struct nnp_onnx_export_options {
   const char* const* output_names; /* n_output_names names, or NULL: "output", "output1", ... */
   int32_t n_output_names;
 } nnp_onnx_export_options;
+#define NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 NNP_SIZE_THROUGH(nnp_onnx_export_options, n_output_names)
 
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct nnp_api nnp_api;
 typedef struct nnp_plugin_host nnp_plugin_host;
 struct nnp_backend;
-struct nnp_comm; /* plugin.h (1.10) */
+struct nnp_comm; /* plugin.h (since 1.10) */
 /* DLPack's exchange structs (dlpack/dlpack.h: 0.6 and later, and 1.0's
  * versioned form); nnp.h needs only their names. */
 struct DLManagedTensor;
 struct DLManagedTensorVersioned;
 
 struct nnp_api {
+  /* ---- since 1.0 ---- */
   size_t struct_size;
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -856,7 +630,7 @@ struct nnp_api {
   nnp_status (*model_from_spec)(const char* json, nnp_module** out);
   nnp_status (*model_from_spec_file)(const char* path, nnp_module** out);
 
-  /* ---- ABI 1.1 ---- */
+  /* ---- since 1.1 ---- */
 
   /* -- custom kernels -- */
   /* The stream kernels on `device` run on (cudaStream_t, hipStream_t), NULL
@@ -876,7 +650,7 @@ struct nnp_api {
    * may happen on any thread, after t is released. The device's queued work
    * is finished before the call returns. Refused for tensors that require
    * grad (detach first). to_dlpack (DLPack 0.6 structs) cannot express bool;
-   * to_dlpack_versioned (1.0) can. */
+   * to_dlpack_versioned (since 1.0) can. */
   nnp_status (*to_dlpack)(const nnp_tensor* t, struct DLManagedTensor** out);
   nnp_status (*to_dlpack_versioned)(const nnp_tensor* t, struct DLManagedTensorVersioned** out);
   /* *out views src's memory on the matching device (kDLCPU: the "cpu"
@@ -887,7 +661,7 @@ struct nnp_api {
   nnp_status (*from_dlpack)(struct DLManagedTensor* src, nnp_tensor** out);
   nnp_status (*from_dlpack_versioned)(struct DLManagedTensorVersioned* src, nnp_tensor** out);
 
-  /* -- tabular data (1.2) -- */
+  /* -- tabular data (since 1.2) -- */
   /* A CSV file of rows "feature, ..., feature, label" (plain or gzip; spaces
    * and tabs around fields ignored) as f32 features [rows, features] and i64
    * class labels [rows] on `device`. Read in one pass; NaN, infinities,
@@ -898,7 +672,7 @@ struct nnp_api {
   nnp_status (*load_csv)(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                          nnp_tensor** labels, nnp_csv_info* info);
 
-  /* -- in-place writes with autograd (1.2) -- */
+  /* -- in-place writes with autograd (since 1.2) -- */
   /* What PyTorch's in-place ops do (add_, copy_, fill_, ...): writes value,
    * broadcast to dst's shape and converted to its dtype and device, into
    * dst's data; dst's version counter goes up, so a backward that saved dst
@@ -915,7 +689,7 @@ struct nnp_api {
    * first). copy_into stays the plain copy it was. */
   nnp_status (*assign)(nnp_tensor* dst, const nnp_tensor* value);
 
-  /* ---- ABI 1.3 ---- */
+  /* ---- since 1.3 ---- */
 
   /* -- values in lists -- */
   /* The kind of entry i, or -1 when i is out of range. */
@@ -962,7 +736,7 @@ struct nnp_api {
   nnp_status (*device_get_rng_state)(nnp_device device, uint64_t* seed, uint64_t* offset); /* either may be NULL */
   nnp_status (*device_set_rng_state)(nnp_device device, uint64_t seed, uint64_t offset);
 
-  /* ---- ABI 1.5 ---- */
+  /* ---- since 1.5 ---- */
 
   /* -- attribute lists of numbers, and None -- */
   nnp_status (*attrs_set_floats)(nnp_attrs* attrs, const char* name, const double* values, int32_t count);
@@ -973,7 +747,7 @@ struct nnp_api {
    * the attribute out, default included; a required one is refused. */
   nnp_status (*attrs_set_none)(nnp_attrs* attrs, const char* name);
 
-  /* ---- ABI 1.6 ---- */
+  /* ---- since 1.6 ---- */
 
   /* -- pruning, stored as torch.nn.utils.prune stores it -- */
   /* Prunes parameter `name` of m: the first time, the parameter becomes
@@ -1054,7 +828,7 @@ struct nnp_api {
   nnp_status (*profile_summary)(const nnp_profile* profile, const char* sort_by, int32_t row_limit, char* buf,
                                 size_t size, size_t* needed);
 
-  /* -- quantization (1.7), as PyTorch computes it:
+  /* -- quantization (since 1.7), as PyTorch computes it:
    *    q = clamp(round_half_even(x * (1.0f / float(scale))) + zero_point)
    *    x = (float(q) - zero_point) * float(scale)
    * The values are plain integer tensors: NNP_U8 for quint8 ([0, 255]),
@@ -1079,7 +853,7 @@ struct nnp_api {
    * backend's gemm_i8 kernel or, without one, its floating gemm. K <= 65536. */
   nnp_status (*matmul_i8)(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
 
-  /* -- ONNX (1.8) -- */
+  /* -- ONNX (since 1.8) -- */
   /* Traces module (in eval mode, without gradients; its mode is restored)
    * on the example inputs and writes an ONNX model to path: parameters and
    * buffers are initialisers named by their state-dict keys, layers with a
@@ -1119,7 +893,7 @@ struct nnp_api {
    * module). Either output may be NULL. */
   nnp_status (*module_layer_attrs)(const nnp_module* m, const char** type, nnp_attrs** attrs);
 
-  /* -- collectives (1.10): torch.distributed -- */
+  /* -- collectives (since 1.10): torch.distributed -- */
   /* Registers a communication backend (plugin.h); only inside a plugin's
    * init, as register_backend. */
   nnp_status (*register_comm)(nnp_plugin_host* host, const struct nnp_comm* comm);
@@ -1154,7 +928,7 @@ struct nnp_api {
   /* Waits (the group's timeout) if still running, then frees the handle. */
   void (*work_release)(nnp_work* work);
 
-  /* ---- 1.11: autograd hooks for gradient reducers (DistributedDataParallel) */
+  /* ---- since 1.11: autograd hooks for gradient reducers (DistributedDataParallel) */
   /* Registers fn on a leaf that requires grad; it runs each time backward
    * has accumulated into the leaf's .grad, after the leaf's tensor hooks. */
   nnp_status (*register_post_accumulate_grad_hook)(nnp_tensor* leaf, nnp_post_accumulate_grad_hook_fn fn,
@@ -1166,7 +940,7 @@ struct nnp_api {
    * after the callback ran or the backward failed before it. */
   nnp_status (*autograd_queue_callback)(nnp_autograd_callback_fn fn, void* user_data, void (*release)(void* user_data));
 
-  /* ---- 1.12: listings that start no device runtime ---- */
+  /* ---- since 1.12: listings that start no device runtime ---- */
   /* As backend_info, without asking the backend for its devices (for a GPU
    * backend that opens its runtime): device_count is -1 and
    * unavailable_reason "". For listing what is loaded (`nnplug plugins`). */
@@ -1175,7 +949,7 @@ struct nnp_api {
    * unavailable_reason is NULL. */
   nnp_status (*comm_summary)(int32_t i, nnp_comm_info* out);
 
-  /* ---- 1.14: the dispatcher's ops ---- */
+  /* ---- since 1.14: the dispatcher's ops ---- */
   /* (since 1.14) How many ops the dispatcher knows, and the i-th of them
    * (0 <= i < op_count(); NNP_NOT_FOUND beyond). `nnplug ops` lists them. */
   int32_t (*op_count)(void);
@@ -1199,8 +973,9 @@ struct nnp_api {
                                  nnp_tensor** values, nnp_tensor** indices);
 };
 
-/* Sizes of the released layouts: what struct_size is for a struct of that
- * version. A reader checks a field against these before using it. */
+/* Sizes of the released layouts of the table: what struct_size is for a
+ * table of that version. Every struct's own sizes stand under it; a reader
+ * checks a field against these before using it. */
 #define NNP_API_SIZE_1_0 NNP_SIZE_THROUGH(nnp_api, model_from_spec_file)
 #define NNP_API_SIZE_1_1 NNP_SIZE_THROUGH(nnp_api, from_dlpack_versioned)
 #define NNP_API_SIZE_1_2 NNP_SIZE_THROUGH(nnp_api, assign)
@@ -1213,27 +988,6 @@ struct nnp_api {
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
-#define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
-#define NNP_COMM_INFO_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_info, backends)
-#define NNP_COMM_INFO_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm_info, unavailable_reason)
-#define NNP_CSV_OPTIONS_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_options, header)
-#define NNP_CSV_INFO_SIZE_1_2 NNP_SIZE_THROUGH(nnp_csv_info, header_skipped)
-#define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
-#define NNP_BACKEND_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend_info, unavailable_reason)
-#define NNP_BACKEND_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_backend_info, flags)
-#define NNP_PLUGIN_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_info, reason)
-#define NNP_PLUGIN_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_info, description)
-#define NNP_FUNCTION_SIZE_1_0 NNP_SIZE_THROUGH(nnp_function, release)
-#define NNP_MODULE_VTABLE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_module_vtable, set_extra_state)
-#define NNP_MODULE_VTABLE_SIZE_1_3 NNP_SIZE_THROUGH(nnp_module_vtable, forward_values)
-#define NNP_MODULE_VTABLE_SIZE_1_6 NNP_SIZE_THROUGH(nnp_module_vtable, right_inverse)
-#define NNP_PRUNE_SPEC_SIZE_1_6 NNP_SIZE_THROUGH(nnp_prune_spec, mask)
-#define NNP_PROFILER_OPTIONS_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profiler_options, device_time)
-#define NNP_PROFILE_EVENT_SIZE_1_6 NNP_SIZE_THROUGH(nnp_profile_event, device_us)
-#define NNP_ATTR_DEF_SIZE_1_0 NNP_SIZE_THROUGH(nnp_attr_def, doc)
-#define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
-#define NNP_LAYER_TYPE_SIZE_1_8 NNP_SIZE_THROUGH(nnp_layer_type, to_onnx)
-#define NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 NNP_SIZE_THROUGH(nnp_onnx_export_options, n_output_names)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -38,9 +38,11 @@ typedef struct nnp_plugin_descriptor {
    * until init returns (a registration through it afterwards is refused).
    * The descriptor and its strings must live until process exit (static). */
   nnp_status (*init)(const nnp_api* api, nnp_plugin_host* host);
-  /* One line for `nnplug plugins`. (optional; NULL = none) (1.1) */
+  /* One line for `nnplug plugins`. (optional; NULL = none) (since 1.1) */
   const char* description;
 } nnp_plugin_descriptor;
+#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)
+#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
 
 typedef const nnp_plugin_descriptor* (*nnp_plugin_entry_fn)(void);
 
@@ -80,10 +82,11 @@ typedef struct nnp_kernel_ctx {
   int32_t device;      /* index on the backend */
   void* stream;        /* nnp_backend.stream(device), or NULL */
 } nnp_kernel_ctx;
+#define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 
 /* nnp_conv2d_params and nnp_pool2d_params: nnp.h (the table's fused entries take them too). */
 
-/* 1.12: one step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step). */
+/* (since 1.12) One step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step). */
 typedef struct nnp_sgd_params {
   size_t struct_size;
   double lr;
@@ -93,12 +96,14 @@ typedef struct nnp_sgd_params {
   int32_t nesterov; /* 0 or 1 */
   int32_t maximize; /* 0 or 1 */
 } nnp_sgd_params;
+#define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 
 /* Every kernel returns NNP_OK or a failure status after calling
  * api->set_error with a message. Unless stated otherwise, all views of one
  * call have the same shape and ndim, and output views do not overlap inputs
  * in any way other than being identical. */
 typedef struct nnp_kernels {
+  /* ---- since 1.0 ---- */
   size_t struct_size;
   /* dst = src converted to dst's dtype. */
   nnp_status (*copy)(const nnp_kernel_ctx* ctx, const nnp_view* src, const nnp_view* dst);
@@ -145,7 +150,7 @@ typedef struct nnp_kernels {
    * produces the same numbers. */
   nnp_status (*random)(const nnp_kernel_ctx* ctx, nnp_random_kind kind, uint64_t seed, uint64_t offset, double a,
                        double b, const nnp_view* out);
-  /* ---- 1.7: a table at least NNP_KERNELS_SIZE_1_7 also accepts NNP_I8
+  /* ---- since 1.7: a table at least NNP_KERNELS_SIZE_1_7 also accepts NNP_I8
    * views wherever integer dtypes are allowed, and NNP_UNARY_ROUND. ---- */
   /* Integer GEMM for quantized layers (optional; NULL = the core computes
    * the same integers with the floating gemm):
@@ -153,7 +158,7 @@ typedef struct nnp_kernels {
    * b is [N, K], both NNP_I8; out is [M, N] NNP_I32. All three are
    * contiguous, M, N, K >= 1 and K <= 65536, so no sum overflows. */
   nnp_status (*gemm_i8)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* out);
-  /* ---- 1.9 ---- */
+  /* ---- since 1.9 ---- */
   /* 2-D convolution, forward only (optional; NULL = the core's im2col and
    * gemm). Asked when no gradient is recorded (no_grad, eval inference):
    * out[n, o, y, x] = bias[o] + sum over the group's channels c and the
@@ -165,7 +170,7 @@ typedef struct nnp_kernels {
    * >= 1. */
   nnp_status (*conv2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
                        const nnp_conv2d_params* p, const nnp_view* out);
-  /* ---- 1.10 ---- */
+  /* ---- since 1.10 ---- */
   /* 2-D max pooling, forward (optional; NULL = the core's window unfold and
    * reduction): out[n, c, y, x] = the maximum of x[n, c, y*stride[0] -
    * padding[0] + i*dilation[0], x*stride[1] - padding[1] + j*dilation[1]]
@@ -179,7 +184,7 @@ typedef struct nnp_kernels {
    * position. */
   nnp_status (*max_pool2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_pool2d_params* p,
                            const nnp_view* out, const nnp_view* indices);
-  /* ---- 1.12 ---- */
+  /* ---- since 1.12 ---- */
   /* One SGD step for one parameter in one pass (optional; NULL = the core's
    * elementwise ops), rounding after each product and sum as PyTorch's SGD
    * does (no fused multiply-add):
@@ -192,7 +197,7 @@ typedef struct nnp_kernels {
    * NNP_F64; buffer (NULL on the first step) and buffer_out are the same,
    * both NULL when momentum is 0. Outputs are new memory, never an input:
    * the core applies a step only once every parameter's has been computed.
-   * (1.13) A backend whose flags hold NNP_BACKEND_SGD_IN_PLACE is instead
+   * (since 1.13) A backend whose flags hold NNP_BACKEND_SGD_IN_PLACE is instead
    * handed param_out identical to param and buffer_out identical to buffer
    * (without momentum, or once the buffer exists), after everything else of
    * the step has been computed: the kernel must then not fail, so that a
@@ -211,6 +216,11 @@ typedef struct nnp_kernels {
                                 const nnp_view* grad_out, const nnp_conv2d_params* p, const nnp_view* grad_x,
                                 const nnp_view* grad_w, const nnp_view* grad_bias);
 } nnp_kernels;
+#define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
+#define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
+#define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
+#define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
+#define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -242,7 +252,7 @@ typedef struct nnp_backend {
    * has no streams, kernels see ctx->stream == NULL) */
   void* (*stream)(void* state, int32_t device);
   const nnp_kernels* kernels;
-  /* (1.6) Timing events, for the profiler's device time (optional: all
+  /* (since 1.6) Timing events, for the profiler's device time (optional: all
    * three or none). event_record marks the point the device's stream has
    * reached (queued, not waited for) and gives a handle; event_elapsed_us
    * waits for both marks and gives the microseconds between them;
@@ -252,6 +262,8 @@ typedef struct nnp_backend {
   nnp_status (*event_elapsed_us)(void* state, int32_t device, void* start, void* end, double* us);
   void (*event_release)(void* state, int32_t device, void* event);
 } nnp_backend;
+#define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
+#define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
  * core's registration check is generated from them, so the check and the
@@ -262,10 +274,10 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_REQUIRED_SLOTS(X) \
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
-/* (1.12) The optional kernel slots, in the same form. */
+/* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward)
 
-/* ---- communication backends (1.10) -------------------------------------- */
+/* ---- communication backends (since 1.10) -------------------------------------- */
 
 /* The rendezvous store the core hands a communication backend: a key-value
  * store every rank of the group reaches, its keys already private to the
@@ -280,6 +292,7 @@ typedef struct nnp_comm_store {
    * and its whole length into *size. */
   nnp_status (*get)(void* state, const char* key, void* value, size_t capacity, size_t* size, int64_t timeout_ms);
 } nnp_comm_store;
+#define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
 
 /* What a communication backend keeps for one group and one collective. */
 typedef struct nnp_comm_group nnp_comm_group;
@@ -318,32 +331,18 @@ typedef struct nnp_comm {
   nnp_status (*test)(nnp_comm_work* work, int32_t* done);
   /* Frees a work that has completed (or whose wait failed). */
   void (*work_release)(nnp_comm_work* work);
-  /* (1.11, optional) NULL when the backend can form groups here, else why
+  /* (since 1.11; optional) NULL when the backend can form groups here, else why
    * not ("no CUDA device: ..."), a string that lives until the plugin is
    * unloaded. A plugin for a device runtime opens the runtime here or in
    * group_new, never in its entry or init, so that it loads anywhere. */
   const char* (*unavailable_reason)(void* state);
 } nnp_comm;
+#define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
+#define NNP_COMM_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm, unavailable_reason)
 
 #define NNP_COMM_REQUIRED_SLOTS(X) \
   X(group_new)                     \
   X(group_release) X(all_reduce) X(broadcast) X(all_gather) X(reduce_scatter) X(barrier) X(wait) X(test) X(work_release)
-
-/* Sizes of the released layouts: a plugin's struct_size is at least these. */
-#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_0 NNP_SIZE_THROUGH(nnp_plugin_descriptor, init)
-#define NNP_PLUGIN_DESCRIPTOR_SIZE_1_1 NNP_SIZE_THROUGH(nnp_plugin_descriptor, description)
-#define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
-#define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
-#define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
-#define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
-#define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
-#define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
-#define NNP_COMM_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm, work_release)
-#define NNP_COMM_SIZE_1_11 NNP_SIZE_THROUGH(nnp_comm, unavailable_reason)
-#define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
-#define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
-#define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
-#define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 
 #ifdef __cplusplus
 } /* extern "C" */
