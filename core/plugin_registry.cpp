@@ -390,9 +390,44 @@ const BackendRecord& PluginRegistry::backend(int32_t id) const {
 
 const BackendRecord* PluginRegistry::find_backend(const std::string& name) const { return impl().find(name); }
 
+namespace {
+
+// The built-in library's host: no plugin file; active only while its init runs.
+nnp_plugin_host& library_host() {
+  static const std::string origin = "core";
+  static nnp_plugin_host host = [] {
+    nnp_plugin_host h;
+    h.path = &origin;
+    h.name = &origin;
+    h.ships_with_nnplug = true;
+    return h;
+  }();
+  return host;
+}
+
+}  // namespace
+
+std::vector<nn::LayerType> PluginRegistry::builtin_library_layers(LibraryInit init) {
+  nnp_plugin_host& host = library_host();
+  host.active = true;
+  const nnp_status status = init(api_table(), &host);
+  host.active = false;
+  if (host.failure != NNP_OK) fail(host.failure, "the built-in library: ", host.failure_reason);
+  if (status != NNP_OK) fail(status, "the built-in library's init failed: ", last_error_message());
+  return std::move(host.staged_layers);
+}
+
 nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type) {
   return guard([&] {
     if (type == nullptr) fail(NNP_INVALID_ARGUMENT, "register_layer_type: type is NULL");
+    if (host == &library_host()) {  // while the layer registry is being made: staged for it
+      if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_layer_type: the built-in library's init has returned");
+      nn::LayerType t = nn::validate_layer_type(*type, *host->path, *host->name);
+      for (const nn::LayerType& staged : host->staged_layers)
+        if (staged.name == t.name) fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is registered twice");
+      host->staged_layers.push_back(std::move(t));
+      return;
+    }
     auto refuse_reserved = [](const nn::LayerType& t) {
       if (reserved_layer_name(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend_record.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace nnp::core {
 
@@ -56,6 +57,12 @@ class PluginRegistry {
   // Called from a plugin's init through the API table.
   static nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
   static nnp_status register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type);
+  // The built-in library's layer types (library/library.hpp): its init runs
+  // with a host of its own, as a plugin's does, whose types may take the
+  // reserved names; what it registers is returned to the layer registry,
+  // which is being made (the only caller).
+  using LibraryInit = nnp_status (*)(const nnp_api* api, nnp_plugin_host* host);
+  static std::vector<nn::LayerType> builtin_library_layers(LibraryInit init);
   static nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
 
  private:

@@ -1,27 +1,18 @@
+// The built-in layer types: the built-in library's (library/), registered
+// through the table as a plugin's are, and nn.GraphModule, which runs the
+// ONNX op interpreter the importer uses and stays with it in the core.
+#include "../../../library/library.hpp"
+#include "../../plugin_registry.hpp"
 #include "../layer_registry.hpp"
-#include "builtin.hpp"
 
 namespace nnp::core::nn {
 
+namespace layers {
+void register_graph_layers(LayerRegistry& registry);
+}
+
 void register_builtin_layers(LayerRegistry& registry) {
-  layers::register_linear_layers(registry);
-  layers::register_activation_layers(registry);
-  layers::register_loss_layers(registry);
-  layers::register_norm_layers(registry);
-  layers::register_conv_layers(registry);
-  layers::register_recurrent_layers(registry);
-  layers::register_attention_layers(registry);
-  layers::register_transformer_layers(registry);
-  layers::register_padding_layers(registry);
-  layers::register_dropout_layers(registry);
-  layers::register_vision_layers(registry);
-  layers::register_distance_layers(registry);
-  layers::register_pooling_layers(registry);
-  layers::register_embedding_layers(registry);
-  layers::register_upsampling_layers(registry);
-  layers::register_adaptive_softmax_layers(registry);
-  layers::register_quantization_layers(registry);
-  layers::register_quantized_layers(registry);
+  for (LayerType& t : PluginRegistry::builtin_library_layers(library::init)) registry.add(std::move(t));
   layers::register_graph_layers(registry);
 }
 

@@ -15,8 +15,7 @@
 
 #include "../../io/strict_json.hpp"
 #include "../../onnx/onnx_ops.hpp"
-#include "builtin.hpp"
-#include "call_args.hpp"
+#include "../layer_registry.hpp"
 
 namespace nnp::core::nn::layers {
 
@@ -236,7 +235,9 @@ struct GraphModule : nnp::nn::Module {
     for (int32_t s : outputs) results.emplace_back(values[static_cast<size_t>(s)]);
     return results;
   }
-  Tensor forward(const std::vector<Tensor>& in) override { return forward_values(tensor_args(in))[0].toTensor(); }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    return forward_values(std::vector<Value>(in.begin(), in.end()))[0].toTensor();
+  }
   std::string extra_repr() const override {
     return "nodes=" + std::to_string(nodes.size()) + ", tensors=" + std::to_string(tensors.size());
   }
@@ -245,9 +246,10 @@ struct GraphModule : nnp::nn::Module {
 }  // namespace
 
 void register_graph_layers(LayerRegistry& registry) {
-  add_builtin<GraphModule>(
-      registry, "nn.GraphModule", "runs a dataflow graph of ops and layers (what ONNX import builds)",
+  const auto type = nnp::nn::layer_type<GraphModule>(
+      "nn.GraphModule", "runs a dataflow graph of ops and layers (what ONNX import builds)",
       {{"graph", NNP_ATTR_STRING, true, nullptr, "the program: inputs, tensors, layers, nodes, outputs"}});
+  registry.add(validate_layer_type(type.get(), "core", "core"));
 }
 
 }  // namespace nnp::core::nn::layers

@@ -10,7 +10,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -241,16 +241,16 @@ std::vector<AttrDecl> observer_attrs(const char* qscheme) {
 
 }  // namespace
 
-void register_quantization_layers(LayerRegistry& registry) {
-  add_builtin<MinMaxObserver>(registry, "nn.MinMaxObserver", "records the running min and max of what it sees",
+void register_quantization_layers(nnp_plugin_host* host) {
+  add_builtin<MinMaxObserver>(host, "nn.MinMaxObserver", "records the running min and max of what it sees",
                               observer_attrs("\"per_tensor_affine\""));
   std::vector<AttrDecl> moving = observer_attrs("\"per_tensor_affine\"");
   moving.push_back({"averaging_constant", NNP_ATTR_FLOAT, false, "0.01", "weight of each new batch"});
-  add_builtin<MovingAverageMinMaxObserver>(registry, "nn.MovingAverageMinMaxObserver",
+  add_builtin<MovingAverageMinMaxObserver>(host, "nn.MovingAverageMinMaxObserver",
                                            "records a moving average of the min and max of each batch", moving);
   std::vector<AttrDecl> per_channel = observer_attrs("\"per_channel_affine\"");
   per_channel.push_back({"ch_axis", NNP_ATTR_INT, false, "0", "the channel dimension"});
-  add_builtin<PerChannelMinMaxObserver>(registry, "nn.PerChannelMinMaxObserver",
+  add_builtin<PerChannelMinMaxObserver>(host, "nn.PerChannelMinMaxObserver",
                                         "records the min and max of each channel", per_channel);
   std::vector<AttrDecl> fake = observer_attrs("\"per_tensor_affine\"");
   for (AttrDecl& d : fake) {
@@ -261,8 +261,8 @@ void register_quantization_layers(LayerRegistry& registry) {
                   "MinMaxObserver, MovingAverageMinMaxObserver or PerChannelMinMaxObserver"});
   fake.push_back({"averaging_constant", NNP_ATTR_FLOAT, false, "0.01", "for MovingAverageMinMaxObserver"});
   fake.push_back({"ch_axis", NNP_ATTR_INT, false, "0", "for PerChannelMinMaxObserver"});
-  add_builtin<FakeQuantize>(registry, "nn.FakeQuantize",
+  add_builtin<FakeQuantize>(host, "nn.FakeQuantize",
                             "observes, then quantizes and dequantizes (quantization-aware training)", fake);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

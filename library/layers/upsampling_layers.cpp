@@ -5,7 +5,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -57,21 +57,21 @@ struct UpsamplingBilinear2d : Upsample {
   explicit UpsamplingBilinear2d(const Attrs& a) : Upsample(a, "UpsamplingBilinear2d", F::kBilinear, true) {}
 };
 
-void register_upsampling_layers(LayerRegistry& registry) {
+void register_upsampling_layers(nnp_plugin_host* host) {
   const AttrDecl size{"size", NNP_ATTR_INTS, false, nullptr, "the output's sizes (or give scale_factor)"};
   const AttrDecl scale{"scale_factor", NNP_ATTR_FLOAT, false, nullptr, "multiplier of every size (or give size)"};
   add_builtin<Upsample>(
-      registry, "nn.Upsample", "resizing of [N, C, *sizes] by nearest, linear, bilinear, bicubic or trilinear",
+      host, "nn.Upsample", "resizing of [N, C, *sizes] by nearest, linear, bilinear, bicubic or trilinear",
       {size,
        scale,
        {"mode", NNP_ATTR_STRING, false, "\"nearest\"",
         "nearest, nearest-exact, linear, bilinear, bicubic or trilinear"},
        {"align_corners", NNP_ATTR_BOOL, false, nullptr, "corner pixels' centres align (interpolating modes)"},
        {"recompute_scale_factor", NNP_ATTR_BOOL, false, nullptr, "use the computed output size's ratio"}});
-  add_builtin<UpsamplingNearest2d>(registry, "nn.UpsamplingNearest2d", "nearest-neighbour upsampling of [N, C, H, W]",
+  add_builtin<UpsamplingNearest2d>(host, "nn.UpsamplingNearest2d", "nearest-neighbour upsampling of [N, C, H, W]",
                                    {size, scale});
-  add_builtin<UpsamplingBilinear2d>(registry, "nn.UpsamplingBilinear2d",
+  add_builtin<UpsamplingBilinear2d>(host, "nn.UpsamplingBilinear2d",
                                     "bilinear upsampling of [N, C, H, W] with aligned corners", {size, scale});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

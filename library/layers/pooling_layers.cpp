@@ -12,7 +12,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -348,7 +348,7 @@ struct FractionalMaxPool3d : FractionalMaxPool<3> {
   explicit FractionalMaxPool3d(const Attrs& a) : FractionalMaxPool("FractionalMaxPool3d", a) {}
 };
 
-void register_pooling_layers(LayerRegistry& registry) {
+void register_pooling_layers(nnp_plugin_host* host) {
   const AttrDecl kernel{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"};
   const AttrDecl stride{"stride", NNP_ATTR_INTS, false, nullptr, "step between windows (default: kernel_size)"};
   const AttrDecl ceil{"ceil_mode", NNP_ATTR_BOOL, false, "false", "round output sizes up, as PyTorch does"};
@@ -368,42 +368,42 @@ void register_pooling_layers(LayerRegistry& registry) {
       {"divisor_override", NNP_ATTR_INT, false, nullptr, "divide every window's sum by this instead"}};
   std::vector<AttrDecl> avg1d = avg;
   avg1d.pop_back();  // PyTorch's AvgPool1d has no divisor_override
-  add_builtin<MaxPool2d>(registry, "nn.MaxPool2d", "maximum over sliding windows", max);
-  add_builtin<AvgPool2d>(registry, "nn.AvgPool2d", "mean over sliding windows", avg);
-  add_builtin<AdaptiveAvgPool2d>(registry, "nn.AdaptiveAvgPool2d", "mean pooling to a fixed output size",
+  add_builtin<MaxPool2d>(host, "nn.MaxPool2d", "maximum over sliding windows", max);
+  add_builtin<AvgPool2d>(host, "nn.AvgPool2d", "mean over sliding windows", avg);
+  add_builtin<AdaptiveAvgPool2d>(host, "nn.AdaptiveAvgPool2d", "mean pooling to a fixed output size",
                                  {{"output_size", NNP_ATTR_INTS, true, nullptr, "output height and width"}});
-  add_builtin<MaxPool1d>(registry, "nn.MaxPool1d", "maximum over sliding windows of [N, C, L]", max);
-  add_builtin<MaxPool3d>(registry, "nn.MaxPool3d", "maximum over sliding windows of [N, C, D, H, W]", max);
-  add_builtin<AvgPool1d>(registry, "nn.AvgPool1d", "mean over sliding windows of [N, C, L]", avg1d);
-  add_builtin<AvgPool3d>(registry, "nn.AvgPool3d", "mean over sliding windows of [N, C, D, H, W]", avg);
+  add_builtin<MaxPool1d>(host, "nn.MaxPool1d", "maximum over sliding windows of [N, C, L]", max);
+  add_builtin<MaxPool3d>(host, "nn.MaxPool3d", "maximum over sliding windows of [N, C, D, H, W]", max);
+  add_builtin<AvgPool1d>(host, "nn.AvgPool1d", "mean over sliding windows of [N, C, L]", avg1d);
+  add_builtin<AvgPool3d>(host, "nn.AvgPool3d", "mean over sliding windows of [N, C, D, H, W]", avg);
   const std::vector<AttrDecl> adaptive{{"output_size", NNP_ATTR_INTS, true, nullptr, "the output's size"}};
-  add_builtin<AdaptiveAvgPool1d>(registry, "nn.AdaptiveAvgPool1d", "mean pooling of [N, C, L] to a fixed size",
+  add_builtin<AdaptiveAvgPool1d>(host, "nn.AdaptiveAvgPool1d", "mean pooling of [N, C, L] to a fixed size",
                                  adaptive);
-  add_builtin<AdaptiveAvgPool3d>(registry, "nn.AdaptiveAvgPool3d", "mean pooling of [N, C, D, H, W] to a fixed size",
+  add_builtin<AdaptiveAvgPool3d>(host, "nn.AdaptiveAvgPool3d", "mean pooling of [N, C, D, H, W] to a fixed size",
                                  adaptive);
-  add_builtin<AdaptiveMaxPool1d>(registry, "nn.AdaptiveMaxPool1d", "max pooling of [N, C, L] to a fixed size",
+  add_builtin<AdaptiveMaxPool1d>(host, "nn.AdaptiveMaxPool1d", "max pooling of [N, C, L] to a fixed size",
                                  adaptive);
-  add_builtin<AdaptiveMaxPool2d>(registry, "nn.AdaptiveMaxPool2d", "max pooling of [N, C, H, W] to a fixed size",
+  add_builtin<AdaptiveMaxPool2d>(host, "nn.AdaptiveMaxPool2d", "max pooling of [N, C, H, W] to a fixed size",
                                  adaptive);
-  add_builtin<AdaptiveMaxPool3d>(registry, "nn.AdaptiveMaxPool3d", "max pooling of [N, C, D, H, W] to a fixed size",
+  add_builtin<AdaptiveMaxPool3d>(host, "nn.AdaptiveMaxPool3d", "max pooling of [N, C, D, H, W] to a fixed size",
                                  adaptive);
   const std::vector<AttrDecl> lp{{"norm_type", NNP_ATTR_FLOAT, true, nullptr, "p of the p-norm"}, kernel, stride, ceil};
-  add_builtin<LPPool1d>(registry, "nn.LPPool1d", "p-norm over sliding windows of [N, C, L]", lp);
-  add_builtin<LPPool2d>(registry, "nn.LPPool2d", "p-norm over sliding windows of [N, C, H, W]", lp);
+  add_builtin<LPPool1d>(host, "nn.LPPool1d", "p-norm over sliding windows of [N, C, L]", lp);
+  add_builtin<LPPool2d>(host, "nn.LPPool2d", "p-norm over sliding windows of [N, C, H, W]", lp);
   const std::vector<AttrDecl> fractional{
       kernel,
       {"output_size", NNP_ATTR_INTS, false, nullptr, "the output's size (or give output_ratio)"},
       {"output_ratio", NNP_ATTR_FLOATS, false, nullptr, "the output's size as a fraction of the input's, in (0, 1)"},
       {"return_indices", NNP_ATTR_BOOL, false, "false", "also return each maximum's flat position in its plane"}};
-  add_builtin<FractionalMaxPool2d>(registry, "nn.FractionalMaxPool2d",
+  add_builtin<FractionalMaxPool2d>(host, "nn.FractionalMaxPool2d",
                                    "max over windows at pseudo-random steps, to a given size; (input, _random_samples)",
                                    fractional);
-  add_builtin<FractionalMaxPool3d>(registry, "nn.FractionalMaxPool3d",
+  add_builtin<FractionalMaxPool3d>(host, "nn.FractionalMaxPool3d",
                                    "3-D max over windows at pseudo-random steps; (input, _random_samples)", fractional);
   const std::vector<AttrDecl> unpool{kernel, stride, {"padding", NNP_ATTR_INTS, false, "0", "the pooling's padding"}};
-  add_builtin<MaxUnpool1d>(registry, "nn.MaxUnpool1d", "max pooling's values put back where its indices say", unpool);
-  add_builtin<MaxUnpool2d>(registry, "nn.MaxUnpool2d", "max pooling's values put back where its indices say", unpool);
-  add_builtin<MaxUnpool3d>(registry, "nn.MaxUnpool3d", "max pooling's values put back where its indices say", unpool);
+  add_builtin<MaxUnpool1d>(host, "nn.MaxUnpool1d", "max pooling's values put back where its indices say", unpool);
+  add_builtin<MaxUnpool2d>(host, "nn.MaxUnpool2d", "max pooling's values put back where its indices say", unpool);
+  add_builtin<MaxUnpool3d>(host, "nn.MaxUnpool3d", "max pooling's values put back where its indices say", unpool);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -7,7 +7,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -74,29 +74,29 @@ struct ConstantPad : Pad {
 namespace {
 
 template <template <int> class Layer, int D>
-void add_pad(LayerRegistry& registry, const char* kind, const char* doc, bool constant) {
-  const std::string name = std::string("nn.") + kind + "Pad" + std::to_string(D) + "d";  // the registry copies it
+void add_pad(nnp_plugin_host* host, const char* kind, const char* doc, bool constant) {
+  const std::string name = std::string("nn.") + kind + "Pad" + std::to_string(D) + "d";  // register_layer_type copies it
   std::vector<AttrDecl> attrs{
       {"padding", NNP_ATTR_INTS, true, nullptr, "one size for every side, or (left, right, top, bottom, front, back)"}};
   if (constant) attrs.push_back({"value", NNP_ATTR_FLOAT, true, nullptr, "the fill value"});
-  add_builtin<Layer<D>>(registry, name.c_str(), doc, attrs);
+  add_builtin<Layer<D>>(host, name.c_str(), doc, attrs);
 }
 
 template <template <int> class Layer>
-void add_pads(LayerRegistry& registry, const char* kind, const char* doc, bool constant = false) {
-  add_pad<Layer, 1>(registry, kind, doc, constant);
-  add_pad<Layer, 2>(registry, kind, doc, constant);
-  add_pad<Layer, 3>(registry, kind, doc, constant);
+void add_pads(nnp_plugin_host* host, const char* kind, const char* doc, bool constant = false) {
+  add_pad<Layer, 1>(host, kind, doc, constant);
+  add_pad<Layer, 2>(host, kind, doc, constant);
+  add_pad<Layer, 3>(host, kind, doc, constant);
 }
 
 }  // namespace
 
-void register_padding_layers(LayerRegistry& registry) {
-  add_pads<ReflectionPad>(registry, "Reflection", "pads by reflecting the input at its border");
-  add_pads<ReplicationPad>(registry, "Replication", "pads by repeating the input's border");
-  add_pads<CircularPad>(registry, "Circular", "pads by wrapping the input around");
-  add_pads<ZeroPad>(registry, "Zero", "pads with zeros");
-  add_pads<ConstantPad>(registry, "Constant", "pads with a constant value", true);
+void register_padding_layers(nnp_plugin_host* host) {
+  add_pads<ReflectionPad>(host, "Reflection", "pads by reflecting the input at its border");
+  add_pads<ReplicationPad>(host, "Replication", "pads by repeating the input's border");
+  add_pads<CircularPad>(host, "Circular", "pads by wrapping the input around");
+  add_pads<ZeroPad>(host, "Zero", "pads with zeros");
+  add_pads<ConstantPad>(host, "Constant", "pads with a constant value", true);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

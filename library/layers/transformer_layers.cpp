@@ -18,7 +18,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::Value;
@@ -273,23 +273,23 @@ struct Transformer : nnp::nn::Module {
   }
 };
 
-void register_transformer_layers(LayerRegistry& registry) {
-  add_builtin<TransformerEncoderLayer>(registry, "nn.TransformerEncoderLayer",
+void register_transformer_layers(nnp_plugin_host* host) {
+  add_builtin<TransformerEncoderLayer>(host, "nn.TransformerEncoderLayer",
                                        "self-attention and feed-forward blocks, each with a residual and a LayerNorm",
                                        layer_attrs());
   add_builtin<TransformerDecoderLayer>(
-      registry, "nn.TransformerDecoderLayer",
+      host, "nn.TransformerDecoderLayer",
       "self-attention, attention over the memory and feed-forward blocks, each with a residual and a LayerNorm",
       layer_attrs());
   std::vector<AttrDecl> stack = layer_attrs();
   stack.push_back({"num_layers", NNP_ATTR_INT, true, nullptr, "layers stacked (copies of one layer)"});
   stack.push_back({"norm", NNP_ATTR_BOOL, false, "false", "a final LayerNorm(d_model)"});
-  add_builtin<TransformerEncoder>(registry, "nn.TransformerEncoder", "a stack of TransformerEncoderLayer", stack);
-  add_builtin<TransformerDecoder>(registry, "nn.TransformerDecoder", "a stack of TransformerDecoderLayer", stack);
+  add_builtin<TransformerEncoder>(host, "nn.TransformerEncoder", "a stack of TransformerEncoderLayer", stack);
+  add_builtin<TransformerDecoder>(host, "nn.TransformerDecoder", "a stack of TransformerDecoderLayer", stack);
   std::vector<AttrDecl> whole = layer_attrs("512", "8");
   whole.insert(whole.begin() + 2, {"num_encoder_layers", NNP_ATTR_INT, false, "6", "encoder layers"});
   whole.insert(whole.begin() + 3, {"num_decoder_layers", NNP_ATTR_INT, false, "6", "decoder layers"});
-  add_builtin<Transformer>(registry, "nn.Transformer", "an encoder-decoder Transformer (Vaswani et al., 2017)", whole);
+  add_builtin<Transformer>(host, "nn.Transformer", "an encoder-decoder Transformer (Vaswani et al., 2017)", whole);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

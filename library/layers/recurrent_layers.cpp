@@ -17,7 +17,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::Value;
@@ -345,7 +345,7 @@ struct GRUCell : RecurrentCell {
   explicit GRUCell(const Attrs& a) : RecurrentCell("GRUCell", CellKind::Gru, a) {}
 };
 
-void register_recurrent_layers(LayerRegistry& registry) {
+void register_recurrent_layers(nnp_plugin_host* host) {
   const AttrDecl input_size{"input_size", NNP_ATTR_INT, true, nullptr, "features of each input step"};
   const AttrDecl hidden_size{"hidden_size", NNP_ATTR_INT, true, nullptr, "features of the hidden state"};
   const AttrDecl bias{"bias", NNP_ATTR_BOOL, false, "true", "learn the biases b_ih and b_hh"};
@@ -361,14 +361,14 @@ void register_recurrent_layers(LayerRegistry& registry) {
   std::vector<AttrDecl> rnn = stack, lstm = stack;
   rnn.insert(rnn.begin() + 3, nonlinearity);
   lstm.push_back({"proj_size", NNP_ATTR_INT, false, "0", "project h to this size (0: no projection)"});
-  add_builtin<RNN>(registry, "nn.RNN", "Elman recurrent layers: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)", rnn);
-  add_builtin<LSTM>(registry, "nn.LSTM", "long short-term memory layers, optionally with projections", lstm);
-  add_builtin<GRU>(registry, "nn.GRU", "gated recurrent unit layers", stack);
-  add_builtin<RNNCell>(registry, "nn.RNNCell", "one step of an Elman recurrent layer",
+  add_builtin<RNN>(host, "nn.RNN", "Elman recurrent layers: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)", rnn);
+  add_builtin<LSTM>(host, "nn.LSTM", "long short-term memory layers, optionally with projections", lstm);
+  add_builtin<GRU>(host, "nn.GRU", "gated recurrent unit layers", stack);
+  add_builtin<RNNCell>(host, "nn.RNNCell", "one step of an Elman recurrent layer",
                        {input_size, hidden_size, bias, nonlinearity});
-  add_builtin<LSTMCell>(registry, "nn.LSTMCell", "one step of an LSTM layer: (h, c) from (input, h, c)",
+  add_builtin<LSTMCell>(host, "nn.LSTMCell", "one step of an LSTM layer: (h, c) from (input, h, c)",
                         {input_size, hidden_size, bias});
-  add_builtin<GRUCell>(registry, "nn.GRUCell", "one step of a GRU layer", {input_size, hidden_size, bias});
+  add_builtin<GRUCell>(host, "nn.GRUCell", "one step of a GRU layer", {input_size, hidden_size, bias});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -4,7 +4,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -35,13 +35,13 @@ struct ChannelShuffle : Rearrange<F::channel_shuffle> {
   explicit ChannelShuffle(const Attrs& a) : Rearrange("ChannelShuffle", "groups", a) {}
 };
 
-void register_vision_layers(LayerRegistry& registry) {
-  add_builtin<PixelShuffle>(registry, "nn.PixelShuffle", "[*, C r^2, H, W] to [*, C, H r, W r]",
+void register_vision_layers(nnp_plugin_host* host) {
+  add_builtin<PixelShuffle>(host, "nn.PixelShuffle", "[*, C r^2, H, W] to [*, C, H r, W r]",
                             {{"upscale_factor", NNP_ATTR_INT, true, nullptr, "r"}});
-  add_builtin<PixelUnshuffle>(registry, "nn.PixelUnshuffle", "[*, C, H r, W r] to [*, C r^2, H, W]",
+  add_builtin<PixelUnshuffle>(host, "nn.PixelUnshuffle", "[*, C, H r, W r] to [*, C r^2, H, W]",
                               {{"downscale_factor", NNP_ATTR_INT, true, nullptr, "r"}});
-  add_builtin<ChannelShuffle>(registry, "nn.ChannelShuffle", "interleaves the channels of [N, C, *] in groups",
+  add_builtin<ChannelShuffle>(host, "nn.ChannelShuffle", "interleaves the channels of [N, C, *] in groups",
                               {{"groups", NNP_ATTR_INT, true, nullptr, "channel groups"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

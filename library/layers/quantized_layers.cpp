@@ -11,7 +11,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -224,17 +224,17 @@ struct QuantizedConv2d : StaticQuantized {
 
 }  // namespace
 
-void register_quantized_layers(LayerRegistry& registry) {
+void register_quantized_layers(nnp_plugin_host* host) {
   const std::vector<AttrDecl> linear = {{"in_features", NNP_ATTR_INT, true, nullptr, "size of each input sample"},
                                         {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
                                         {"bias", NNP_ATTR_BOOL, false, "true", "add a float bias"}};
-  add_builtin<DynamicQuantizedLinear>(registry, "nn.quantized.dynamic.Linear",
+  add_builtin<DynamicQuantizedLinear>(host, "nn.quantized.dynamic.Linear",
                                       "int8 Linear; activations quantized per batch", linear);
   std::vector<AttrDecl> static_linear = linear;
   static_linear.push_back({"relu", NNP_ATTR_BOOL, false, "false", "a ReLU fused in (LinearReLU)"});
-  add_builtin<QuantizedLinear>(registry, "nn.quantized.Linear", "int8 Linear with calibrated activations",
+  add_builtin<QuantizedLinear>(host, "nn.quantized.Linear", "int8 Linear with calibrated activations",
                                static_linear);
-  add_builtin<QuantizedConv2d>(registry, "nn.quantized.Conv2d", "int8 Conv2d with calibrated activations (groups 1)",
+  add_builtin<QuantizedConv2d>(host, "nn.quantized.Conv2d", "int8 Conv2d with calibrated activations (groups 1)",
                                {{"in_channels", NNP_ATTR_INT, true, nullptr, "input channels"},
                                 {"out_channels", NNP_ATTR_INT, true, nullptr, "output channels"},
                                 {"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one or two integers)"},
@@ -245,4 +245,4 @@ void register_quantized_layers(LayerRegistry& registry) {
                                 {"relu", NNP_ATTR_BOOL, false, "false", "a ReLU fused in (ConvReLU2d)"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <nnp/nnp.hpp>
 
-#include "../layer_registry.hpp"
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -158,28 +157,28 @@ struct Dropout : nnp::nn::Module {
   std::string extra_repr() const override { return "p=" + nnp::nn::format_float(p) + ", inplace=False"; }
 };
 
-void register_linear_layers(LayerRegistry& registry) {
+void register_linear_layers(nnp_plugin_host* host) {
   const std::vector<AttrDecl> linear{{"in_features", NNP_ATTR_INT, true, nullptr, "size of each input sample"},
                                      {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
                                      {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}};
-  add_builtin<Linear>(registry, "nn.Linear", "y = x W^T + b", linear);
+  add_builtin<Linear>(host, "nn.Linear", "y = x W^T + b", linear);
   add_builtin<NonDynamicallyQuantizableLinear>(
-      registry, "nn.NonDynamicallyQuantizableLinear",
+      host, "nn.NonDynamicallyQuantizableLinear",
       "a Linear that dynamic quantization skips (MultiheadAttention's out_proj)", linear);
-  add_builtin<Bilinear>(registry, "nn.Bilinear", "y = x1^T W x2 + b",
+  add_builtin<Bilinear>(host, "nn.Bilinear", "y = x1^T W x2 + b",
                         {{"in1_features", NNP_ATTR_INT, true, nullptr, "size of each first input sample"},
                          {"in2_features", NNP_ATTR_INT, true, nullptr, "size of each second input sample"},
                          {"out_features", NNP_ATTR_INT, true, nullptr, "size of each output sample"},
                          {"bias", NNP_ATTR_BOOL, false, "true", "learn an additive bias"}});
-  add_builtin<Identity>(registry, "nn.Identity", "returns its input", {});
-  add_builtin<Flatten>(registry, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
+  add_builtin<Identity>(host, "nn.Identity", "returns its input", {});
+  add_builtin<Flatten>(host, "nn.Flatten", "flattens dimensions start_dim..end_dim into one",
                        {{"start_dim", NNP_ATTR_INT, false, "1", "first dimension to flatten"},
                         {"end_dim", NNP_ATTR_INT, false, "-1", "last dimension to flatten"}});
-  add_builtin<Unflatten>(registry, "nn.Unflatten", "splits one dimension into several",
+  add_builtin<Unflatten>(host, "nn.Unflatten", "splits one dimension into several",
                          {{"dim", NNP_ATTR_INT, true, nullptr, "dimension to split"},
                           {"unflattened_size", NNP_ATTR_INTS, true, nullptr, "the sizes it becomes"}});
-  add_builtin<Dropout>(registry, "nn.Dropout", "zeroes elements with probability p while training",
+  add_builtin<Dropout>(host, "nn.Dropout", "zeroes elements with probability p while training",
                        {{"p", NNP_ATTR_FLOAT, false, "0.5", "probability of an element to be zeroed"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

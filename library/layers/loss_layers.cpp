@@ -13,7 +13,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -267,84 +267,84 @@ struct CTCLoss : MultiInputLoss {
   Tensor loss(const std::vector<Tensor>& in) override { return F::ctc_loss(in[0], in[1], in[2], in[3], options); }
 };
 
-void register_loss_layers(LayerRegistry& registry) {
+void register_loss_layers(nnp_plugin_host* host) {
   const AttrDecl reduction{"reduction", NNP_ATTR_STRING, false, "\"mean\"", "'none', 'mean' or 'sum'"};
   const AttrDecl weight{"weight", NNP_ATTR_FLOATS, false, nullptr, "a weight per class (a buffer; null: none)"};
-  add_builtin<MSELoss>(registry, "nn.MSELoss", "mean squared error between input and target", {reduction});
-  add_builtin<L1Loss>(registry, "nn.L1Loss", "mean absolute error between input and target", {reduction});
+  add_builtin<MSELoss>(host, "nn.MSELoss", "mean squared error between input and target", {reduction});
+  add_builtin<L1Loss>(host, "nn.L1Loss", "mean absolute error between input and target", {reduction});
   add_builtin<CrossEntropyLoss>(
-      registry, "nn.CrossEntropyLoss", "cross entropy of logits [N, C, ...] against class indices or probabilities",
+      host, "nn.CrossEntropyLoss", "cross entropy of logits [N, C, ...] against class indices or probabilities",
       {weight,
        {"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"},
        reduction,
        {"label_smoothing", NNP_ATTR_FLOAT, false, "0.0", "share of the target mass spread over all classes"}});
   add_builtin<NLLLoss>(
-      registry, "nn.NLLLoss", "negative log likelihood of log-probabilities [N, C, ...]",
+      host, "nn.NLLLoss", "negative log likelihood of log-probabilities [N, C, ...]",
       {weight, {"ignore_index", NNP_ATTR_INT, false, "-100", "target value that contributes nothing"}, reduction});
   const AttrDecl element_weight{"weight", NNP_ATTR_FLOATS, false, nullptr,
                                 "weights broadcast over the last dimension (a buffer; null: none)"};
-  add_builtin<BCELoss>(registry, "nn.BCELoss", "binary cross entropy of probabilities", {element_weight, reduction});
+  add_builtin<BCELoss>(host, "nn.BCELoss", "binary cross entropy of probabilities", {element_weight, reduction});
   add_builtin<BCEWithLogitsLoss>(
-      registry, "nn.BCEWithLogitsLoss", "binary cross entropy of logits (stable)",
+      host, "nn.BCEWithLogitsLoss", "binary cross entropy of logits (stable)",
       {element_weight,
        reduction,
        {"pos_weight", NNP_ATTR_FLOATS, false, nullptr, "weight of positive examples per class (a buffer)"}});
-  add_builtin<SmoothL1Loss>(registry, "nn.SmoothL1Loss", "squared error below beta, absolute error above",
+  add_builtin<SmoothL1Loss>(host, "nn.SmoothL1Loss", "squared error below beta, absolute error above",
                             {reduction, {"beta", NNP_ATTR_FLOAT, false, "1.0", "where the loss turns linear (>= 0)"}});
-  add_builtin<HuberLoss>(registry, "nn.HuberLoss", "squared error below delta, delta-scaled absolute error above",
+  add_builtin<HuberLoss>(host, "nn.HuberLoss", "squared error below delta, delta-scaled absolute error above",
                          {reduction, {"delta", NNP_ATTR_FLOAT, false, "1.0", "where the loss turns linear (> 0)"}});
-  add_builtin<SoftMarginLoss>(registry, "nn.SoftMarginLoss", "log(1 + exp(-target * input)), targets 1 or -1",
+  add_builtin<SoftMarginLoss>(host, "nn.SoftMarginLoss", "log(1 + exp(-target * input)), targets 1 or -1",
                               {reduction});
-  add_builtin<KLDivLoss>(registry, "nn.KLDivLoss", "Kullback-Leibler divergence of log-probabilities input",
+  add_builtin<KLDivLoss>(host, "nn.KLDivLoss", "Kullback-Leibler divergence of log-probabilities input",
                          {{"reduction", NNP_ATTR_STRING, false, "\"mean\"", "'none', 'batchmean', 'mean' or 'sum'"},
                           {"log_target", NNP_ATTR_BOOL, false, "false", "the target is given as log-probabilities"}});
-  add_builtin<HingeEmbeddingLoss>(registry, "nn.HingeEmbeddingLoss",
+  add_builtin<HingeEmbeddingLoss>(host, "nn.HingeEmbeddingLoss",
                                   "input for target 1, max(0, margin - input) for target -1",
                                   {{"margin", NNP_ATTR_FLOAT, false, "1.0", "margin for the -1 targets"}, reduction});
-  add_builtin<PoissonNLLLoss>(registry, "nn.PoissonNLLLoss", "negative log likelihood under a Poisson distribution",
+  add_builtin<PoissonNLLLoss>(host, "nn.PoissonNLLLoss", "negative log likelihood under a Poisson distribution",
                               {{"log_input", NNP_ATTR_BOOL, false, "true", "input is the log of the rate"},
                                {"full", NNP_ATTR_BOOL, false, "false", "add Stirling's approximation term"},
                                {"eps", NNP_ATTR_FLOAT, false, "1e-08", "added to the rate before its log"},
                                reduction});
-  add_builtin<MultiLabelSoftMarginLoss>(registry, "nn.MultiLabelSoftMarginLoss",
+  add_builtin<MultiLabelSoftMarginLoss>(host, "nn.MultiLabelSoftMarginLoss",
                                         "per-class binary cross entropy of logits [N, C], averaged over classes",
                                         {weight, reduction});
   add_builtin<CosineEmbeddingLoss>(
-      registry, "nn.CosineEmbeddingLoss",
+      host, "nn.CosineEmbeddingLoss",
       "1 - cos(x1, x2) for target 1, max(0, cos - margin) for -1; (input1, input2, target)",
       {reduction, {"margin", NNP_ATTR_FLOAT, false, "0.0", "margin for dissimilar pairs"}});
-  add_builtin<MultiMarginLoss>(registry, "nn.MultiMarginLoss", "multi-class hinge loss of class scores",
+  add_builtin<MultiMarginLoss>(host, "nn.MultiMarginLoss", "multi-class hinge loss of class scores",
                                {{"p", NNP_ATTR_INT, false, "1", "1 or 2: the hinge's power"},
                                 {"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
                                 weight,
                                 reduction});
-  add_builtin<MultiLabelMarginLoss>(registry, "nn.MultiLabelMarginLoss",
+  add_builtin<MultiLabelMarginLoss>(host, "nn.MultiLabelMarginLoss",
                                     "multi-label hinge loss; targets list class indices ending in -1", {reduction});
-  add_builtin<TripletMarginLoss>(registry, "nn.TripletMarginLoss",
+  add_builtin<TripletMarginLoss>(host, "nn.TripletMarginLoss",
                                  "max(0, d(a, p) - d(a, n) + margin); (anchor, positive, negative)",
                                  {{"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
                                   {"p", NNP_ATTR_FLOAT, false, "2.0", "the distance's norm degree"},
                                   {"eps", NNP_ATTR_FLOAT, false, "1e-06", "added to the differences"},
                                   {"swap", NNP_ATTR_BOOL, false, "false", "use min(d(a, n), d(p, n))"},
                                   reduction});
-  add_builtin<TripletMarginWithDistanceLoss>(registry, "nn.TripletMarginWithDistanceLoss",
+  add_builtin<TripletMarginWithDistanceLoss>(host, "nn.TripletMarginWithDistanceLoss",
                                              "the triplet loss with a distance (pairwise_distance in specs)",
                                              {{"margin", NNP_ATTR_FLOAT, false, "1.0", "the margin"},
                                               {"swap", NNP_ATTR_BOOL, false, "false", "use min(d(a, n), d(p, n))"},
                                               reduction});
-  add_builtin<GaussianNLLLoss>(registry, "nn.GaussianNLLLoss",
+  add_builtin<GaussianNLLLoss>(host, "nn.GaussianNLLLoss",
                                "negative log likelihood under a Gaussian; (input, target, var)",
                                {{"full", NNP_ATTR_BOOL, false, "false", "add the constant 0.5 log(2 pi)"},
                                 {"eps", NNP_ATTR_FLOAT, false, "1e-06", "the variance's floor"},
                                 reduction});
-  add_builtin<CTCLoss>(registry, "nn.CTCLoss",
+  add_builtin<CTCLoss>(host, "nn.CTCLoss",
                        "connectionist temporal classification; (log_probs, targets, input_lengths, target_lengths)",
                        {{"blank", NNP_ATTR_INT, false, "0", "the blank label"},
                         reduction,
                         {"zero_infinity", NNP_ATTR_BOOL, false, "false", "impossible alignments give 0, not inf"}});
-  add_builtin<MarginRankingLoss>(registry, "nn.MarginRankingLoss",
+  add_builtin<MarginRankingLoss>(host, "nn.MarginRankingLoss",
                                  "max(0, -target * (input1 - input2) + margin), called with (input1, input2, target)",
                                  {{"margin", NNP_ATTR_FLOAT, false, "0.0", "the margin"}, reduction});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

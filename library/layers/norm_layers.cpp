@@ -6,7 +6,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -254,27 +254,27 @@ struct LayerNorm : nnp::nn::Module {
   }
 };
 
-void register_norm_layers(LayerRegistry& registry) {
+void register_norm_layers(nnp_plugin_host* host) {
   const std::vector<AttrDecl> batch_norm = {
       {"num_features", NNP_ATTR_INT, true, nullptr, "number of channels C"},
       {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
       {"momentum", NNP_ATTR_FLOAT, false, "0.1", "running statistics update factor (null: a cumulative average)"},
       {"affine", NNP_ATTR_BOOL, false, "true", "learn a per-channel scale and shift"},
       {"track_running_stats", NNP_ATTR_BOOL, false, "true", "keep running mean and variance for eval"}};
-  add_builtin<BatchNorm1d>(registry, "nn.BatchNorm1d", "batch normalization of [N, C] or [N, C, L]", batch_norm);
-  add_builtin<BatchNorm2d>(registry, "nn.BatchNorm2d", "batch normalization of [N, C, H, W]", batch_norm);
-  add_builtin<BatchNorm3d>(registry, "nn.BatchNorm3d", "batch normalization of [N, C, D, H, W]", batch_norm);
+  add_builtin<BatchNorm1d>(host, "nn.BatchNorm1d", "batch normalization of [N, C] or [N, C, L]", batch_norm);
+  add_builtin<BatchNorm2d>(host, "nn.BatchNorm2d", "batch normalization of [N, C, H, W]", batch_norm);
+  add_builtin<BatchNorm3d>(host, "nn.BatchNorm3d", "batch normalization of [N, C, D, H, W]", batch_norm);
   const std::vector<AttrDecl> instance_norm = {
       {"num_features", NNP_ATTR_INT, true, nullptr, "number of channels C"},
       {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
       {"momentum", NNP_ATTR_FLOAT, false, "0.1", "running statistics update factor"},
       {"affine", NNP_ATTR_BOOL, false, "false", "learn a per-channel scale and shift"},
       {"track_running_stats", NNP_ATTR_BOOL, false, "false", "keep running mean and variance for eval"}};
-  add_builtin<InstanceNorm1d>(registry, "nn.InstanceNorm1d", "instance normalization of [N, C, L]", instance_norm);
-  add_builtin<InstanceNorm2d>(registry, "nn.InstanceNorm2d", "instance normalization of [N, C, H, W]", instance_norm);
-  add_builtin<InstanceNorm3d>(registry, "nn.InstanceNorm3d", "instance normalization of [N, C, D, H, W]",
+  add_builtin<InstanceNorm1d>(host, "nn.InstanceNorm1d", "instance normalization of [N, C, L]", instance_norm);
+  add_builtin<InstanceNorm2d>(host, "nn.InstanceNorm2d", "instance normalization of [N, C, H, W]", instance_norm);
+  add_builtin<InstanceNorm3d>(host, "nn.InstanceNorm3d", "instance normalization of [N, C, D, H, W]",
                               instance_norm);
-  add_builtin<GroupNorm>(registry, "nn.GroupNorm", "normalization over groups of channels",
+  add_builtin<GroupNorm>(host, "nn.GroupNorm", "normalization over groups of channels",
                          {{"num_groups", NNP_ATTR_INT, true, nullptr, "groups the channels fall in"},
                           {"num_channels", NNP_ATTR_INT, true, nullptr, "number of channels C"},
                           {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
@@ -283,13 +283,13 @@ void register_norm_layers(LayerRegistry& registry) {
                                      {"alpha", NNP_ATTR_FLOAT, false, "0.0001", "multiplicative factor"},
                                      {"beta", NNP_ATTR_FLOAT, false, "0.75", "exponent"},
                                      {"k", NNP_ATTR_FLOAT, false, "1.0", "additive factor"}};
-  add_builtin<LocalResponseNorm>(registry, "nn.LocalResponseNorm", "normalization across neighbouring channels", lrn);
-  add_builtin<CrossMapLRN2d>(registry, "nn.CrossMapLRN2d", "Torch7's cross-channel normalization of [N, C, H, W]", lrn);
-  add_builtin<LayerNorm>(registry, "nn.LayerNorm", "normalization over the trailing normalized_shape dimensions",
+  add_builtin<LocalResponseNorm>(host, "nn.LocalResponseNorm", "normalization across neighbouring channels", lrn);
+  add_builtin<CrossMapLRN2d>(host, "nn.CrossMapLRN2d", "Torch7's cross-channel normalization of [N, C, H, W]", lrn);
+  add_builtin<LayerNorm>(host, "nn.LayerNorm", "normalization over the trailing normalized_shape dimensions",
                          {{"normalized_shape", NNP_ATTR_INTS, true, nullptr, "trailing dimensions to normalize"},
                           {"eps", NNP_ATTR_FLOAT, false, "1e-05", "added to the variance"},
                           {"elementwise_affine", NNP_ATTR_BOOL, false, "true", "learn weight and bias"},
                           {"bias", NNP_ATTR_BOOL, false, "true", "learn the bias (with elementwise_affine)"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

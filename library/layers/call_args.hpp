@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 
@@ -55,4 +55,4 @@ class CallArgs {
 // delegating to forward_values).
 inline std::vector<nnp::Value> tensor_args(const std::vector<Tensor>& inputs) { return {inputs.begin(), inputs.end()}; }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -6,7 +6,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -48,15 +48,15 @@ struct FeatureAlphaDropout : DropoutLike<F::feature_alpha_dropout> {
   explicit FeatureAlphaDropout(const Attrs& a) : DropoutLike("FeatureAlphaDropout", a) {}
 };
 
-void register_dropout_layers(LayerRegistry& registry) {
+void register_dropout_layers(nnp_plugin_host* host) {
   const std::vector<AttrDecl> attrs{
       {"p", NNP_ATTR_FLOAT, false, "0.5", "probability of an element (or channel) to be zeroed"},
       {"inplace", NNP_ATTR_BOOL, false, "false", "write the result into the input"}};
-  add_builtin<Dropout1d>(registry, "nn.Dropout1d", "zeroes whole channels of [N, C, L] while training", attrs);
-  add_builtin<Dropout2d>(registry, "nn.Dropout2d", "zeroes whole channels of [N, C, H, W] while training", attrs);
-  add_builtin<Dropout3d>(registry, "nn.Dropout3d", "zeroes whole channels of [N, C, D, H, W] while training", attrs);
-  add_builtin<AlphaDropout>(registry, "nn.AlphaDropout", "dropout that keeps SELU's mean and variance", attrs);
-  add_builtin<FeatureAlphaDropout>(registry, "nn.FeatureAlphaDropout", "alpha dropout of whole channels", attrs);
+  add_builtin<Dropout1d>(host, "nn.Dropout1d", "zeroes whole channels of [N, C, L] while training", attrs);
+  add_builtin<Dropout2d>(host, "nn.Dropout2d", "zeroes whole channels of [N, C, H, W] while training", attrs);
+  add_builtin<Dropout3d>(host, "nn.Dropout3d", "zeroes whole channels of [N, C, D, H, W] while training", attrs);
+  add_builtin<AlphaDropout>(host, "nn.AlphaDropout", "dropout that keeps SELU's mean and variance", attrs);
+  add_builtin<FeatureAlphaDropout>(host, "nn.FeatureAlphaDropout", "alpha dropout of whole channels", attrs);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -4,7 +4,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -38,14 +38,14 @@ struct PairwiseDistance : Distance {
   Tensor between(const Tensor& x1, const Tensor& x2) override { return F::pairwise_distance(x1, x2, options); }
 };
 
-void register_distance_layers(LayerRegistry& registry) {
-  add_builtin<CosineSimilarity>(registry, "nn.CosineSimilarity", "cosine of the angle between x1 and x2 along dim",
+void register_distance_layers(nnp_plugin_host* host) {
+  add_builtin<CosineSimilarity>(host, "nn.CosineSimilarity", "cosine of the angle between x1 and x2 along dim",
                                 {{"dim", NNP_ATTR_INT, false, "1", "dimension of the vectors"},
                                  {"eps", NNP_ATTR_FLOAT, false, "1e-08", "bound of the norms' product"}});
-  add_builtin<PairwiseDistance>(registry, "nn.PairwiseDistance", "p-norm of x1 - x2 along the last dimension",
+  add_builtin<PairwiseDistance>(host, "nn.PairwiseDistance", "p-norm of x1 - x2 along the last dimension",
                                 {{"p", NNP_ATTR_FLOAT, false, "2.0", "the norm's degree"},
                                  {"eps", NNP_ATTR_FLOAT, false, "1e-06", "added to the difference"},
                                  {"keepdim", NNP_ATTR_BOOL, false, "false", "keep the reduced dimension"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

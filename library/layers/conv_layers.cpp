@@ -9,7 +9,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -315,7 +315,7 @@ struct Fold : Unfold {
   std::string extra_repr() const override { return "output_size=" + given_text(output) + ", " + Unfold::extra_repr(); }
 };
 
-void register_conv_layers(LayerRegistry& registry) {
+void register_conv_layers(nnp_plugin_host* host) {
   const AttrDecl in{"in_channels", NNP_ATTR_INT, true, nullptr, "channels of the input"};
   const AttrDecl out{"out_channels", NNP_ATTR_INT, true, nullptr, "channels produced"};
   const AttrDecl kernel{"kernel_size", NNP_ATTR_INTS, true, nullptr, "window size (one value or one per dimension)"};
@@ -346,13 +346,13 @@ void register_conv_layers(LayerRegistry& registry) {
       bias,
       dilation,
       mode};
-  add_builtin<Conv1d>(registry, "nn.Conv1d", "1-D convolution over [N, C, L]", conv);
-  add_builtin<Conv2d>(registry, "nn.Conv2d", "2-D convolution over [N, C, H, W]", conv);
-  add_builtin<Conv3d>(registry, "nn.Conv3d", "3-D convolution over [N, C, D, H, W]", conv);
-  add_builtin<ConvTranspose1d>(registry, "nn.ConvTranspose1d", "1-D transposed convolution over [N, C, L]", transposed);
-  add_builtin<ConvTranspose2d>(registry, "nn.ConvTranspose2d", "2-D transposed convolution over [N, C, H, W]",
+  add_builtin<Conv1d>(host, "nn.Conv1d", "1-D convolution over [N, C, L]", conv);
+  add_builtin<Conv2d>(host, "nn.Conv2d", "2-D convolution over [N, C, H, W]", conv);
+  add_builtin<Conv3d>(host, "nn.Conv3d", "3-D convolution over [N, C, D, H, W]", conv);
+  add_builtin<ConvTranspose1d>(host, "nn.ConvTranspose1d", "1-D transposed convolution over [N, C, L]", transposed);
+  add_builtin<ConvTranspose2d>(host, "nn.ConvTranspose2d", "2-D transposed convolution over [N, C, H, W]",
                                transposed);
-  add_builtin<ConvTranspose3d>(registry, "nn.ConvTranspose3d", "3-D transposed convolution over [N, C, D, H, W]",
+  add_builtin<ConvTranspose3d>(host, "nn.ConvTranspose3d", "3-D transposed convolution over [N, C, D, H, W]",
                                transposed);
   const std::vector<AttrDecl> blocks{
       {"kernel_size", NNP_ATTR_INTS, true, nullptr, "block size"},
@@ -360,10 +360,10 @@ void register_conv_layers(LayerRegistry& registry) {
       {"padding", NNP_ATTR_INTS, false, "0", "zeros added on each side"},
       {"stride", NNP_ATTR_INTS, false, "1", "step between blocks"},
   };
-  add_builtin<Unfold>(registry, "nn.Unfold", "sliding blocks of [N, C, H, W] as columns [N, C * kh * kw, L]", blocks);
+  add_builtin<Unfold>(host, "nn.Unfold", "sliding blocks of [N, C, H, W] as columns [N, C * kh * kw, L]", blocks);
   std::vector<AttrDecl> fold{{"output_size", NNP_ATTR_INTS, true, nullptr, "the output's height and width"}};
   fold.insert(fold.end(), blocks.begin(), blocks.end());
-  add_builtin<Fold>(registry, "nn.Fold", "columns [N, C * kh * kw, L] summed into [N, C, *output_size]", fold);
+  add_builtin<Fold>(host, "nn.Fold", "columns [N, C * kh * kw, L] summed into [N, C, *output_size]", fold);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

@@ -8,7 +8,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::Value;
@@ -106,7 +106,7 @@ struct EmbeddingBag : EmbeddingTable {
   }
 };
 
-void register_embedding_layers(LayerRegistry& registry) {
+void register_embedding_layers(nnp_plugin_host* host) {
   const std::vector<AttrDecl> table{
       {"num_embeddings", NNP_ATTR_INT, true, nullptr, "size of the table"},
       {"embedding_dim", NNP_ATTR_INT, true, nullptr, "size of each vector"},
@@ -115,11 +115,11 @@ void register_embedding_layers(LayerRegistry& registry) {
       {"norm_type", NNP_ATTR_FLOAT, false, "2.0", "p of the norm for max_norm"},
       {"scale_grad_by_freq", NNP_ATTR_BOOL, false, "false", "divide gradients by the index's batch frequency"},
       {"sparse", NNP_ATTR_BOOL, false, "false", "sparse gradients (not supported)"}};
-  add_builtin<Embedding>(registry, "nn.Embedding", "a lookup table of num_embeddings vectors", table);
+  add_builtin<Embedding>(host, "nn.Embedding", "a lookup table of num_embeddings vectors", table);
   std::vector<AttrDecl> bag = table;
   bag.push_back({"mode", NNP_ATTR_STRING, false, "\"mean\"", "'sum', 'mean' or 'max' over each bag"});
   bag.push_back({"include_last_offset", NNP_ATTR_BOOL, false, "false", "offsets ends with the end of the last bag"});
-  add_builtin<EmbeddingBag>(registry, "nn.EmbeddingBag", "sums, means or maxima of bags of embeddings", bag);
+  add_builtin<EmbeddingBag>(host, "nn.EmbeddingBag", "sums, means or maxima of bags of embeddings", bag);
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

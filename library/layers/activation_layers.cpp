@@ -6,7 +6,7 @@
 
 #include "builtin.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -231,62 +231,62 @@ struct SoftmaxLayer : nnp::nn::Module {
   std::string extra_repr() const override { return has_dim ? "dim=" + std::to_string(dim) : "dim=None"; }
 };
 
-void register_activation_layers(LayerRegistry& registry) {
-  add_builtin<ReLU>(registry, "nn.ReLU", "max(0, x)", {});
-  add_builtin<LeakyReLU>(registry, "nn.LeakyReLU", "x if x > 0 else negative_slope * x",
+void register_activation_layers(nnp_plugin_host* host) {
+  add_builtin<ReLU>(host, "nn.ReLU", "max(0, x)", {});
+  add_builtin<LeakyReLU>(host, "nn.LeakyReLU", "x if x > 0 else negative_slope * x",
                          {{"negative_slope", NNP_ATTR_FLOAT, false, "0.01", "slope for negative inputs"}});
-  add_builtin<GELU>(registry, "nn.GELU", "x * Phi(x), exact or tanh-approximated",
+  add_builtin<GELU>(host, "nn.GELU", "x * Phi(x), exact or tanh-approximated",
                     {{"approximate", NNP_ATTR_STRING, false, "\"none\"", "'none' (erf) or 'tanh'"}});
-  add_builtin<SiLU>(registry, "nn.SiLU", "x * sigmoid(x)", {});
-  add_builtin<Sigmoid>(registry, "nn.Sigmoid", "1 / (1 + exp(-x))", {});
-  add_builtin<Tanh>(registry, "nn.Tanh", "tanh(x)", {});
+  add_builtin<SiLU>(host, "nn.SiLU", "x * sigmoid(x)", {});
+  add_builtin<Sigmoid>(host, "nn.Sigmoid", "1 / (1 + exp(-x))", {});
+  add_builtin<Tanh>(host, "nn.Tanh", "tanh(x)", {});
   add_builtin<SoftmaxLayer<SoftmaxKind::Softmax>>(
-      registry, "nn.Softmax", "softmax along dim",
+      host, "nn.Softmax", "softmax along dim",
       {{"dim", NNP_ATTR_INT, false, nullptr, "dimension the values sum to 1 along"}});
   add_builtin<SoftmaxLayer<SoftmaxKind::LogSoftmax>>(
-      registry, "nn.LogSoftmax", "log of softmax along dim",
+      host, "nn.LogSoftmax", "log of softmax along dim",
       {{"dim", NNP_ATTR_INT, false, nullptr, "dimension of the softmax"}});
-  add_builtin<SoftmaxLayer<SoftmaxKind::Softmin>>(registry, "nn.Softmin", "softmax of -x along dim",
+  add_builtin<SoftmaxLayer<SoftmaxKind::Softmin>>(host, "nn.Softmin", "softmax of -x along dim",
                                                   {{"dim", NNP_ATTR_INT, false, nullptr, "dimension of the softmin"}});
-  add_builtin<Softmax2d>(registry, "nn.Softmax2d", "softmax over the channels of [C, H, W] or [N, C, H, W]", {});
+  add_builtin<Softmax2d>(host, "nn.Softmax2d", "softmax over the channels of [C, H, W] or [N, C, H, W]", {});
 
   const AttrDecl inplace{"inplace", NNP_ATTR_BOOL, false, "false", "write the result into the input"};
-  add_builtin<ELU>(registry, "nn.ELU", "x if x > 0 else alpha * (exp(x) - 1)",
+  add_builtin<ELU>(host, "nn.ELU", "x if x > 0 else alpha * (exp(x) - 1)",
                    {{"alpha", NNP_ATTR_FLOAT, false, "1.0", "value the negative side tends to (-alpha)"}, inplace});
-  add_builtin<CELU>(registry, "nn.CELU", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))",
+  add_builtin<CELU>(host, "nn.CELU", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))",
                     {{"alpha", NNP_ATTR_FLOAT, false, "1.0", "alpha of the CELU formulation"}, inplace});
-  add_builtin<SELU>(registry, "nn.SELU", "scale * elu(x, alpha) with the self-normalising constants", {inplace});
-  add_builtin<GLU>(registry, "nn.GLU", "a * sigmoid(b), x split in halves a, b along dim",
+  add_builtin<SELU>(host, "nn.SELU", "scale * elu(x, alpha) with the self-normalising constants", {inplace});
+  add_builtin<GLU>(host, "nn.GLU", "a * sigmoid(b), x split in halves a, b along dim",
                    {{"dim", NNP_ATTR_INT, false, "-1", "dimension split in two"}});
-  add_builtin<Hardtanh>(registry, "nn.Hardtanh", "x clamped to [min_val, max_val]",
+  add_builtin<Hardtanh>(host, "nn.Hardtanh", "x clamped to [min_val, max_val]",
                         {{"min_val", NNP_ATTR_FLOAT, false, "-1.0", "lower bound"},
                          {"max_val", NNP_ATTR_FLOAT, false, "1.0", "upper bound"},
                          inplace});
-  add_builtin<ReLU6>(registry, "nn.ReLU6", "min(max(0, x), 6)", {inplace});
-  add_builtin<Hardswish>(registry, "nn.Hardswish", "x * relu6(x + 3) / 6", {inplace});
-  add_builtin<Hardsigmoid>(registry, "nn.Hardsigmoid", "relu6(x + 3) / 6", {inplace});
-  add_builtin<Shrink<false>>(registry, "nn.Hardshrink", "x if |x| > lambd else 0",
+  add_builtin<ReLU6>(host, "nn.ReLU6", "min(max(0, x), 6)", {inplace});
+  add_builtin<Hardswish>(host, "nn.Hardswish", "x * relu6(x + 3) / 6", {inplace});
+  add_builtin<Hardsigmoid>(host, "nn.Hardsigmoid", "relu6(x + 3) / 6", {inplace});
+  add_builtin<Shrink<false>>(host, "nn.Hardshrink", "x if |x| > lambd else 0",
                              {{"lambd", NNP_ATTR_FLOAT, false, "0.5", "half-width of the zeroed band"}});
-  add_builtin<Shrink<true>>(registry, "nn.Softshrink", "x - lambd, x + lambd, or 0 inside [-lambd, lambd]",
+  add_builtin<Shrink<true>>(host, "nn.Softshrink", "x - lambd, x + lambd, or 0 inside [-lambd, lambd]",
                             {{"lambd", NNP_ATTR_FLOAT, false, "0.5", "half-width of the zeroed band (>= 0)"}});
-  add_builtin<Tanhshrink>(registry, "nn.Tanhshrink", "x - tanh(x)", {});
-  add_builtin<Softsign>(registry, "nn.Softsign", "x / (1 + |x|)", {});
-  add_builtin<LogSigmoid>(registry, "nn.LogSigmoid", "log(sigmoid(x))", {});
-  add_builtin<Softplus>(registry, "nn.Softplus", "log(1 + exp(beta * x)) / beta, linear past threshold",
+  add_builtin<Tanhshrink>(host, "nn.Tanhshrink", "x - tanh(x)", {});
+  add_builtin<Softsign>(host, "nn.Softsign", "x / (1 + |x|)", {});
+  add_builtin<LogSigmoid>(host, "nn.LogSigmoid", "log(sigmoid(x))", {});
+  add_builtin<Softplus>(host, "nn.Softplus", "log(1 + exp(beta * x)) / beta, linear past threshold",
                         {{"beta", NNP_ATTR_FLOAT, false, "1.0", "sharpness"},
                          {"threshold", NNP_ATTR_FLOAT, false, "20.0", "beta * x past which the result is x"}});
-  add_builtin<Mish>(registry, "nn.Mish", "x * tanh(softplus(x))", {inplace});
-  add_builtin<Threshold>(registry, "nn.Threshold", "x if x > threshold else value",
+  add_builtin<Mish>(host, "nn.Mish", "x * tanh(softplus(x))", {inplace});
+  add_builtin<Threshold>(host, "nn.Threshold", "x if x > threshold else value",
                          {{"threshold", NNP_ATTR_FLOAT, true, nullptr, "the value to threshold at"},
                           {"value", NNP_ATTR_FLOAT, true, nullptr, "the value to replace with"},
                           inplace});
-  add_builtin<RReLU>(registry, "nn.RReLU", "leaky ReLU with a random slope in [lower, upper] while training",
+  add_builtin<RReLU>(host, "nn.RReLU", "leaky ReLU with a random slope in [lower, upper] while training",
                      {{"lower", NNP_ATTR_FLOAT, false, "0.125", "lower bound of the slope"},
                       {"upper", NNP_ATTR_FLOAT, false, "0.3333333333333333", "upper bound of the slope"},
                       inplace});
-  add_builtin<PReLU>(registry, "nn.PReLU", "x if x > 0 else weight * x, weight learned per channel",
+  add_builtin<PReLU>(host, "nn.PReLU", "x if x > 0 else weight * x, weight learned per channel",
                      {{"num_parameters", NNP_ATTR_INT, false, "1", "1, or the number of channels (dimension 1)"},
                       {"init", NNP_ATTR_FLOAT, false, "0.25", "initial value of the weight"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

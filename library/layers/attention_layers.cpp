@@ -10,7 +10,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::Value;
@@ -125,9 +125,9 @@ struct MultiheadAttention : nnp::nn::Module {
   }
 };
 
-void register_attention_layers(LayerRegistry& registry) {
+void register_attention_layers(nnp_plugin_host* host) {
   add_builtin<MultiheadAttention>(
-      registry, "nn.MultiheadAttention", "attention over num_heads subspaces (Attention Is All You Need)",
+      host, "nn.MultiheadAttention", "attention over num_heads subspaces (Attention Is All You Need)",
       {{"embed_dim", NNP_ATTR_INT, true, nullptr, "model dimension (the query's features)"},
        {"num_heads", NNP_ATTR_INT, true, nullptr, "parallel heads; embed_dim / num_heads features each"},
        {"dropout", NNP_ATTR_FLOAT, false, "0.0", "dropout on the attention weights while training"},
@@ -139,4 +139,4 @@ void register_attention_layers(LayerRegistry& registry) {
        {"batch_first", NNP_ATTR_BOOL, false, "false", "inputs and output are [N, L, E] rather than [L, N, E]"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers

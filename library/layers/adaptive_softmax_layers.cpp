@@ -13,7 +13,7 @@
 #include "builtin.hpp"
 #include "call_args.hpp"
 
-namespace nnp::core::nn::layers {
+namespace nnp::library::layers {
 
 using nnp::Tensor;
 using nnp::nn::Attrs;
@@ -150,9 +150,9 @@ struct AdaptiveLogSoftmaxWithLoss : nnp::nn::Module {
   }
 };
 
-void register_adaptive_softmax_layers(LayerRegistry& registry) {
+void register_adaptive_softmax_layers(nnp_plugin_host* host) {
   add_builtin<AdaptiveLogSoftmaxWithLoss>(
-      registry, "nn.AdaptiveLogSoftmaxWithLoss",
+      host, "nn.AdaptiveLogSoftmaxWithLoss",
       "efficient softmax over many classes: a head and per-cluster tails; (input, target) -> (output, loss)",
       {{"in_features", NNP_ATTR_INT, true, nullptr, "features of the input"},
        {"n_classes", NNP_ATTR_INT, true, nullptr, "number of classes"},
@@ -161,4 +161,4 @@ void register_adaptive_softmax_layers(LayerRegistry& registry) {
        {"head_bias", NNP_ATTR_BOOL, false, "false", "the head Linear has a bias"}});
 }
 
-}  // namespace nnp::core::nn::layers
+}  // namespace nnp::library::layers
