@@ -1,6 +1,9 @@
-// The core's tensor operations. Each checks its arguments (shapes, dtypes,
-// devices) first, throwing an Error that names both operands, then prepares
-// raw views and calls the owning backend's kernel.
+// The core's tensor operations, internal face: what the core composes inside
+// other ops and backward formulas (profiled; neither traced nor recorded).
+// Each reaches its kernel through the dispatcher (dispatch/dispatcher.hpp);
+// its compute checks its arguments (shapes, dtypes, devices) first, throwing
+// an Error that names both operands, then prepares raw views and calls the
+// owning backend's kernel. The public face is autograd/functions.hpp.
 #pragma once
 
 #include <nnp/nnp.h>
@@ -9,7 +12,7 @@
 
 namespace nnp::core {
 
-// creation (ops_creation.cpp)
+// creation (ops/creation.cpp)
 TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device);
 TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device);
 TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device);
@@ -19,14 +22,14 @@ void manual_seed(uint64_t seed);
 void get_rng_state(uint64_t* seed, uint64_t* offset);
 void set_rng_state(uint64_t seed, uint64_t offset);
 
-// data movement (ops_copy.cpp)
+// data movement (ops/shape.cpp)
 void copy_to_host(const Tensor& t, void* dst, size_t bytes);
 void copy_into(Tensor& dst, const Tensor& src);
 TensorRef to(const Tensor& t, nnp_device device, nnp_dtype dtype);
 TensorRef contiguous(const Tensor& t);
 TensorRef clone(const Tensor& t);
 
-// views (ops_view.cpp)
+// views (ops/shape.cpp)
 TensorRef view(const Tensor& t, const int64_t* shape, int32_t ndim);
 TensorRef reshape(const Tensor& t, const int64_t* shape, int32_t ndim);
 TensorRef transpose(const Tensor& t, int64_t dim0, int64_t dim1);
@@ -37,28 +40,28 @@ TensorRef squeeze(const Tensor& t, int64_t dim, bool all_dims);
 TensorRef unsqueeze(const Tensor& t, int64_t dim);
 
 // compute
-TensorRef unary(nnp_unary_op op, const Tensor& x);  // ops_elementwise.cpp
+TensorRef unary(nnp_unary_op op, const Tensor& x);  // ops/elementwise.cpp
 TensorRef binary(nnp_binary_op op, const Tensor& a, const Tensor& b);
 // out = a op b in place; out has the broadcast shape and the result dtype and
 // may be a or b itself (optimizers update their buffers this way).
 void binary_into(nnp_binary_op op, const Tensor& a, const Tensor& b, Tensor& out);
 TensorRef where(const Tensor& cond, const Tensor& a, const Tensor& b);
 TensorRef reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims, bool keepdim,
-                 double correction);                 // ops_reduce.cpp
-TensorRef matmul(const Tensor& a, const Tensor& b);  // ops_matmul.cpp
-// 2-D convolution through the backend's optional conv2d kernel (ops_conv.cpp):
+                 double correction);                 // ops/reduce.cpp
+TensorRef matmul(const Tensor& a, const Tensor& b);  // ops/matmul.cpp
+// 2-D convolution through the backend's optional conv2d kernel (ops/conv.cpp):
 // an empty ref when that path does not apply (no kernel, not f32, a gradient
 // to record, an export tracing), and the caller takes its general path.
 TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p);
 // 2-D max pooling through the backend's optional max_pool2d kernel
-// (ops_pool.cpp), the output size [OH, OW] chosen by the caller; empty refs
+// (ops/pool.cpp), the output size [OH, OW] chosen by the caller; empty refs
 // when that path does not apply, as conv2d_kernel.
 struct MaxPool2dResult {
   TensorRef values, indices;  // indices only when asked for
 };
 MaxPool2dResult max_pool2d_kernel(const Tensor& x, const nnp_pool2d_params& p, int64_t oh, int64_t ow,
                                   bool with_indices);
-// ops_quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
+// ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                nnp_dtype dtype);
@@ -73,8 +76,8 @@ FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t ze
                                        int64_t quant_max);
 FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                                         int64_t quant_min, int64_t quant_max);
-TensorRef softmax(const Tensor& x, int64_t dim, bool log);                // ops_softmax.cpp
-TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);  // ops_indexing.cpp
+TensorRef softmax(const Tensor& x, int64_t dim, bool log);                // ops/reduce.cpp
+TensorRef cat(const Tensor* const* tensors, int32_t count, int64_t dim);  // ops/indexing.cpp
 TensorRef index_select(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef gather(const Tensor& x, int64_t dim, const Tensor& index);
 TensorRef scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);

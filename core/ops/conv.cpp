@@ -2,10 +2,10 @@
 // bias together) instead of the general ops. Where a gradient is recorded it
 // is taken only if the backend also has conv2d_backward, which the recorded
 // node runs.
-#include "autograd/grad_math.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "op_checks.hpp"
-#include "ops.hpp"
+#include "../autograd/grad_math.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_checks.hpp"
+#include "../ops.hpp"
 
 namespace nnp::core {
 namespace {

@@ -4,15 +4,34 @@
 // composed from ordinary kernels, so every backend that knows ABI 1.7 runs
 // it; and the int8 GEMM, through the backend's optional slot or, without it,
 // the floating gemm on the same integers (exact, see matmul_i8).
+// Fake quantization and its backward: the straight-through estimator, as
+// PyTorch's cachemask kernels: the gradient passes where round-and-clamp
+// left the value inside [quant_min, quant_max], and is zero elsewhere.
 #include <cmath>
 #include <limits>
 
-#include "dtype.hpp"
-#include "error.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "op_checks.hpp"
-#include "op_compute.hpp"
-#include "ops.hpp"
+#include "../autograd/functions.hpp"
+#include "../autograd/grad_math.hpp"
+#include "../autograd/record.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../op_checks.hpp"
+#include "../ops.hpp"
+
+// The ops' own work (their compute), called by their descriptions below.
+namespace nnp::core::compute {
+TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
+TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                               nnp_dtype dtype);
+TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point);
+TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis);
+TensorRef matmul_i8(const Tensor& a, const Tensor& b);
+FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                       int64_t quant_max);
+FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                        int64_t quant_min, int64_t quant_max);
+}  // namespace nnp::core::compute
 
 namespace nnp::core {
 namespace {
@@ -302,5 +321,76 @@ TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Te
   return dispatch::dispatch(DequantizePerChannelOp{{&q, &scales, &zero_points}, axis}, Face::PUBLIC);
 }
 TensorRef matmul_i8(const Tensor& a, const Tensor& b) { return dispatch::dispatch(MatmulI8Op{{&a, &b}}, Face::PUBLIC); }
+
+}  // namespace nnp::core
+
+namespace nnp::core::autograd {
+
+using namespace math;
+
+namespace {
+
+void straight_through(dispatch::OpId id, const Tensor& x, FakeQuantized& result) {
+  if (!requires_grad(x)) return;  // the scales and zero points take no gradient
+  TensorRef mask = result.mask;
+  record(dispatch::schema(id).backward, {&x}, {result.out.get()},
+         [mask](Grads& g) { return Grads{where(mask, g[0], zeros_like(g[0]))}; });
+}
+
+struct FakeQuantizePerTensorOp {
+  const Tensor* in[1];
+  double scale;
+  int64_t zero_point, quant_min, quant_max;
+  dispatch::OpId id() const { return dispatch::OpId::FAKE_QUANTIZE_PER_TENSOR; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  FakeQuantized compute() const {
+    return compute::fake_quantize_per_tensor(*in[0], scale, zero_point, quant_min, quant_max);
+  }
+  void differentiate(FakeQuantized& out) const { straight_through(id(), *in[0], out); }
+};
+
+struct FakeQuantizePerChannelOp {
+  const Tensor* in[3];  // x, scales, zero points
+  int64_t axis, quant_min, quant_max;
+  dispatch::OpId id() const { return dispatch::OpId::FAKE_QUANTIZE_PER_CHANNEL; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  FakeQuantized compute() const {
+    return compute::fake_quantize_per_channel(*in[0], *in[1], *in[2], axis, quant_min, quant_max);
+  }
+  void differentiate(FakeQuantized& out) const { straight_through(id(), *in[0], out); }
+};
+
+}  // namespace
+
+TensorRef fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                   int64_t quant_max) {
+  return dispatch::dispatch(FakeQuantizePerTensorOp{{&x}, scale, zero_point, quant_min, quant_max},
+                            dispatch::Face::PUBLIC)
+      .out;
+}
+
+TensorRef fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                    int64_t quant_min, int64_t quant_max) {
+  return dispatch::dispatch(FakeQuantizePerChannelOp{{&x, &scales, &zero_points}, axis, quant_min, quant_max},
+                            dispatch::Face::PUBLIC)
+      .out;
+}
+
+}  // namespace nnp::core::autograd
+
+namespace nnp::core {
+
+FakeQuantized fake_quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                       int64_t quant_max) {
+  return dispatch::dispatch(autograd::FakeQuantizePerTensorOp{{&x}, scale, zero_point, quant_min, quant_max},
+                            dispatch::Face::INTERNAL);
+}
+
+FakeQuantized fake_quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                        int64_t quant_min, int64_t quant_max) {
+  return dispatch::dispatch(
+      autograd::FakeQuantizePerChannelOp{{&x, &scales, &zero_points}, axis, quant_min, quant_max},
+      dispatch::Face::INTERNAL);
+}
 
 }  // namespace nnp::core

@@ -1,10 +1,10 @@
 // 2-D max pooling through the backend's optional max_pool2d kernel: one pass
 // over the input instead of the general path's window unfold, reduction
 // and (for indices) gather, taken only where nothing needs the ops' history.
-#include "autograd/record.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "op_checks.hpp"
-#include "ops.hpp"
+#include "../autograd/record.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_checks.hpp"
+#include "../ops.hpp"
 
 namespace nnp::core {
 namespace {

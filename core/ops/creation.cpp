@@ -2,15 +2,22 @@
 #include <cmath>
 #include <vector>
 
-#include "device.hpp"
-#include "dtype.hpp"
-#include "error.hpp"
-#include "host_convert.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "op_checks.hpp"
-#include "op_compute.hpp"
-#include "ops.hpp"
-#include "random_state.hpp"
+#include "../device.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../host_convert.hpp"
+#include "../op_checks.hpp"
+#include "../ops.hpp"
+#include "../random_state.hpp"
+
+// The ops' own work (their compute), called by their descriptions below.
+namespace nnp::core::compute {
+TensorRef full(const Dims& shape, double value, nnp_dtype dtype, nnp_device device);
+TensorRef arange(double start, double end, double step, nnp_dtype dtype, nnp_device device);
+TensorRef from_host(const void* data, const Dims& shape, nnp_dtype dtype, nnp_device device);
+TensorRef random(nnp_random_kind kind, double a, double b, const Dims& shape, nnp_dtype dtype, nnp_device device);
+}  // namespace nnp::core::compute
 
 namespace nnp::core {
 TensorRef empty(const Dims& shape, nnp_dtype dtype, nnp_device device) {
