@@ -58,7 +58,7 @@ class LayerRegistry {
   std::deque<LayerType> types_;
 };
 
-// The built-in layers (core/nn/layers/*.cpp).
+// The built-in layers: the library's (library/, through the table) and nn.GraphModule.
 void register_builtin_layers(LayerRegistry& registry);
 
 }  // namespace nnp::core::nn
