@@ -85,12 +85,14 @@ nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index
 
 namespace {
 
+// A caller-sized parameter struct: at least its first released layout.
 template <typename Params>
 const Params& params_arg(const Params* p, size_t released, const char* op) {
-  if (p == nullptr) fail(NNP_INVALID_ARGUMENT, op, ": the parameters are NULL");
-  if (p->struct_size < released)
-    fail(NNP_INVALID_ARGUMENT, op, ": the parameters' struct_size is ", p->struct_size, "; set it to sizeof the struct");
-  return *p;
+  const Params& params = in_arg(p, op, "p");
+  if (params.struct_size < released)
+    fail(NNP_INVALID_ARGUMENT, op, ": the parameters' struct_size is ", params.struct_size,
+         "; set it to sizeof the struct");
+  return params;
 }
 
 }  // namespace

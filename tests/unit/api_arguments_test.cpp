@@ -34,6 +34,10 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
   const nnp_tensor* pair[2] = {t, t};
   nnp_list* params = nullptr;
   ASSERT_EQ(api.named_parameters(m, "", 1, 1, &params), NNP_OK);
+  nnp_conv2d_params conv{};
+  conv.struct_size = sizeof conv;
+  nnp_pool2d_params pool{};
+  pool.struct_size = sizeof pool;
   std::vector<NullCase> cases = {
       {"empty", "out", [&] { return api.empty(shape, 2, NNP_F32, x.device().raw(), nullptr); }},
       {"full", "out", [&] { return api.full(shape, 2, 1.0, NNP_F32, x.device().raw(), nullptr); }},
@@ -80,6 +84,9 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"list_int", "out", [&] { return api.list_int(params, 0, nullptr); }},
       {"list_float", "out", [&] { return api.list_float(params, 0, nullptr); }},
       {"list_bool", "out", [&] { return api.list_bool(params, 0, nullptr); }},
+      {"op_info", "out", [&] { return api.op_info(0, nullptr); }},
+      {"conv2d_fused", "out", [&] { return api.conv2d_fused(t, t, nullptr, &conv, nullptr); }},
+      {"max_pool2d_fused", "values", [&] { return api.max_pool2d_fused(t, &pool, 1, 1, nullptr, nullptr); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;
@@ -93,6 +100,10 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
 TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
   nnp_tensor* out = nullptr;
   nnp_optimizer* opt = nullptr;
+  nnp_conv2d_params conv{};
+  conv.struct_size = sizeof conv;
+  nnp_pool2d_params pool{};
+  pool.struct_size = sizeof pool;
   double value = 0;
   nnp::detail::List list;
   nnp_list* results = nullptr;
@@ -127,6 +138,11 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
          nnp_module* m = nullptr;
          return api.layer_create(nullptr, nullptr, &m);
        }},
+      {"conv2d_fused", "x", [&] { return api.conv2d_fused(nullptr, x.get(), nullptr, &conv, &out); }},
+      {"conv2d_fused", "w", [&] { return api.conv2d_fused(x.get(), nullptr, nullptr, &conv, &out); }},
+      {"conv2d_fused", "p", [&] { return api.conv2d_fused(x.get(), x.get(), nullptr, nullptr, &out); }},
+      {"max_pool2d_fused", "x", [&] { return api.max_pool2d_fused(nullptr, &pool, 1, 1, &out, nullptr); }},
+      {"max_pool2d_fused", "p", [&] { return api.max_pool2d_fused(x.get(), nullptr, 1, 1, &out, nullptr); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;

@@ -251,4 +251,28 @@ TEST_F(DispatcherTrace, FusedConvolutionAndPoolingRunInOnnxRuntime) {
   }
 }
 
+// The fused entries: NULL with NNP_OK where no fused kernel applies (the
+// caller composes), a refusal for a parameter struct the caller did not size.
+TEST(FusedEntries, GiveNullWhereNoKernelAppliesAndRefuseUnsizedParameters) {
+  nnp_conv2d_params conv{};
+  conv.struct_size = sizeof conv;
+  conv.stride[0] = conv.stride[1] = conv.dilation[0] = conv.dilation[1] = conv.groups = 1;
+  const Tensor x = randn({1, 2, 5, 5}, Dtype::f64), w = randn({3, 2, 3, 3}, Dtype::f64);
+  nnp_tensor* out = reinterpret_cast<nnp_tensor*>(&conv);  // must come back NULL
+  EXPECT_EQ(api().conv2d_fused(x.get(), w.get(), nullptr, &conv, &out), NNP_OK) << api().last_error();
+  EXPECT_EQ(out, nullptr) << "f64 takes the composed path";
+  const Tensor xr = x.to(Device("reference"), Dtype::f32), wr = w.to(Device("reference"), Dtype::f32);
+  EXPECT_EQ(api().conv2d_fused(xr.get(), wr.get(), nullptr, &conv, &out), NNP_OK);
+  EXPECT_EQ(out, nullptr) << "the reference backend has no fused convolution";
+  conv.struct_size = 0;
+  EXPECT_EQ(api().conv2d_fused(x.to(Dtype::f32).get(), w.to(Dtype::f32).get(), nullptr, &conv, &out),
+            NNP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api().last_error()).find("struct_size"), std::string::npos) << api().last_error();
+  nnp_pool2d_params pool{};
+  pool.struct_size = 0;
+  nnp_tensor* values = nullptr;
+  EXPECT_EQ(api().max_pool2d_fused(x.to(Dtype::f32).get(), &pool, 2, 2, &values, nullptr), NNP_INVALID_ARGUMENT);
+  EXPECT_EQ(values, nullptr);
+}
+
 }  // namespace
