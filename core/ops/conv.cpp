@@ -59,14 +59,15 @@ struct Conv2dOp {
     // Which gradients to compute is known now: only inputs that require one.
     const bool want_x = autograd::requires_grad(*in[0]), want_w = autograd::requires_grad(*in[1]),
                want_b = in[2] && autograd::requires_grad(*in[2]);
-    autograd::math::SavedTensor sx = autograd::math::share(*contiguous(*in[0]));
-    autograd::math::SavedTensor sw = autograd::math::share(*contiguous(*in[1]));
+    // The inputs as given (compute's contiguous copies are not kept past
+    // forward); backward lays them out again only where they were strided.
+    autograd::math::SavedTensor sx = autograd::math::share(*in[0]);
+    autograd::math::SavedTensor sw = autograd::math::share(*in[1]);
     const nnp_conv2d_params params = p;
     autograd::record(
         dispatch::schema(id()).backward, {in[0], in[1], in[2]}, {out.get()},
         [sx, sw, params, want_x, want_w, want_b](autograd::Grads& g) {
-          const TensorRef& x = sx;
-          const TensorRef& w = sw;
+          const TensorRef x = contiguous(*sx.values()), w = contiguous(*sw.values());
           TensorRef grad_out = contiguous(*g[0]);
           TensorRef gx = want_x ? make_tensor_like(x->shape, NNP_F32, *x) : TensorRef();
           TensorRef gw = want_w ? make_tensor_like(w->shape, NNP_F32, *x) : TensorRef();
