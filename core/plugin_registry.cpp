@@ -26,6 +26,7 @@
 #include "comm/comm_registry.hpp"
 #include "error.hpp"
 #include "nn/layer_registry.hpp"
+#include "optim/algorithm_registry.hpp"
 #include "plugin_file.hpp"
 
 namespace fs = std::filesystem;
@@ -40,6 +41,7 @@ struct nnp_plugin_host {
   bool ships_with_nnplug = false;
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
   std::vector<nnp::core::nn::LayerType> staged_layers;
+  std::vector<nnp::core::optim::Algorithm> staged_algorithms;
   std::vector<nnp_comm> staged_comms;
   nnp_status failure = NNP_OK;
   std::string failure_reason;
@@ -291,6 +293,10 @@ struct PluginRegistry::Impl {
     for (const nn::LayerType& t : host.staged_layers)
       if (const nn::LayerType* existing = layers.find(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
+    optim::AlgorithmRegistry& algorithms = optim::AlgorithmRegistry::instance();
+    for (const optim::Algorithm& a : host.staged_algorithms)
+      if (const optim::Algorithm* existing = algorithms.find(a.kind))
+        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is already registered by ", existing->origin);
     int32_t count = backend_count.load();
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
@@ -301,6 +307,7 @@ struct PluginRegistry::Impl {
              existing->plugin_path);
     // Nothing can fail from here on: a refused plugin leaves nothing behind.
     for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
+    for (optim::Algorithm& a : host.staged_algorithms) algorithms.add(std::move(a));
     for (const nnp_comm& c : host.staged_comms) comms.add(c, path);
     for (auto& [table, kernels] : host.staged) {
       backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path, library);
@@ -392,6 +399,21 @@ const BackendRecord* PluginRegistry::find_backend(const std::string& name) const
 
 namespace {
 
+// Runs a registration from a plugin's init; a refusal is also recorded on the
+// host, so the plugin is refused even if its init ignores the status.
+template <typename Body>
+void registering(nnp_plugin_host* host, Body&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    if (host->failure == NNP_OK) {
+      host->failure = e.status();
+      host->failure_reason = e.what();
+    }
+    throw;
+  }
+}
+
 // The built-in library's host: no plugin file; active only while its init runs.
 nnp_plugin_host& library_host() {
   static const std::string origin = "core";
@@ -407,14 +429,14 @@ nnp_plugin_host& library_host() {
 
 }  // namespace
 
-std::vector<nn::LayerType> PluginRegistry::builtin_library_layers(LibraryInit init) {
+BuiltinLibrary PluginRegistry::run_builtin_library(LibraryInit init) {
   nnp_plugin_host& host = library_host();
   host.active = true;
   const nnp_status status = init(api_table(), &host);
   host.active = false;
   if (host.failure != NNP_OK) fail(host.failure, "the built-in library: ", host.failure_reason);
   if (status != NNP_OK) fail(status, "the built-in library's init failed: ", last_error_message());
-  return std::move(host.staged_layers);
+  return BuiltinLibrary{std::move(host.staged_layers), std::move(host.staged_algorithms)};
 }
 
 nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type) {
@@ -441,7 +463,7 @@ nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_
       return;
     }
     instance().impl().check_host(host, "register_layer_type");
-    try {
+    registering(host, [&] {
       nn::LayerType t = nn::validate_layer_type(*type, *host->path, *host->name);
       if (!host->ships_with_nnplug) refuse_reserved(t);
       if (const nn::LayerType* existing = nn::LayerRegistry::instance().find(t.name))
@@ -449,13 +471,34 @@ nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_
       for (const nn::LayerType& staged : host->staged_layers)
         if (staged.name == t.name) fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is registered twice");
       host->staged_layers.push_back(std::move(t));
-    } catch (const Error& e) {
-      if (host->failure == NNP_OK) {
-        host->failure = e.status();
-        host->failure_reason = e.what();
-      }
-      throw;
+    });
+  });
+}
+
+nnp_status PluginRegistry::register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm) {
+  return guard([&] {
+    if (algorithm == nullptr) fail(NNP_INVALID_ARGUMENT, "register_optimizer: algorithm is NULL");
+    if (host == &library_host()) {  // while the built-in library starts: staged for the registries
+      if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_optimizer: the built-in library's init has returned");
+      optim::Algorithm a = optim::validate_algorithm(*algorithm, *host->path, true);
+      for (const optim::Algorithm& staged : host->staged_algorithms)
+        if (staged.kind == a.kind) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is registered twice");
+      host->staged_algorithms.push_back(std::move(a));
+      return;
     }
+    if (host == nullptr) {  // an application, at any time
+      optim::AlgorithmRegistry::instance().add(optim::validate_algorithm(*algorithm, "the application", false));
+      return;
+    }
+    instance().impl().check_host(host, "register_optimizer");
+    registering(host, [&] {
+      optim::Algorithm a = optim::validate_algorithm(*algorithm, *host->path, host->ships_with_nnplug);
+      if (const optim::Algorithm* existing = optim::AlgorithmRegistry::instance().find(a.kind))
+        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is already registered by ", existing->origin);
+      for (const optim::Algorithm& staged : host->staged_algorithms)
+        if (staged.kind == a.kind) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is registered twice");
+      host->staged_algorithms.push_back(std::move(a));
+    });
   });
 }
 
@@ -463,7 +506,7 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
   return guard([&] {
     if (host == nullptr) fail(NNP_INVALID_ARGUMENT, "register_backend: called outside a plugin's init (host is NULL)");
     instance().impl().check_host(host, "register_backend");
-    try {
+    registering(host, [&] {
       if (backend == nullptr) fail(NNP_INVALID_ARGUMENT, "register_backend: backend is NULL");
       if (backend->struct_size < NNP_BACKEND_SIZE_1_0)
         fail(NNP_ABI_MISMATCH, "nnp_backend struct_size ", backend->struct_size,
@@ -496,14 +539,7 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       for (const auto& staged : host->staged)
         if (name == staged.first.name) fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is registered twice");
       host->staged.emplace_back(table, kernels);
-    } catch (const Error& e) {
-      // The plugin is refused even if its init ignores this status.
-      if (host->failure == NNP_OK) {
-        host->failure = e.status();
-        host->failure_reason = e.what();
-      }
-      throw;
-    }
+    });
   });
 }
 
@@ -511,7 +547,7 @@ nnp_status PluginRegistry::register_comm(nnp_plugin_host* host, const nnp_comm* 
   return guard([&] {
     if (host == nullptr) fail(NNP_INVALID_ARGUMENT, "register_comm: called outside a plugin's init (host is NULL)");
     instance().impl().check_host(host, "register_comm");
-    try {
+    registering(host, [&] {
       if (comm == nullptr) fail(NNP_INVALID_ARGUMENT, "register_comm: comm is NULL");
       const nnp_comm table = comm::validated_comm(*comm);
       const std::string name = table.name;
@@ -525,13 +561,7 @@ nnp_status PluginRegistry::register_comm(nnp_plugin_host* host, const nnp_comm* 
       for (const nnp_comm& staged : host->staged_comms)
         if (name == staged.name) fail(NNP_INVALID_ARGUMENT, "communication backend '", name, "' is registered twice");
       host->staged_comms.push_back(table);
-    } catch (const Error& e) {
-      if (host->failure == NNP_OK) {
-        host->failure = e.status();
-        host->failure_reason = e.what();
-      }
-      throw;
-    }
+    });
   });
 }
 

@@ -10,8 +10,15 @@
 
 #include "backend_record.hpp"
 #include "nn/layer_registry.hpp"
+#include "optim/algorithm_registry.hpp"
 
 namespace nnp::core {
+
+// What the built-in library (library/library.hpp) registered when it started.
+struct BuiltinLibrary {
+  std::vector<nn::LayerType> layers;
+  std::vector<optim::Algorithm> algorithms;
+};
 
 struct PluginRecord {
   std::string path;
@@ -57,12 +64,13 @@ class PluginRegistry {
   // Called from a plugin's init through the API table.
   static nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
   static nnp_status register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type);
-  // The built-in library's layer types (library/library.hpp): its init runs
-  // with a host of its own, as a plugin's does, whose types may take the
-  // reserved names; what it registers is returned to the layer registry,
-  // which is being made (the only caller).
+  static nnp_status register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm);
+  // Runs the built-in library's init (library/library.hpp) with a host of
+  // its own, as a plugin's runs, whose registrations may take the reserved
+  // names and are staged, not committed: builtin_library.hpp runs it once and
+  // hands each registry its part when that registry is made.
   using LibraryInit = nnp_status (*)(const nnp_api* api, nnp_plugin_host* host);
-  static std::vector<nn::LayerType> builtin_library_layers(LibraryInit init);
+  static BuiltinLibrary run_builtin_library(LibraryInit init);
   static nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);
 
  private:

@@ -78,6 +78,16 @@ void optional_out(T* out, T value) {
   if (out) *out = value;
 }
 
+// A caller-sized parameter struct: at least its first released layout.
+template <typename Params>
+const Params& params_arg(const Params* p, size_t released, const char* op) {
+  const Params& params = in_arg(p, op, "p");
+  if (params.struct_size < released)
+    fail(NNP_INVALID_ARGUMENT, op, ": the parameters' struct_size is ", params.struct_size,
+         "; set it to sizeof the struct");
+  return params;
+}
+
 // A struct the caller sizes (struct_size first, DESIGN §2.2).
 template <typename T>
 T& info_arg(T* info, const char* op) {

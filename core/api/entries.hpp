@@ -119,6 +119,12 @@ nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tens
                         nnp_tensor** out);
 nnp_status max_pool2d_fused(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
                             nnp_tensor** values, nnp_tensor** indices);
+// optim.cpp (1.15)
+nnp_status register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm);
+int32_t optimizer_kind_count();
+nnp_status optimizer_kind_info(int32_t i, nnp_optimizer_algorithm* out);
+nnp_status sgd_step_fused(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,
+                          const nnp_sgd_params* p, nnp_tensor** param_out, nnp_tensor** buffer_out);
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

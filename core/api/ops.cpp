@@ -83,20 +83,6 @@ nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index
   });
 }
 
-namespace {
-
-// A caller-sized parameter struct: at least its first released layout.
-template <typename Params>
-const Params& params_arg(const Params* p, size_t released, const char* op) {
-  const Params& params = in_arg(p, op, "p");
-  if (params.struct_size < released)
-    fail(NNP_INVALID_ARGUMENT, op, ": the parameters' struct_size is ", params.struct_size,
-         "; set it to sizeof the struct");
-  return params;
-}
-
-}  // namespace
-
 nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tensor* bias, const nnp_conv2d_params* p,
                         nnp_tensor** out) {
   return handle_out(out, "conv2d_fused", [&] {

@@ -1,5 +1,8 @@
-// Adapters: optimizers (torch.optim) and gradient clipping.
+// Adapters: optimizers (torch.optim), their algorithms, the fused SGD step
+// and gradient clipping.
+#include "../optim/fused_sgd.hpp"
 #include "../optim/optimizer.hpp"
+#include "../plugin_registry.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -61,6 +64,39 @@ nnp_status optimizer_load_state_dict(nnp_optimizer* o, const nnp_list* state) {
 nnp_status clip_grad_norm(const nnp_list* params, double max_norm, double norm_type, double* total) {
   return guard([&] {
     optional_out(total, optim::clip_grad_norm(list_arg(params, "clip_grad_norm", "params"), max_norm, norm_type));
+  });
+}
+
+
+nnp_status register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm) {
+  return PluginRegistry::register_optimizer(host, algorithm);
+}
+int32_t optimizer_kind_count() {
+  int32_t count = 0;
+  guard([&] {
+    PluginRegistry::instance().discover();  // plugins' kinds count too
+    count = optim::AlgorithmRegistry::instance().count();
+  });
+  return count;
+}
+nnp_status optimizer_kind_info(int32_t i, nnp_optimizer_algorithm* out) {
+  return guard([&] {
+    info_arg(out, "optimizer_kind_info");
+    PluginRegistry::instance().discover();
+    write_info(out, optim::AlgorithmRegistry::instance().at(i).c_algorithm);
+  });
+}
+nnp_status sgd_step_fused(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,
+                          const nnp_sgd_params* p, nnp_tensor** param_out, nnp_tensor** buffer_out) {
+  return guard([&] {
+    nnp_tensor*& value = out_arg(param_out, "sgd_step_fused", "param_out");
+    nnp_tensor*& new_buffer = out_arg(buffer_out, "sgd_step_fused", "buffer_out");
+    const nnp_sgd_params& params = params_arg(p, NNP_SGD_PARAMS_SIZE_1_12, "sgd_step_fused");
+    TensorRef v, b;
+    optim::fused_sgd(params, tensor_arg(param, "sgd_step_fused", "param"), tensor_arg(grad, "sgd_step_fused", "grad"),
+                     buffer ? &tensor_arg(buffer, "sgd_step_fused", "buffer") : nullptr, &v, &b);
+    value = v.take();
+    new_buffer = b.take();
   });
 }
 

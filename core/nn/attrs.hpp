@@ -5,13 +5,13 @@
 
 #include <cstdint>
 #include <map>
-#include <nnp/layer_type.hpp>
+#include <nnp/detail/attr_names.hpp>
 #include <string>
 #include <vector>
 
 namespace nnp::core::nn {
 
-using nnp::nn::attr_type_name;
+using nnp::detail::attr_type_name;
 
 struct AttrValue {
   nnp_attr_type type = NNP_ATTR_INT;

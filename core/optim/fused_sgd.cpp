@@ -13,26 +13,14 @@ namespace {
 
 // The backend has the kernel, and the parameter, its gradient and its
 // buffer (if any) are views the kernel takes.
-bool kernel_applies(const core::Tensor& p, const core::Tensor& g, const Tensor* buffer) {
+bool kernel_applies(const core::Tensor& p, const core::Tensor& g, const core::Tensor* buffer) {
   if (!p.backend().sgd_step()) return false;
   auto matches = [&](const core::Tensor& t) {
     return t.dtype == p.dtype && t.device.backend == p.device.backend && t.device.index == p.device.index &&
            t.shape == p.shape && t.is_contiguous();
   };
   return (p.dtype == NNP_F32 || p.dtype == NNP_F64) && matches(p) && matches(g) &&
-         (buffer == nullptr || matches(*buffer->get()));
-}
-
-nnp_sgd_params sgd_params(const std::map<std::string, double>& o) {
-  nnp_sgd_params params{};
-  params.struct_size = sizeof params;
-  params.lr = o.at("lr");
-  params.momentum = o.at("momentum");
-  params.dampening = o.at("dampening");
-  params.weight_decay = o.at("weight_decay");
-  params.nesterov = o.at("nesterov") != 0;
-  params.maximize = o.at("maximize") != 0;
-  return params;
+         (buffer == nullptr || matches(*buffer));
 }
 
 // One step: param_out and buffer_out (null without momentum) may be param
@@ -58,49 +46,38 @@ struct SgdStepOp {
 
 }  // namespace
 
-bool fused_sgd(const std::map<std::string, double>& o, const Tensor& param, const Tensor& grad, const Tensor* buffer,
-               Tensor* param_out, Tensor* buffer_out) {
-  const core::Tensor& p = *param.get();
-  const core::Tensor& g = *grad.get();
-  if (!kernel_applies(p, g, buffer)) return false;
-  const bool momentum = o.at("momentum") != 0;
-  const nnp_sgd_params params = sgd_params(o);
+void fused_sgd(const nnp_sgd_params& params, const Tensor& p, const Tensor& g, const Tensor* buffer,
+               TensorRef* param_out, TensorRef* buffer_out) {
+  *param_out = TensorRef();
+  if (!kernel_applies(p, g, buffer)) return;
+  const bool momentum = params.momentum != 0;
   TensorRef new_param = make_tensor_like(p.shape, p.dtype, p);
   TensorRef new_buffer = momentum ? make_tensor_like(p.shape, p.dtype, p) : TensorRef();
-  dispatch::dispatch(SgdStepOp{{&p, &g, buffer ? buffer->get() : nullptr}, params, new_param.get(), new_buffer.get(),
-                               "sgd_step"},
+  dispatch::dispatch(SgdStepOp{{&p, &g, buffer}, params, new_param.get(), new_buffer.get(), "sgd_step"},
                      dispatch::Face::PUBLIC);
-  *param_out = Tensor::adopt(new_param.take());
-  if (momentum) *buffer_out = Tensor::adopt(new_buffer.take());
-  return true;
+  *param_out = std::move(new_param);
+  if (momentum) *buffer_out = std::move(new_buffer);
 }
 
-bool sgd_in_place_applies(const std::map<std::string, double>& o, const Tensor& param, const Tensor& grad,
-                          const Tensor* buffer) {
-  const core::Tensor& p = *param.get();
+bool sgd_in_place_applies(const nnp_sgd_params& params, const Tensor& p, const Tensor& g, const Tensor* buffer) {
   if ((p.backend().table().flags & NNP_BACKEND_SGD_IN_PLACE) == 0) return false;
   // With momentum, the first step creates the buffer: new memory.
-  if ((o.at("momentum") != 0) != (buffer != nullptr)) return false;
+  if ((params.momentum != 0) != (buffer != nullptr)) return false;
   // The kernel's outputs may be its inputs themselves but may overlap them
   // in no other way: a gradient or buffer that shares the parameter's
   // memory takes the new-memory path. (A parameter that shares its memory
   // with other views is written through it, as copy_ would.)
-  const core::Tensor& g = *grad.get();
-  const Storage* b = buffer ? buffer->get()->storage : nullptr;
+  const Storage* b = buffer ? buffer->storage : nullptr;
   if (g.storage == p.storage || b == p.storage || b == g.storage) return false;
   return kernel_applies(p, g, buffer);
 }
 
-void sgd_in_place(const std::map<std::string, double>& o, Tensor& param, const Tensor& grad, Tensor* buffer) {
-  core::Tensor& p = *param.get();
-  const core::Tensor& g = *grad.get();
-  const nnp_sgd_params params = sgd_params(o);
-  const core::Tensor* b = buffer ? buffer->get() : nullptr;
-  dispatch::dispatch(SgdStepOp{{&p, &g, b}, params, &p, b, "sgd_step (in place)"}, dispatch::Face::PUBLIC);
+void sgd_in_place(const nnp_sgd_params& params, Tensor& p, const Tensor& g, Tensor* buffer) {
+  dispatch::dispatch(SgdStepOp{{&p, &g, buffer}, params, &p, buffer, "sgd_step (in place)"}, dispatch::Face::PUBLIC);
   // As any in-place write: a graph that saved the parameter before the
   // step refuses to use it in backward.
   p.storage->version.fetch_add(1, std::memory_order_relaxed);
-  if (buffer) buffer->get()->storage->version.fetch_add(1, std::memory_order_relaxed);
+  if (buffer) buffer->storage->version.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace nnp::core::optim

@@ -1,31 +1,31 @@
 // torch.optim's optimizers as a core object: parameter groups with options,
-// per-parameter state, step, zero_grad and a state dict.
+// per-parameter state, step, zero_grad and a state dict. The update rules are
+// the registered algorithms' (algorithm_registry.hpp): the built-in library's
+// (library/optim/) or a plugin's.
 #pragma once
 
 #include <map>
-#include <nnp/nnp.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../nn/named_list.hpp"
+#include "../tensor.hpp"
+#include "algorithm_registry.hpp"
 
 struct nnp_optimizer {
+  using State = std::map<std::string, nnp::core::TensorRef>;
   struct Group {
-    std::vector<nnp::Tensor> params;
-    std::map<std::string, double> options;
+    std::vector<nnp::core::TensorRef> params;
+    std::vector<double> options;  // in the algorithm's option order
   };
-  std::string kind;
-  std::map<std::string, double> defaults;
+  const nnp::core::optim::Algorithm* algorithm = nullptr;  // registry entries live until exit
   std::vector<Group> groups;
   // Per parameter (by identity, which Module::to keeps): named state tensors.
-  std::map<const nnp_tensor*, std::map<std::string, nnp::Tensor>> state;
+  std::map<const nnp_tensor*, State> state;
 };
 
 namespace nnp::core::optim {
-
-// The public C++ tensor (nnp.hpp), not the core's record of the same name.
-using Tensor = nnp::Tensor;
-using nnp::Dtype;
 
 using Optimizer = nnp_optimizer;
 

@@ -38,6 +38,9 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
   conv.struct_size = sizeof conv;
   nnp_pool2d_params pool{};
   pool.struct_size = sizeof pool;
+  nnp_sgd_params sgd{};
+  sgd.struct_size = sizeof sgd;
+  nnp_tensor* unused = nullptr;
   std::vector<NullCase> cases = {
       {"empty", "out", [&] { return api.empty(shape, 2, NNP_F32, x.device().raw(), nullptr); }},
       {"full", "out", [&] { return api.full(shape, 2, 1.0, NNP_F32, x.device().raw(), nullptr); }},
@@ -87,6 +90,9 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"op_info", "out", [&] { return api.op_info(0, nullptr); }},
       {"conv2d_fused", "out", [&] { return api.conv2d_fused(t, t, nullptr, &conv, nullptr); }},
       {"max_pool2d_fused", "values", [&] { return api.max_pool2d_fused(t, &pool, 1, 1, nullptr, nullptr); }},
+      {"optimizer_kind_info", "out", [&] { return api.optimizer_kind_info(0, nullptr); }},
+      {"sgd_step_fused", "param_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, nullptr, &unused); }},
+      {"sgd_step_fused", "buffer_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, &unused, nullptr); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;
@@ -104,6 +110,9 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
   conv.struct_size = sizeof conv;
   nnp_pool2d_params pool{};
   pool.struct_size = sizeof pool;
+  nnp_sgd_params sgd{};
+  sgd.struct_size = sizeof sgd;
+  nnp_tensor* buffer = nullptr;
   double value = 0;
   nnp::detail::List list;
   nnp_list* results = nullptr;
@@ -143,6 +152,9 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"conv2d_fused", "p", [&] { return api.conv2d_fused(x.get(), x.get(), nullptr, nullptr, &out); }},
       {"max_pool2d_fused", "x", [&] { return api.max_pool2d_fused(nullptr, &pool, 1, 1, &out, nullptr); }},
       {"max_pool2d_fused", "p", [&] { return api.max_pool2d_fused(x.get(), nullptr, 1, 1, &out, nullptr); }},
+      {"sgd_step_fused", "param", [&] { return api.sgd_step_fused(nullptr, x.get(), nullptr, &sgd, &out, &buffer); }},
+      {"sgd_step_fused", "grad", [&] { return api.sgd_step_fused(x.get(), nullptr, nullptr, &sgd, &out, &buffer); }},
+      {"sgd_step_fused", "p", [&] { return api.sgd_step_fused(x.get(), x.get(), nullptr, nullptr, &out, &buffer); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;

@@ -2,6 +2,8 @@
 // out by hand, parameter groups, state dicts that resume exactly, gradient
 // clipping and the schedulers.
 #include <cmath>
+#include <map>
+#include <nnp/optimizer_algorithm.hpp>
 #include <nnp/profiler.hpp>
 
 #include "test_support.hpp"
@@ -378,4 +380,160 @@ TEST(Optimizers, SgdOnCpuStepsInPlaceAndInvalidatesGraphsThatSavedTheParameter) 
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
     test::expect_error([&] { saved.backward(); }, NNP_INVALID_ARGUMENT, {"modified by an inplace operation"});
   }
+}
+
+// The built-in kinds come from the library through the table: each listed
+// with its options in PyTorch's names and defaults and its host numbers.
+TEST(OptimizerAlgorithms, TheBuiltInKindsAreListedWithTheirOptions) {
+  std::map<std::string, nnp_optimizer_algorithm> kinds;
+  for (int32_t i = 0; i < api().optimizer_kind_count(); ++i) {
+    nnp_optimizer_algorithm info{};
+    info.struct_size = sizeof info;
+    ASSERT_EQ(api().optimizer_kind_info(i, &info), NNP_OK) << api().last_error();
+    kinds[info.kind] = info;
+  }
+  for (const char* kind : {"SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
+                           "ASGD", "Rprop"})
+    EXPECT_EQ(kinds.count(kind), 1u) << kind;
+  const nnp_optimizer_algorithm& adamw = kinds.at("AdamW");
+  std::map<std::string, double> defaults;
+  for (int32_t i = 0; i < adamw.option_count; ++i) defaults[adamw.option_names[i]] = adamw.option_defaults[i];
+  EXPECT_EQ(defaults, (std::map<std::string, double>{{"lr", 1e-3},
+                                                     {"beta1", 0.9},
+                                                     {"beta2", 0.999},
+                                                     {"eps", 1e-8},
+                                                     {"weight_decay", 1e-2},
+                                                     {"amsgrad", 0},
+                                                     {"maximize", 0}}));
+  EXPECT_STREQ(adamw.host_state[0], "step");
+  EXPECT_STREQ(kinds.at("NAdam").host_state[1], "mu_product");
+  nnp_optimizer_algorithm info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(api().optimizer_kind_info(api().optimizer_kind_count(), &info), NNP_NOT_FOUND);
+  EXPECT_EQ(api().optimizer_kind_info(0, nullptr), NNP_INVALID_ARGUMENT);
+}
+
+namespace {
+
+// An application's rule that fails on demand: p - lr * g, counting steps.
+bool g_fail_update = false;
+bool g_wrong_shape = false;
+
+optim::OptimizerAlgorithm counting_rule(const std::string& kind) {
+  optim::OptimizerAlgorithm a;
+  a.kind = kind;
+  a.doc = "plain gradient descent that counts its steps (tests only)";
+  a.options = {{"lr", 0.25}};
+  a.host_state = {"count"};
+  a.update = [](const optim::OptionValues& o, const Tensor& p, const Tensor& g, optim::OptimizerState& state) {
+    if (g_fail_update) throw Error(NNP_OUT_OF_MEMORY, "no memory for the step (on purpose)");
+    auto it = state.find("count");
+    state["count"] = full({}, it == state.end() ? 1.0 : it->second.item<double>() + 1, Dtype::f64);
+    state["velocity"] = g * o["lr"];
+    return g_wrong_shape ? p.sum() : p - g * o["lr"];
+  };
+  return a;
+}
+
+}  // namespace
+
+// An application registers its own rule: the core keeps groups, options,
+// state and state dicts for it, and a step whose rule fails for any
+// parameter (a throw, a result of the wrong shape) changes nothing.
+TEST(OptimizerAlgorithms, AnApplicationsRuleStepsAllOrNothing) {
+  optim::register_optimizer(nullptr, counting_rule("app.CountingGD"));
+  Tensor a = from_vector(std::vector<double>{1.0, 2.0}).requires_grad_();
+  Tensor b = from_vector(std::vector<double>{-1.0}).requires_grad_();
+  optim::Optimizer opt("app.CountingGD", {a});
+  opt.add_param_group({b}, std::move(Attrs().set("lr", 1.0)));
+  a.set_grad(from_vector(std::vector<double>{4.0, -8.0}));
+  b.set_grad(from_vector(std::vector<double>{0.5}));
+  opt.step();
+  EXPECT_EQ(a.to_vector<double>(), (std::vector<double>{0.0, 4.0}));
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{-1.5}));
+  EXPECT_EQ(opt.get("lr", 1), 1.0);
+
+  for (bool* flaw : {&g_fail_update, &g_wrong_shape}) {
+    *flaw = true;
+    expect_error([&] { opt.step(); }, *flaw == g_fail_update ? NNP_OUT_OF_MEMORY : NNP_INTERNAL,
+                 {"app.CountingGD"});
+    *flaw = false;
+    EXPECT_EQ(a.to_vector<double>(), (std::vector<double>{0.0, 4.0}));
+    EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{-1.5}));
+  }
+  // The state dict holds the rule's state by PyTorch's layout, and loading
+  // it into a fresh optimizer resumes the count.
+  const auto saved = opt.state_dict();
+  std::map<std::string, double> scalars;
+  for (const auto& [name, t] : saved)
+    if (t.numel() == 1) scalars[name] = t.to(Dtype::f64).item<double>();
+  EXPECT_EQ(scalars.at("state.0.count"), 1.0);
+  EXPECT_EQ(scalars.at("state.1.count"), 1.0);
+  EXPECT_EQ(scalars.at("state.1.velocity"), 0.5);
+  EXPECT_EQ(scalars.at("param_groups.1.lr"), 1.0);
+  optim::Optimizer resumed("app.CountingGD", {a});
+  resumed.add_param_group({b});
+  resumed.load_state_dict(saved);
+  EXPECT_EQ(resumed.get("lr", 1), 1.0);
+  resumed.step();
+  for (const auto& [name, t] : resumed.state_dict())
+    if (name == "state.0.count") EXPECT_EQ(t.item<double>(), 2.0);
+}
+
+// Registrations that break the rules are refused, naming the fix.
+TEST(OptimizerAlgorithms, BadRegistrationsAreRefused) {
+  expect_error([] { optim::register_optimizer(nullptr, counting_rule("CountingGD")); }, NNP_INVALID_ARGUMENT,
+               {"'CountingGD' is not a valid optimizer kind", "<vendor>.<Name>"});
+  expect_error([] { optim::register_optimizer(nullptr, counting_rule("SGD")); }, NNP_INVALID_ARGUMENT,
+               {"not a valid optimizer kind"});
+  optim::register_optimizer(nullptr, counting_rule("app.Twice"));
+  expect_error([] { optim::register_optimizer(nullptr, counting_rule("app.Twice")); }, NNP_INVALID_ARGUMENT,
+               {"'app.Twice' is already registered", "the application"});
+  optim::OptimizerAlgorithm doubled = counting_rule("app.Doubled");
+  doubled.options = {{"lr", 1}, {"lr", 2}};
+  expect_error([&] { optim::register_optimizer(nullptr, doubled); }, NNP_INVALID_ARGUMENT, {"declares option 'lr' twice"});
+  nnp_optimizer_algorithm c{};
+  c.struct_size = 16;
+  c.kind = "app.Small";
+  EXPECT_EQ(api().register_optimizer(nullptr, &c), NNP_ABI_MISMATCH);
+  c.struct_size = sizeof c;
+  EXPECT_EQ(api().register_optimizer(nullptr, &c), NNP_INVALID_ARGUMENT);  // no update function
+  EXPECT_NE(std::string(api().last_error()).find("has no update function"), std::string::npos);
+  EXPECT_EQ(api().register_optimizer(nullptr, nullptr), NNP_INVALID_ARGUMENT);
+}
+
+// sgd_step_fused, the built-in SGD's fast path, is anyone's: the cpu
+// backend's kernel gives the composed step's values; the reference backend
+// (no kernel) and f16 answer NULL with NNP_OK.
+TEST(OptimizerAlgorithms, TheFusedSgdStepIsATableEntry) {
+  const Tensor p = randn({5, 7}), g = randn({5, 7}), buffer = randn({5, 7});
+  nnp_sgd_params params{};
+  params.struct_size = sizeof params;
+  params.lr = 0.1;
+  params.momentum = 0.9;
+  params.dampening = 0.0;
+  params.weight_decay = 0.01;
+  nnp_tensor* value = nullptr;
+  nnp_tensor* new_buffer = nullptr;
+  ASSERT_EQ(api().sgd_step_fused(p.get(), g.get(), buffer.get(), &params, &value, &new_buffer), NNP_OK)
+      << api().last_error();
+  const Tensor v = Tensor::adopt(value), b = Tensor::adopt(new_buffer);
+  ASSERT_TRUE(v.defined() && b.defined());
+  const Tensor want_buffer = buffer * 0.9 + (g + p * 0.01);
+  const std::vector<float> got_b = b.to_vector<float>(), want_b = want_buffer.to_vector<float>();
+  const std::vector<float> got_v = v.to_vector<float>(), want_v = (p - want_buffer * 0.1).to_vector<float>();
+  for (size_t i = 0; i < got_v.size(); ++i) {
+    EXPECT_NEAR(got_b[i], want_b[i], 1e-5) << "buffer element " << i;
+    EXPECT_NEAR(got_v[i], want_v[i], 1e-5) << "value element " << i;
+  }
+  for (const Tensor& other : {p.to(Device("reference")), p.to(Dtype::f16)}) {
+    value = reinterpret_cast<nnp_tensor*>(1);
+    EXPECT_EQ(api().sgd_step_fused(other.get(), g.to(other.device(), other.dtype()).get(), nullptr, &params, &value,
+                                   &new_buffer),
+              NNP_OK);
+    EXPECT_EQ(value, nullptr);
+  }
+  params.struct_size = 8;
+  EXPECT_EQ(api().sgd_step_fused(p.get(), g.get(), nullptr, &params, &value, &new_buffer), NNP_INVALID_ARGUMENT);
+  EXPECT_EQ(api().sgd_step_fused(p.get(), g.get(), nullptr, nullptr, &value, &new_buffer), NNP_INVALID_ARGUMENT);
 }

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nnp/optimizer_algorithm.hpp>
+
 #include "test_support.hpp"
 
 using namespace nnp;
@@ -97,6 +99,47 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
   EXPECT_NE(std::string(api().last_error()).find("not absolute"), std::string::npos);
   std::string missing = std::string(NNP_CORPUS_DIR) + "/libmissing.so";
   EXPECT_EQ(api().load_plugin(missing.c_str()), NNP_NOT_FOUND);
+}
+
+// A plugin's optimizer algorithm is listed with the built-in kinds, made by
+// kind, stepped by its own rule with its state kept by the core, and a
+// second registration of its kind is refused.
+TEST(PluginLoading, APluginRegistersAnOptimizerAlgorithm) {
+  ASSERT_EQ(api().load_plugin(corpus("optimizer_plugin").c_str()), NNP_OK) << api().last_error();
+  bool listed = false;
+  for (int32_t i = 0; i < api().optimizer_kind_count(); ++i) {
+    nnp_optimizer_algorithm info{};
+    info.struct_size = sizeof info;
+    ASSERT_EQ(api().optimizer_kind_info(i, &info), NNP_OK);
+    if (std::string(info.kind) != "test.SignSGD") continue;
+    listed = true;
+    ASSERT_EQ(info.option_count, 1);
+    EXPECT_STREQ(info.option_names[0], "lr");
+    EXPECT_EQ(info.option_defaults[0], 0.5);
+    EXPECT_STREQ(info.host_state[0], "count");
+    EXPECT_EQ(info.host_state[1], nullptr);
+  }
+  EXPECT_TRUE(listed);
+  Tensor p = from_vector(std::vector<double>{1.0, -2.0, 3.0}).requires_grad_();
+  optim::Optimizer opt("test.SignSGD", {p});
+  for (int step = 0; step < 2; ++step) {
+    p.set_grad(from_vector(std::vector<double>{0.3, -4.0, 0.0}));
+    opt.step();
+  }
+  EXPECT_EQ(p.to_vector<double>(), (std::vector<double>{0.0, -1.0, 3.0}));
+  double count = 0;
+  for (const auto& [name, t] : opt.state_dict())
+    if (name == "state.0.count") count = t.item<double>();
+  EXPECT_EQ(count, 2.0);
+  nnp::test::expect_error([&] { optim::Optimizer("test.SignSGD", {p}, std::move(nn::Attrs().set("lr", -1.0))); },
+                          NNP_INVALID_ARGUMENT, {"test.SignSGD: lr must be > 0"});
+  nnp::optim::OptimizerAlgorithm again;
+  again.kind = "test.SignSGD";
+  again.update = [](const nnp::optim::OptionValues&, const Tensor& p, const Tensor&, nnp::optim::OptimizerState&) {
+    return p.clone();
+  };
+  nnp::test::expect_error([&] { nnp::optim::register_optimizer(nullptr, again); }, NNP_INVALID_ARGUMENT,
+                          {"'test.SignSGD' is already registered", "optimizer_plugin"});
 }
 
 // backend_summary lists a backend as backend_info does, but without its

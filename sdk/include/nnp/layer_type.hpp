@@ -12,25 +12,14 @@
 
 #include <nnp/nnp.h>
 
+#include <nnp/detail/attr_names.hpp>
 #include <vector>
 
 namespace nnp::nn {
 
 // "int", "float", "bool", "string", "list of ints": how messages and
 // `nnplug plugins` name attribute types.
-inline const char* attr_type_name(nnp_attr_type type) {
-  switch (type) {
-    case NNP_ATTR_INT: return "int";
-    case NNP_ATTR_FLOAT: return "float";
-    case NNP_ATTR_BOOL: return "bool";
-    case NNP_ATTR_STRING: return "string";
-    case NNP_ATTR_INTS: return "list of ints";
-    case NNP_ATTR_INTS_OR_STRING: return "list of ints or string";
-    case NNP_ATTR_FLOATS: return "list of floats";
-    case NNP_ATTR_NONE: return "None";
-    default: return "unknown type";
-  }
-}
+using nnp::detail::attr_type_name;
 
 // One attribute a layer type takes.
 struct AttrDecl {

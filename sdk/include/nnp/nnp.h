@@ -312,6 +312,42 @@ typedef struct nnp_layer_type {
 #define NNP_LAYER_TYPE_SIZE_1_0 NNP_SIZE_THROUGH(nnp_layer_type, user_data)
 #define NNP_LAYER_TYPE_SIZE_1_8 NNP_SIZE_THROUGH(nnp_layer_type, to_onnx)
 
+/* ---- optimizer algorithms (since 1.15) ----------------------------------------- */
+
+/* One optimizer's update rule (torch.optim's SGD, Adam, ...; a plugin's
+ * "acme.Lion"). The core keeps the optimizer itself: parameter groups and
+ * their options, each parameter's state, the all-or-nothing step, zero_grad
+ * and state dicts; for each parameter with a gradient, a step calls update. */
+typedef struct nnp_optimizer_algorithm {
+  size_t struct_size;
+  /* The kind optimizer_create takes: a plugin's is "<vendor>.<Name>". */
+  const char* kind;
+  const char* doc; /* one line */
+  /* The options a parameter group has (PyTorch's keywords: "lr", "momentum",
+   * "beta1", ...; bools as 0 or 1) and their defaults, option_count of each.
+   * Callbacks receive a group's values in this order. */
+  const char* const* option_names;
+  const double* option_defaults;
+  int32_t option_count;
+  /* The state entries that are host numbers (0-d f64 tensors on the CPU, as
+   * PyTorch's "step"): they stay on the host when the parameter moves to
+   * another device or dtype. NULL-terminated; may be NULL. */
+  const char* const* host_state;
+  /* Checks a group's options before a group is made or its options loaded;
+   * fails (api->set_error) naming the option and its valid range. May be
+   * NULL: every value is accepted. */
+  nnp_status (*check_options)(const double* options, void* user_data);
+  /* One parameter's step, run without grad recording: param's new value into
+   * *out, a new tensor (not param itself). state: the parameter's named
+   * tensors, empty at its first step; update replaces entries (list_remove,
+   * list_append_tensor) and changes no tensor in place, so a step that fails
+   * later (another parameter's) is discarded whole. */
+  nnp_status (*update)(const nnp_tensor* param, const nnp_tensor* grad, const double* options, nnp_list* state,
+                       void* user_data, nnp_tensor** out);
+  void* user_data;
+} nnp_optimizer_algorithm;
+#define NNP_OPTIMIZER_ALGORITHM_SIZE_1_15 NNP_SIZE_THROUGH(nnp_optimizer_algorithm, user_data)
+
 /* ---- tabular data (since 1.2) ------------------------------------------------- */
 
 /* How load_csv treats the first row: as a header when every field is text
@@ -599,7 +635,8 @@ struct nnp_api {
   nnp_status (*layer_create)(const char* type, const nnp_attrs* attrs, nnp_module** out);
 
   /* -- optimizers (torch.optim) -- */
-  /* kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop". params: the
+  /* kind: "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop" (from 1.15
+   * any registered kind: optimizer_kind_info). params: the
    * first group's tensors (names are ignored); options: PyTorch's keyword
    * arguments as attributes (lr, momentum, ...; Adam's betas as beta1, beta2, or
    * from 1.5 as PyTorch's list "betas" [0.9, 0.999]; Rprop's etas and step_sizes too). */
@@ -971,6 +1008,27 @@ struct nnp_api {
    * applies (no kernel, another dtype, x requires grad under grad mode). */
   nnp_status (*max_pool2d_fused)(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
                                  nnp_tensor** values, nnp_tensor** indices);
+
+  /* ---- since 1.15: optimizer algorithms ---- */
+  /* (since 1.15) Registers an update rule under its kind (host: a plugin's
+   * init host, or NULL when an application registers); the built-in kinds
+   * ("SGD", "Adam", ...) come from nnplug's library the same way. A kind
+   * registered twice is refused. */
+  nnp_status (*register_optimizer)(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm);
+  /* (since 1.15) How many kinds optimizer_create knows, and the i-th (its
+   * strings live until process exit; NNP_NOT_FOUND beyond the count). */
+  int32_t (*optimizer_kind_count)(void);
+  nnp_status (*optimizer_kind_info)(int32_t i, nnp_optimizer_algorithm* out);
+  /* (since 1.15) One SGD step through the parameter's backend's fused kernel
+   * (nnp_kernels.sgd_step), the path the built-in SGD takes: the new
+   * parameter into *param_out and, with momentum, the new buffer into
+   * *buffer_out (buffer: the previous one, NULL at the first step). New
+   * tensors; nothing is changed in place. *param_out is NULL (status NNP_OK)
+   * where no fused kernel applies - the backend has none, a dtype other than
+   * f32 and f64, mixed devices or a layout it does not take - and the caller
+   * composes the step from other ops. */
+  nnp_status (*sgd_step_fused)(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,
+                               const nnp_sgd_params* p, nnp_tensor** param_out, nnp_tensor** buffer_out);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -988,6 +1046,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
+#define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, sgd_step_fused)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

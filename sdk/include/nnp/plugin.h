@@ -84,19 +84,8 @@ typedef struct nnp_kernel_ctx {
 } nnp_kernel_ctx;
 #define NNP_KERNEL_CTX_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernel_ctx, stream)
 
-/* nnp_conv2d_params and nnp_pool2d_params: nnp.h (the table's fused entries take them too). */
+/* nnp_conv2d_params, nnp_pool2d_params and nnp_sgd_params: types.h (the table's fused entries take them too). */
 
-/* (since 1.12) One step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step). */
-typedef struct nnp_sgd_params {
-  size_t struct_size;
-  double lr;
-  double momentum;  /* 0: no momentum buffer */
-  double dampening;
-  double weight_decay;
-  int32_t nesterov; /* 0 or 1 */
-  int32_t maximize; /* 0 or 1 */
-} nnp_sgd_params;
-#define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 
 /* Every kernel returns NNP_OK or a failure status after calling
  * api->set_error with a message. Unless stated otherwise, all views of one

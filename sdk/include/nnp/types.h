@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 14
+#define NNP_ABI_MINOR 15
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -272,6 +272,18 @@ typedef struct nnp_pool2d_params {
   int64_t dilation[2]; /* >= 1 */
 } nnp_pool2d_params;
 #define NNP_POOL2D_PARAMS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_pool2d_params, dilation)
+
+/* (since 1.12) One step of torch.optim.SGD for one parameter (nnp_kernels.sgd_step, nnp_api.sgd_step_fused). */
+typedef struct nnp_sgd_params {
+  size_t struct_size;
+  double lr;
+  double momentum;  /* 0: no momentum buffer */
+  double dampening;
+  double weight_decay;
+  int32_t nesterov; /* 0 or 1 */
+  int32_t maximize; /* 0 or 1 */
+} nnp_sgd_params;
+#define NNP_SGD_PARAMS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_sgd_params, maximize)
 
 #ifdef __cplusplus
 } /* extern "C" */
