@@ -224,6 +224,10 @@ nnp_api make_table() {
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;
   t.sgd_step_fused = api::sgd_step_fused;
+  t.register_graph_op = api::register_graph_op;
+  t.graph_op_count = api::graph_op_count;
+  t.graph_op_info = api::graph_op_info;
+  t.attrs_has = api::attrs_has;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

@@ -42,6 +42,7 @@ struct nnp_plugin_host {
   std::vector<std::pair<nnp_backend, nnp_kernels>> staged;
   std::vector<nnp::core::nn::LayerType> staged_layers;
   std::vector<nnp::core::optim::Algorithm> staged_algorithms;
+  std::vector<nnp::core::onnx::GraphOp> staged_graph_ops;
   std::vector<nnp_comm> staged_comms;
   nnp_status failure = NNP_OK;
   std::string failure_reason;
@@ -293,10 +294,14 @@ struct PluginRegistry::Impl {
     for (const nn::LayerType& t : host.staged_layers)
       if (const nn::LayerType* existing = layers.find(t.name))
         fail(NNP_INVALID_ARGUMENT, "layer type '", t.name, "' is already registered by ", existing->origin);
-    optim::AlgorithmRegistry& algorithms = optim::AlgorithmRegistry::instance();
+    auto& algorithms = optim::algorithms();
     for (const optim::Algorithm& a : host.staged_algorithms)
-      if (const optim::Algorithm* existing = algorithms.find(a.kind))
-        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is already registered by ", existing->origin);
+      if (const optim::Algorithm* existing = algorithms.find(a.name))
+        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.name, "' is already registered by ", existing->origin);
+    auto& graph_ops = onnx::graph_ops();
+    for (const onnx::GraphOp& op : host.staged_graph_ops)
+      if (const onnx::GraphOp* existing = graph_ops.find(op.name))
+        fail(NNP_INVALID_ARGUMENT, "graph op '", op.name, "' is already registered by ", existing->origin);
     int32_t count = backend_count.load();
     if (count + static_cast<int32_t>(host.staged.size()) > kMaxBackends)
       fail(NNP_INVALID_ARGUMENT, "too many backends (at most ", kMaxBackends, ")");
@@ -308,6 +313,7 @@ struct PluginRegistry::Impl {
     // Nothing can fail from here on: a refused plugin leaves nothing behind.
     for (nn::LayerType& t : host.staged_layers) layers.add(std::move(t));
     for (optim::Algorithm& a : host.staged_algorithms) algorithms.add(std::move(a));
+    for (onnx::GraphOp& op : host.staged_graph_ops) graph_ops.add(std::move(op));
     for (const nnp_comm& c : host.staged_comms) comms.add(c, path);
     for (auto& [table, kernels] : host.staged) {
       backends[count] = std::make_unique<BackendRecord>(count, table, kernels, path, library);
@@ -436,7 +442,8 @@ BuiltinLibrary PluginRegistry::run_builtin_library(LibraryInit init) {
   host.active = false;
   if (host.failure != NNP_OK) fail(host.failure, "the built-in library: ", host.failure_reason);
   if (status != NNP_OK) fail(status, "the built-in library's init failed: ", last_error_message());
-  return BuiltinLibrary{std::move(host.staged_layers), std::move(host.staged_algorithms)};
+  return BuiltinLibrary{std::move(host.staged_layers), std::move(host.staged_algorithms),
+                        std::move(host.staged_graph_ops)};
 }
 
 nnp_status PluginRegistry::register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type) {
@@ -482,22 +489,44 @@ nnp_status PluginRegistry::register_optimizer(nnp_plugin_host* host, const nnp_o
       if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_optimizer: the built-in library's init has returned");
       optim::Algorithm a = optim::validate_algorithm(*algorithm, *host->path, true);
       for (const optim::Algorithm& staged : host->staged_algorithms)
-        if (staged.kind == a.kind) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is registered twice");
+        if (staged.name == a.name) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.name, "' is registered twice");
       host->staged_algorithms.push_back(std::move(a));
       return;
     }
     if (host == nullptr) {  // an application, at any time
-      optim::AlgorithmRegistry::instance().add(optim::validate_algorithm(*algorithm, "the application", false));
+      optim::algorithms().add(optim::validate_algorithm(*algorithm, "the application", false));
       return;
     }
     instance().impl().check_host(host, "register_optimizer");
     registering(host, [&] {
       optim::Algorithm a = optim::validate_algorithm(*algorithm, *host->path, host->ships_with_nnplug);
-      if (const optim::Algorithm* existing = optim::AlgorithmRegistry::instance().find(a.kind))
-        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is already registered by ", existing->origin);
+      if (const optim::Algorithm* existing = optim::algorithms().find(a.name))
+        fail(NNP_INVALID_ARGUMENT, "optimizer '", a.name, "' is already registered by ", existing->origin);
       for (const optim::Algorithm& staged : host->staged_algorithms)
-        if (staged.kind == a.kind) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.kind, "' is registered twice");
+        if (staged.name == a.name) fail(NNP_INVALID_ARGUMENT, "optimizer '", a.name, "' is registered twice");
       host->staged_algorithms.push_back(std::move(a));
+    });
+  });
+}
+
+nnp_status PluginRegistry::register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op) {
+  return guard([&] {
+    if (op == nullptr) fail(NNP_INVALID_ARGUMENT, "register_graph_op: op is NULL");
+    if (host == nullptr) {  // an application, at any time
+      onnx::graph_ops().add(onnx::validate_graph_op(*op, "the application"));
+      return;
+    }
+    if (host != &library_host()) instance().impl().check_host(host, "register_graph_op");
+    else if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_graph_op: the built-in library's init has returned");
+    registering(host, [&] {
+      onnx::GraphOp g = onnx::validate_graph_op(*op, *host->path);
+      // The built-in library's are staged while the registry is being made.
+      if (host != &library_host())
+        if (const onnx::GraphOp* existing = onnx::graph_ops().find(g.name))
+          fail(NNP_INVALID_ARGUMENT, "graph op '", g.name, "' is already registered by ", existing->origin);
+      for (const onnx::GraphOp& staged : host->staged_graph_ops)
+        if (staged.name == g.name) fail(NNP_INVALID_ARGUMENT, "graph op '", g.name, "' is registered twice");
+      host->staged_graph_ops.push_back(std::move(g));
     });
   });
 }

@@ -10,6 +10,7 @@
 
 #include "backend_record.hpp"
 #include "nn/layer_registry.hpp"
+#include "onnx/graph_ops.hpp"
 #include "optim/algorithm_registry.hpp"
 
 namespace nnp::core {
@@ -18,6 +19,7 @@ namespace nnp::core {
 struct BuiltinLibrary {
   std::vector<nn::LayerType> layers;
   std::vector<optim::Algorithm> algorithms;
+  std::vector<onnx::GraphOp> graph_ops;
 };
 
 struct PluginRecord {
@@ -65,6 +67,7 @@ class PluginRegistry {
   static nnp_status register_backend(nnp_plugin_host* host, const nnp_backend* backend);
   static nnp_status register_layer_type(nnp_plugin_host* host, const nnp_layer_type* type);
   static nnp_status register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm);
+  static nnp_status register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op);
   // Runs the built-in library's init (library/library.hpp) with a host of
   // its own, as a plugin's runs, whose registrations may take the reserved
   // names and are staged, not committed: builtin_library.hpp runs it once and

@@ -3,6 +3,7 @@
 #include <nnp/plugin.hpp>
 
 #include "layers/builtin.hpp"
+#include "onnx/onnx_ops.hpp"
 #include "optim/algorithms.hpp"
 
 namespace nnp::library {
@@ -28,6 +29,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
     layers::register_quantization_layers(host);
     layers::register_quantized_layers(host);
     for (nnp::optim::OptimizerAlgorithm& a : optim::algorithms()) nnp::optim::register_optimizer(host, std::move(a));
+    onnx::register_graph_ops(host);
   });
 }
 

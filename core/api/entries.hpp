@@ -125,6 +125,11 @@ int32_t optimizer_kind_count();
 nnp_status optimizer_kind_info(int32_t i, nnp_optimizer_algorithm* out);
 nnp_status sgd_step_fused(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,
                           const nnp_sgd_params* p, nnp_tensor** param_out, nnp_tensor** buffer_out);
+// onnx.cpp (1.15)
+nnp_status register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op);
+int32_t graph_op_count();
+nnp_status graph_op_info(int32_t i, nnp_graph_op* out);
+int32_t attrs_has(const nnp_attrs* attrs, const char* name);  // layers.cpp
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

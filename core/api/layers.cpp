@@ -72,6 +72,11 @@ nnp_status attrs_set_floats(nnp_attrs* a, const char* name, const double* values
     v.floats.assign(values, values + count);
   });
 }
+int32_t attrs_has(const nnp_attrs* a, const char* name) {
+  if (!a || !name) return 0;
+  auto it = a->values.find(name);
+  return it != a->values.end() && it->second.type != NNP_ATTR_NONE ? 1 : 0;
+}
 nnp_status attrs_set_none(nnp_attrs* a, const char* name) {
   return set_attr(a, name, "attrs_set_none", [&](nn::AttrValue& v) { v.type = NNP_ATTR_NONE; });
 }

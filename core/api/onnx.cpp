@@ -1,9 +1,12 @@
-// Adapters: ONNX export and import, and the graph a layer's to_onnx writes.
+// Adapters: ONNX export and import, the graph a layer's to_onnx writes, and
+// the ops imported graphs run.
 #include "../nn/layer_registry.hpp"
+#include "../onnx/graph_ops.hpp"
 #include "../onnx/lowering.hpp"
 #include "../onnx/onnx_export.hpp"
 #include "../onnx/onnx_graph.hpp"
 #include "../onnx/onnx_import.hpp"
+#include "../plugin_registry.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -96,6 +99,25 @@ int64_t onnx_graph_opset(const nnp_onnx_graph* graph) { return graph ? graph->op
 
 nnp_status onnx_load(const char* path, nnp_module** out) {
   return handle_out(out, "onnx_load", [&] { return onnx::import_model(path_arg(path, "onnx_load")); });
+}
+
+nnp_status register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op) {
+  return PluginRegistry::register_graph_op(host, op);
+}
+int32_t graph_op_count() {
+  int32_t count = 0;
+  guard([&] {
+    PluginRegistry::instance().discover();  // plugins' ops count too
+    count = onnx::graph_ops().count();
+  });
+  return count;
+}
+nnp_status graph_op_info(int32_t i, nnp_graph_op* out) {
+  return guard([&] {
+    info_arg(out, "graph_op_info");
+    PluginRegistry::instance().discover();
+    write_info(out, onnx::graph_ops().at(i).c_op);
+  });
 }
 
 }  // namespace nnp::core::api

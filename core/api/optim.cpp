@@ -75,7 +75,7 @@ int32_t optimizer_kind_count() {
   int32_t count = 0;
   guard([&] {
     PluginRegistry::instance().discover();  // plugins' kinds count too
-    count = optim::AlgorithmRegistry::instance().count();
+    count = optim::algorithms().count();
   });
   return count;
 }
@@ -83,7 +83,7 @@ nnp_status optimizer_kind_info(int32_t i, nnp_optimizer_algorithm* out) {
   return guard([&] {
     info_arg(out, "optimizer_kind_info");
     PluginRegistry::instance().discover();
-    write_info(out, optim::AlgorithmRegistry::instance().at(i).c_algorithm);
+    write_info(out, optim::algorithms().at(i).c_algorithm);
   });
 }
 nnp_status sgd_step_fused(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,

@@ -17,7 +17,7 @@
 #include "../nn/module.hpp"
 #include "../ops.hpp"
 #include "../shape.hpp"
-#include "onnx_ops.hpp"
+#include "graph_ops.hpp"
 
 namespace nnp::core::onnx {
 
@@ -596,9 +596,9 @@ void Importer::add_vendor_layer(const ::onnx::NodeProto& n) {
 }
 
 void Importer::add_op(const ::onnx::NodeProto& n) {
-  if (!find_op(n.op_type()))
+  if (!graph_ops().find(n.op_type()))
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": nnplug does not run ONNX op ", n.op_type(),
-         " (it runs the ops listed in the README's ONNX table)");
+         " (it runs the ops listed in docs/onnx.md, and those plugins register: nnp_api.graph_op_info)");
   program_["nodes"].push_back({{"op", n.op_type()},
                                {"inputs", std::vector<std::string>(n.input().begin(), n.input().end())},
                                {"outputs", std::vector<std::string>(n.output().begin(), n.output().end())},

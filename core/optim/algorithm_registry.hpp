@@ -5,14 +5,15 @@
 
 #include <nnp/nnp.h>
 
-#include <deque>
 #include <string>
 #include <vector>
+
+#include "../named_registry.hpp"
 
 namespace nnp::core::optim {
 
 struct Algorithm {
-  std::string kind;
+  std::string name;  // the kind: "SGD", "acme.Lion"
   std::string doc;
   std::vector<std::string> option_names;
   std::vector<double> option_defaults;
@@ -29,6 +30,7 @@ struct Algorithm {
   // The index of option `name`, or -1.
   int32_t option_index(const std::string& name) const;
   bool is_host_state(const std::string& name) const;
+  void bind_c_view();
 };
 
 // Checks an algorithm given through the C API and copies it (strings too).
@@ -36,19 +38,10 @@ struct Algorithm {
 // library's; others must be "<vendor>.<Name>".
 Algorithm validate_algorithm(const nnp_optimizer_algorithm& algorithm, const std::string& origin, bool reserved_kinds);
 
-class AlgorithmRegistry {
- public:
-  static AlgorithmRegistry& instance();  // the built-in library's kinds are registered on first use
-  void add(Algorithm algorithm);         // throws on a duplicate kind
-  const Algorithm* find(const std::string& kind) const;
-  // As find, failing with NNP_NOT_FOUND and the known kinds when absent.
-  const Algorithm& get(const std::string& kind) const;
-  int32_t count() const;
-  const Algorithm& at(int32_t i) const;
-
- private:
-  AlgorithmRegistry() = default;
-  std::deque<Algorithm> algorithms_;  // never moves: the C views point into it
-};
+// Every kind optimizer_create knows; the built-in library's are registered
+// when it is first used.
+NamedRegistry<Algorithm>& algorithms();
+// The algorithm of `kind`, failing with NNP_NOT_FOUND and the known kinds.
+const Algorithm& algorithm(const std::string& kind);
 
 }  // namespace nnp::core::optim

@@ -35,7 +35,7 @@ TensorRef host_scalar(double value) { return full(Dims{}, value, NNP_F64, parse_
 void check_options(const Algorithm& a, const std::vector<double>& options) {
   if (!a.check_options) return;
   const nnp_status status = a.check_options(options.data(), a.user_data);
-  if (status != NNP_OK) fail(status, last_error_status() == status ? last_error_message() : a.kind + ": invalid options");
+  if (status != NNP_OK) fail(status, last_error_status() == status ? last_error_message() : a.name + ": invalid options");
 }
 
 // PyTorch's pairs: betas=(0.9, 0.999) is beta1 and beta2 here, etas and
@@ -56,11 +56,11 @@ bool merge_pair(const Algorithm& a, const std::string& name, const nn::AttrValue
     const int32_t first = a.option_index(pair.first), second = a.option_index(pair.second);
     if (name != pair.name || first < 0 || second < 0) continue;
     if (value.type != NNP_ATTR_INTS && value.type != NNP_ATTR_FLOATS)
-      fail(NNP_INVALID_ARGUMENT, a.kind, ": option '", name, "' is a list of two numbers (", pair.first, ", ",
+      fail(NNP_INVALID_ARGUMENT, a.name, ": option '", name, "' is a list of two numbers (", pair.first, ", ",
            pair.second, ")");
     const std::vector<double> numbers = value.numbers();
     if (numbers.size() != 2)
-      fail(NNP_INVALID_ARGUMENT, a.kind, ": option '", name, "' takes two numbers, got ", numbers.size());
+      fail(NNP_INVALID_ARGUMENT, a.name, ": option '", name, "' takes two numbers, got ", numbers.size());
     options[static_cast<size_t>(first)] = numbers[0];
     options[static_cast<size_t>(second)] = numbers[1];
     return true;
@@ -77,14 +77,14 @@ std::vector<double> merged_options(const Algorithm& a, const nnp_attrs* given) {
       if (index < 0) {
         std::string known;
         for (const std::string& k : a.option_names) known += (known.empty() ? "" : ", ") + k;
-        fail(NNP_INVALID_ARGUMENT, a.kind, ": unknown option '", name, "' (", a.kind, " takes: ", known, ")");
+        fail(NNP_INVALID_ARGUMENT, a.name, ": unknown option '", name, "' (", a.name, " takes: ", known, ")");
       }
       double v;
       switch (value.type) {
         case NNP_ATTR_INT: v = static_cast<double>(value.i); break;
         case NNP_ATTR_FLOAT: v = value.f; break;
         case NNP_ATTR_BOOL: v = value.b ? 1 : 0; break;
-        default: fail(NNP_INVALID_ARGUMENT, a.kind, ": option '", name, "' must be a number or a bool");
+        default: fail(NNP_INVALID_ARGUMENT, a.name, ": option '", name, "' must be a number or a bool");
       }
       options[static_cast<size_t>(index)] = v;
     }
@@ -126,7 +126,7 @@ void follow(const Algorithm& a, const Tensor& p, State& state) {
 // NULL for any other algorithm (a plugin's "SGD" cannot exist: the name is
 // the library's).
 std::optional<nnp_sgd_params> sgd_params(const Algorithm& a, const std::vector<double>& o) {
-  if (a.kind != "SGD") return std::nullopt;
+  if (a.name != "SGD") return std::nullopt;
   auto at = [&](const char* name) {
     const int32_t i = a.option_index(name);
     if (i < 0) fail(NNP_INTERNAL, "SGD has no option '", name, "'");
@@ -153,17 +153,17 @@ TensorRef updated(const Algorithm& a, const std::vector<double>& options, const 
   const nnp_status status = a.update(&p, &g, options.data(), &list, a.user_data, &out);
   TensorRef value = TensorRef::adopt(out);
   if (status != NNP_OK)
-    fail(status, a.kind, ": ", last_error_status() == status ? last_error_message() : "the update failed");
-  if (!value) fail(NNP_INTERNAL, a.kind, ": the update returned NNP_OK but no tensor");
+    fail(status, a.name, ": ", last_error_status() == status ? last_error_message() : "the update failed");
+  if (!value) fail(NNP_INTERNAL, a.name, ": the update returned NNP_OK but no tensor");
   if (!(value->shape == p.shape) || value->dtype != p.dtype || value.get() == &p)
-    fail(NNP_INTERNAL, a.kind, ": the update gave a tensor of shape ", format_dims(value->shape), " and dtype ",
+    fail(NNP_INTERNAL, a.name, ": the update gave a tensor of shape ", format_dims(value->shape), " and dtype ",
          dtype_name(value->dtype), " for a parameter of shape ", format_dims(p.shape), " and dtype ",
          dtype_name(p.dtype), (value.get() == &p ? " (the parameter itself)" : ""));
   State next;
   for (auto& entry : list.entries) {
-    if (!entry.tensor) fail(NNP_INTERNAL, a.kind, ": the update left state '", entry.name, "' that is not a tensor");
+    if (!entry.tensor) fail(NNP_INTERNAL, a.name, ": the update left state '", entry.name, "' that is not a tensor");
     if (!next.emplace(entry.name, std::move(entry.tensor)).second)
-      fail(NNP_INTERNAL, a.kind, ": the update left state '", entry.name, "' twice");
+      fail(NNP_INTERNAL, a.name, ": the update left state '", entry.name, "' twice");
   }
   state = std::move(next);
   return value;
@@ -188,7 +188,7 @@ Tensor* momentum_buffer(State& state) {
 
 std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& params, const nnp_attrs* options) {
   auto opt = std::make_unique<Optimizer>();
-  opt->algorithm = &AlgorithmRegistry::instance().get(kind);
+  opt->algorithm = &algorithm(kind);
   add_param_group(*opt, params, options);
   return opt;
 }
@@ -196,9 +196,9 @@ std::unique_ptr<Optimizer> create(const std::string& kind, const nnp_list& param
 void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* options) {
   Optimizer::Group group;
   group.options = merged_options(*opt.algorithm, options);
-  group.params = tensors_of(opt.algorithm->kind, params, opt);
+  group.params = tensors_of(opt.algorithm->name, params, opt);
   if (group.params.empty() && opt.groups.empty())
-    fail(NNP_INVALID_ARGUMENT, opt.algorithm->kind, ": optimizer got an empty parameter list");
+    fail(NNP_INVALID_ARGUMENT, opt.algorithm->name, ": optimizer got an empty parameter list");
   opt.groups.push_back(std::move(group));
 }
 
@@ -376,7 +376,7 @@ auto& option_slot(Opt& opt, int32_t group, const std::string& name, const char* 
   if (group < 0 || group >= static_cast<int32_t>(opt.groups.size()))
     fail(NNP_INVALID_ARGUMENT, op, ": group ", group, " is out of range (", opt.groups.size(), " groups)");
   const int32_t index = opt.algorithm->option_index(name);
-  if (index < 0) fail(NNP_NOT_FOUND, op, ": ", opt.algorithm->kind, " has no option '", name, "'");
+  if (index < 0) fail(NNP_NOT_FOUND, op, ": ", opt.algorithm->name, " has no option '", name, "'");
   return opt.groups[static_cast<size_t>(group)].options[static_cast<size_t>(index)];
 }
 

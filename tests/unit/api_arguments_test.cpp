@@ -91,6 +91,7 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"conv2d_fused", "out", [&] { return api.conv2d_fused(t, t, nullptr, &conv, nullptr); }},
       {"max_pool2d_fused", "values", [&] { return api.max_pool2d_fused(t, &pool, 1, 1, nullptr, nullptr); }},
       {"optimizer_kind_info", "out", [&] { return api.optimizer_kind_info(0, nullptr); }},
+      {"graph_op_info", "out", [&] { return api.graph_op_info(0, nullptr); }},
       {"sgd_step_fused", "param_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, nullptr, &unused); }},
       {"sgd_step_fused", "buffer_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, &unused, nullptr); }},
   };
@@ -182,3 +183,17 @@ TEST_F(ApiArguments, DocumentedOptionalOutputsMayBeNull) {
 }
 
 }  // namespace
+
+// attrs_has answers without failing, for NULL too, and sees NONE as absent
+// (nn::Attrs::has is built on it).
+TEST_F(ApiArguments, AttrsHasNeverFails) {
+  nnp::nn::Attrs a;
+  a.set("k", 1).set("x", 0.5).set("s", "text").set("ints", std::vector<int64_t>{1, 2}).set("none", std::nullopt);
+  for (const char* name : {"k", "x", "s", "ints"}) EXPECT_EQ(api.attrs_has(a.get(), name), 1) << name;
+  EXPECT_EQ(api.attrs_has(a.get(), "none"), 0);
+  EXPECT_EQ(api.attrs_has(a.get(), "absent"), 0);
+  EXPECT_EQ(api.attrs_has(a.get(), nullptr), 0);
+  EXPECT_EQ(api.attrs_has(nullptr, "k"), 0);
+  EXPECT_TRUE(a.has("s"));
+  EXPECT_FALSE(a.has("none"));
+}

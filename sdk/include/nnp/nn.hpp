@@ -507,19 +507,7 @@ class Attrs {
     return v ? set(name, *v) : set(name, std::nullopt);
   }
 
-  bool has(const std::string& name) const {
-    int32_t count = 0;
-    int64_t i;
-    double f;
-    int32_t b;
-    const char* s;
-    return api().attrs_get_int(attrs_, name.c_str(), &i) == NNP_OK ||
-           api().attrs_get_float(attrs_, name.c_str(), &f) == NNP_OK ||
-           api().attrs_get_bool(attrs_, name.c_str(), &b) == NNP_OK ||
-           api().attrs_get_string(attrs_, name.c_str(), &s) == NNP_OK ||
-           api().attrs_get_ints(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK ||
-           api().attrs_get_floats(attrs_, name.c_str(), nullptr, 0, &count) == NNP_OK;
-  }
+  bool has(const std::string& name) const { return api().attrs_has(attrs_, name.c_str()) != 0; }
   int64_t integer(const std::string& name) const {
     int64_t v = 0;
     check(api().attrs_get_int(attrs_, name.c_str(), &v));

@@ -348,6 +348,30 @@ typedef struct nnp_optimizer_algorithm {
 } nnp_optimizer_algorithm;
 #define NNP_OPTIMIZER_ALGORITHM_SIZE_1_15 NNP_SIZE_THROUGH(nnp_optimizer_algorithm, user_data)
 
+/* ---- graph ops (since 1.15) ------------------------------------------------------ */
+
+/* An operator of ONNX's default domain that an imported graph runs
+ * (nn.GraphModule's op nodes: "Relu", "Reshape", "Gemm", ...). nnplug's
+ * own come from its built-in library; a plugin adds one nnplug lacks, and
+ * ONNX import then accepts models that use it. */
+typedef struct nnp_graph_op {
+  size_t struct_size;
+  const char* op_type; /* ONNX's name: letters, digits and '_' */
+  const char* doc;     /* one line */
+  /* Runs one node: inputs (n_inputs of them; an omitted optional input is
+   * NULL), attrs: the node's attributes under ONNX's names (INT, FLOAT,
+   * STRING, INTS, FLOATS; a tensor attribute, such as ConstantOfShape's
+   * value, as FLOATS of its values and INT "<name>.elem_type", ONNX's
+   * TensorProto data type), n_outputs: how many outputs the node names.
+   * Appends at least n_outputs tensors to outputs. Runs under the caller's
+   * grad mode: ops composed from the table's are recorded by autograd, so
+   * an imported model trains. */
+  nnp_status (*run)(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attrs* attrs, int32_t n_outputs,
+                    nnp_list* outputs, void* user_data);
+  void* user_data;
+} nnp_graph_op;
+#define NNP_GRAPH_OP_SIZE_1_15 NNP_SIZE_THROUGH(nnp_graph_op, user_data)
+
 /* ---- tabular data (since 1.2) ------------------------------------------------- */
 
 /* How load_csv treats the first row: as a header when every field is text
@@ -1009,7 +1033,7 @@ struct nnp_api {
   nnp_status (*max_pool2d_fused)(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
                                  nnp_tensor** values, nnp_tensor** indices);
 
-  /* ---- since 1.15: optimizer algorithms ---- */
+  /* ---- since 1.15: optimizer algorithms and graph ops ---- */
   /* (since 1.15) Registers an update rule under its kind (host: a plugin's
    * init host, or NULL when an application registers); the built-in kinds
    * ("SGD", "Adam", ...) come from nnplug's library the same way. A kind
@@ -1029,6 +1053,17 @@ struct nnp_api {
    * composes the step from other ops. */
   nnp_status (*sgd_step_fused)(const nnp_tensor* param, const nnp_tensor* grad, const nnp_tensor* buffer,
                                const nnp_sgd_params* p, nnp_tensor** param_out, nnp_tensor** buffer_out);
+  /* (since 1.15) Registers an ONNX operator imported graphs run (host: a
+   * plugin's init host, or NULL from an application); an op type registered
+   * twice is refused. graph_op_info lists them (strings live until process
+   * exit; NNP_NOT_FOUND beyond the count). */
+  nnp_status (*register_graph_op)(nnp_plugin_host* host, const nnp_graph_op* op);
+  int32_t (*graph_op_count)(void);
+  nnp_status (*graph_op_info)(int32_t i, nnp_graph_op* out);
+  /* (since 1.15) 1 when attrs holds a value (not NONE) under name, else 0
+   * (attrs or name NULL included). Never fails and records no error: how an
+   * op reading optional attributes on every call asks cheaply. */
+  int32_t (*attrs_has)(const nnp_attrs* attrs, const char* name);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1046,7 +1081,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
-#define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, sgd_step_fused)
+#define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, attrs_has)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

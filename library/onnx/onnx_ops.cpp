@@ -1,3 +1,7 @@
+// The ONNX operators imported graphs run (nn.GraphModule's op nodes), each
+// written with the SDK's tensor ops, so an imported model trains and moves
+// between devices as any other; registered through the table
+// (nnp_api.register_graph_op) as a plugin registers its own.
 #include "onnx_ops.hpp"
 
 #include <algorithm>
@@ -6,15 +10,20 @@
 #include <map>
 #include <nnp/functional.hpp>
 
-namespace nnp::core::onnx {
+namespace nnp::library::onnx {
 
 namespace {
 
 using nnp::Dtype;
 using nnp::Tensor;
-using json = nlohmann::json;
 using Tensors = std::vector<Tensor>;
 namespace F = nnp::nn::functional;
+
+// A node's attributes (ONNX's names) and how many outputs it names.
+struct Node {
+  const nnp_attrs* attrs;
+  int32_t outputs;
+};
 
 // The most elements an op that makes values from counts (Tile, Range) makes:
 // a stranger's file names the counts.
@@ -22,17 +31,18 @@ constexpr int64_t kMaxElements = int64_t{1} << 32;
 
 [[noreturn]] void refuse(const std::string& what) { throw nnp::Error(NNP_UNIMPLEMENTED, what); }
 
-int64_t attr_int(const json& a, const char* name, int64_t fallback) {
-  return a.contains(name) ? a[name].get<int64_t>() : fallback;
+bool has(const Node& n, const char* name) { return api().attrs_has(n.attrs, name) != 0; }
+int64_t attr_int(const Node& n, const char* name, int64_t fallback) {
+  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).integer(name) : fallback;
 }
-double attr_float(const json& a, const char* name, double fallback) {
-  return a.contains(name) ? a[name].get<double>() : fallback;
+double attr_float(const Node& n, const char* name, double fallback) {
+  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).real(name) : fallback;
 }
-std::string attr_string(const json& a, const char* name, const std::string& fallback) {
-  return a.contains(name) ? a[name].get<std::string>() : fallback;
+std::string attr_string(const Node& n, const char* name, const std::string& fallback) {
+  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).string(name) : fallback;
 }
-std::vector<int64_t> attr_ints(const json& a, const char* name) {
-  return a.contains(name) ? a[name].get<std::vector<int64_t>>() : std::vector<int64_t>{};
+std::vector<int64_t> attr_ints(const Node& n, const char* name) {
+  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).integers(name) : std::vector<int64_t>{};
 }
 
 const Tensor& need(const Tensors& in, size_t i, const char* op) {
@@ -86,28 +96,28 @@ Dtype dtype_of_onnx(int64_t elem_type) {
 }
 
 template <Tensor (Tensor::*Method)() const>
-Tensors unary(const Tensors& in, const json&) {
+Tensors unary(const Tensors& in, const Node&) {
   return {(need(in, 0, "unary").*Method)()};
 }
 template <nnp_binary_op Op>
-Tensors binary(const Tensors& in, const json&) {
+Tensors binary(const Tensors& in, const Node&) {
   return {need(in, 0, "binary").binary(Op, need(in, 1, "binary"))};
 }
 template <nnp_binary_op Op>
-Tensors variadic(const Tensors& in, const json&) {  // Max, Min, Sum of any count
+Tensors variadic(const Tensors& in, const Node&) {  // Max, Min, Sum of any count
   Tensor out = need(in, 0, "variadic");
   for (size_t i = 1; i < in.size(); ++i) out = out.binary(Op, in[i]);
   return {out};
 }
 
-Tensors div(const Tensors& in, const json&) {
+Tensors div(const Tensors& in, const Node&) {
   const Tensor &a = need(in, 0, "Div"), &b = need(in, 1, "Div");
   if (integral(a) && integral(b))
     return {host_integer(
         a, b, [](int64_t x, int64_t y) { return x / y; }, "Div")};
   return {a.div(b)};
 }
-Tensors mod(const Tensors& in, const json& attrs) {
+Tensors mod(const Tensors& in, const Node& attrs) {
   const bool fmod = attr_int(attrs, "fmod", 0) != 0;
   return {host_integer(
       need(in, 0, "Mod"), need(in, 1, "Mod"),
@@ -117,43 +127,43 @@ Tensors mod(const Tensors& in, const json& attrs) {
       },
       "Mod")};
 }
-Tensors pow(const Tensors& in, const json&) {
+Tensors pow(const Tensors& in, const Node&) {
   const Tensor& base = need(in, 0, "Pow");
   return {base.pow(need(in, 1, "Pow").to(base.dtype()))};
 }
-Tensors reciprocal(const Tensors& in, const json&) {
+Tensors reciprocal(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "Reciprocal");
   return {x.scalar_like(1).div(x)};
 }
-Tensors logical_not(const Tensors& in, const json&) {
+Tensors logical_not(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "Not");
   return {x.eq(x.scalar_like(0))};
 }
-Tensors identity(const Tensors& in, const json&) { return {need(in, 0, "Identity")}; }
-Tensors dropout(const Tensors& in, const json&) {  // inference: the input, and an all-true mask
+Tensors identity(const Tensors& in, const Node&) { return {need(in, 0, "Identity")}; }
+Tensors dropout(const Tensors& in, const Node&) {  // inference: the input, and an all-true mask
   const Tensor& x = need(in, 0, "Dropout");
   return {x, nnp::ones(x.shape(), Dtype::boolean, x.device())};
 }
-Tensors leaky_relu(const Tensors& in, const json& a) {
+Tensors leaky_relu(const Tensors& in, const Node& a) {
   return {
       F::leaky_relu(need(in, 0, "LeakyRelu"), F::LeakyReLUFuncOptions().negative_slope(attr_float(a, "alpha", 0.01)))};
 }
-Tensors gelu(const Tensors& in, const json& a) {
+Tensors gelu(const Tensors& in, const Node& a) {
   return {F::gelu(need(in, 0, "Gelu"), F::GELUFuncOptions().approximate(attr_string(a, "approximate", "none")))};
 }
-Tensors clip(const Tensors& in, const json&) {
+Tensors clip(const Tensors& in, const Node&) {
   Tensor x = need(in, 0, "Clip");
   if (given(in, 1)) x = x.maximum(in[1].to(x.dtype()));
   if (given(in, 2)) x = x.minimum(in[2].to(x.dtype()));
   return {x};
 }
-Tensors cast(const Tensors& in, const json& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1)))}; }
-Tensors where(const Tensors& in, const json&) {
+Tensors cast(const Tensors& in, const Node& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1)))}; }
+Tensors where(const Tensors& in, const Node&) {
   return {nnp::where(need(in, 0, "Where").to(Dtype::boolean), need(in, 1, "Where"), need(in, 2, "Where"))};
 }
 
-Tensors matmul(const Tensors& in, const json&) { return {need(in, 0, "MatMul").matmul(need(in, 1, "MatMul"))}; }
-Tensors gemm(const Tensors& in, const json& a) {
+Tensors matmul(const Tensors& in, const Node&) { return {need(in, 0, "MatMul").matmul(need(in, 1, "MatMul"))}; }
+Tensors gemm(const Tensors& in, const Node& a) {
   Tensor x = need(in, 0, "Gemm"), w = need(in, 1, "Gemm");
   if (attr_int(a, "transA", 0)) x = x.transpose(0, 1);
   if (attr_int(a, "transB", 0)) w = w.transpose(0, 1);
@@ -165,13 +175,13 @@ Tensors gemm(const Tensors& in, const json& a) {
 }
 
 template <bool Log>
-Tensors softmax(const Tensors& in, const json& a) {
+Tensors softmax(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Softmax");
   const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "Softmax");
   return {Log ? x.log_softmax(axis) : x.softmax(axis)};
 }
 
-Tensors reshape(const Tensors& in, const json& a) {
+Tensors reshape(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Reshape");
   std::vector<int64_t> shape = host_ints(need(in, 1, "Reshape"));
   if (!attr_int(a, "allowzero", 0))
@@ -183,21 +193,21 @@ Tensors reshape(const Tensors& in, const json& a) {
       }
   return {x.reshape(shape)};
 }
-Tensors transpose(const Tensors& in, const json& a) {
+Tensors transpose(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Transpose");
   std::vector<int64_t> perm = attr_ints(a, "perm");
   if (perm.empty())
     for (int32_t i = x.ndim() - 1; i >= 0; --i) perm.push_back(i);
   return {x.permute(std::vector<int32_t>(perm.begin(), perm.end()))};
 }
-Tensors flatten(const Tensors& in, const json& a) {
+Tensors flatten(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Flatten");
   const int32_t axis = x.ndim() == 0 ? 0 : wrap(attr_int(a, "axis", 1), x.ndim() + 1, "Flatten");
   int64_t outer = 1;
   for (int32_t i = 0; i < axis; ++i) outer *= x.size(i);
   return {x.reshape({outer, -1})};
 }
-Tensors squeeze(const Tensors& in, const json& a) {
+Tensors squeeze(const Tensors& in, const Node& a) {
   Tensor x = need(in, 0, "Squeeze");
   std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
   if (axes.empty()) return {x.squeeze()};
@@ -206,7 +216,7 @@ Tensors squeeze(const Tensors& in, const json& a) {
   for (int64_t axis : axes) x = x.squeeze(static_cast<int32_t>(axis));
   return {x};
 }
-Tensors unsqueeze(const Tensors& in, const json& a) {
+Tensors unsqueeze(const Tensors& in, const Node& a) {
   Tensor x = need(in, 0, "Unsqueeze");
   std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
   const int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
@@ -215,7 +225,7 @@ Tensors unsqueeze(const Tensors& in, const json& a) {
   for (int64_t axis : axes) x = x.unsqueeze(static_cast<int32_t>(axis));
   return {x};
 }
-Tensors slice(const Tensors& in, const json&) {
+Tensors slice(const Tensors& in, const Node&) {
   Tensor x = need(in, 0, "Slice");
   std::vector<int64_t> starts = host_ints(need(in, 1, "Slice")), ends = host_ints(need(in, 2, "Slice"));
   std::vector<int64_t> axes = given(in, 3) ? host_ints(in[3]) : std::vector<int64_t>{};
@@ -233,7 +243,7 @@ Tensors slice(const Tensors& in, const json&) {
   }
   return {x};
 }
-Tensors expand(const Tensors& in, const json&) {
+Tensors expand(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "Expand");
   std::vector<int64_t> shape = host_ints(need(in, 1, "Expand"));
   // Bidirectional broadcasting: a 1 in shape keeps the input's size.
@@ -248,7 +258,7 @@ Tensors expand(const Tensors& in, const json&) {
   }
   return {x.expand(out)};
 }
-Tensors tile(const Tensors& in, const json&) {
+Tensors tile(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "Tile");
   std::vector<int64_t> repeats = host_ints(need(in, 1, "Tile"));
   if (static_cast<int32_t>(repeats.size()) != x.ndim())
@@ -267,7 +277,7 @@ Tensors tile(const Tensors& in, const json&) {
   return {out};
 }
 // Pad (opset 11+: pads and the constant are inputs); no cropping, no axes.
-Tensors pad(const Tensors& in, const json& a) {
+Tensors pad(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Pad");
   const std::vector<int64_t> pads = host_ints(need(in, 1, "Pad"));
   const int64_t r = x.ndim();
@@ -304,14 +314,14 @@ Tensors pad(const Tensors& in, const json& a) {
   if (first == 0 && mode != "constant") return {F::pad(x.unsqueeze(0), options).squeeze(0)};
   return {F::pad(x, options)};
 }
-Tensors concat(const Tensors& in, const json& a) {
+Tensors concat(const Tensors& in, const Node& a) {
   const Tensor& first = need(in, 0, "Concat");
   return {nnp::cat(in, wrap(attr_int(a, "axis", 0), first.ndim(), "Concat"))};
 }
-Tensors split(const Tensors& in, const json& a) {
+Tensors split(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Split");
   const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "Split");
-  const int64_t outputs = attr_int(a, "_outputs", 1);
+  const int64_t outputs = a.outputs;
   std::vector<int64_t> sizes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "split");
   if (sizes.empty()) {
     const int64_t each = (x.size(axis) + outputs - 1) / outputs;
@@ -328,7 +338,7 @@ Tensors split(const Tensors& in, const json& a) {
   }
   return out;
 }
-Tensors gather(const Tensors& in, const json& a) {
+Tensors gather(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Gather");
   const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "Gather");
   Tensor index = need(in, 1, "Gather").to(Dtype::i64);
@@ -340,12 +350,12 @@ Tensors gather(const Tensors& in, const json& a) {
   for (int32_t i = axis + 1; i < x.ndim(); ++i) out_shape.push_back(x.size(i));
   return {x.index_select(axis, index.reshape({-1})).reshape(out_shape)};
 }
-Tensors gather_elements(const Tensors& in, const json& a) {
+Tensors gather_elements(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "GatherElements");
   return {
       x.gather(wrap(attr_int(a, "axis", 0), x.ndim(), "GatherElements"), need(in, 1, "GatherElements").to(Dtype::i64))};
 }
-Tensors scatter_elements(const Tensors& in, const json& a) {
+Tensors scatter_elements(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "ScatterElements");
   if (attr_string(a, "reduction", "none") != "add") refuse("ScatterElements: only reduction 'add' is supported");
   return {x.scatter_add(wrap(attr_int(a, "axis", 0), x.ndim(), "ScatterElements"),
@@ -353,7 +363,7 @@ Tensors scatter_elements(const Tensors& in, const json& a) {
 }
 
 template <nnp_reduce_op Op>
-Tensors reduce(const Tensors& in, const json& a) {
+Tensors reduce(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Reduce");
   std::vector<int64_t> axes = given(in, 1) ? host_ints(in[1]) : attr_ints(a, "axes");
   if (axes.empty() && attr_int(a, "noop_with_empty_axes", 0)) return {x};
@@ -362,14 +372,14 @@ Tensors reduce(const Tensors& in, const json& a) {
   return {x.reduce(Op, dims, attr_int(a, "keepdims", 1) != 0)};
 }
 template <nnp_reduce_op Op>
-Tensors arg_reduce(const Tensors& in, const json& a) {
+Tensors arg_reduce(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "ArgMax");
   if (attr_int(a, "select_last_index", 0)) refuse("ArgMax/ArgMin: select_last_index=1 is not supported");
   const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "ArgMax");
   return {x.reduce(Op, {axis}, attr_int(a, "keepdims", 1) != 0)};
 }
 
-Tensors shape(const Tensors& in, const json& a) {
+Tensors shape(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Shape");
   const int64_t rank = x.ndim();
   auto clamp = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t{0}), rank); };
@@ -378,17 +388,21 @@ Tensors shape(const Tensors& in, const json& a) {
   for (int64_t i = start; i < end; ++i) dims.push_back(x.size(static_cast<int32_t>(i)));
   return {nnp::from_vector(dims, {static_cast<int64_t>(dims.size())}, x.device())};
 }
-Tensors constant_of_shape(const Tensors& in, const json& a) {
+Tensors constant_of_shape(const Tensors& in, const Node& a) {
   const Tensor& shape = need(in, 0, "ConstantOfShape");
   double value = 0;
   Dtype dtype = Dtype::f32;
-  if (a.contains("value")) {
-    value = a["value"]["data"].at(0).get<double>();
-    dtype = dtype_of_onnx(a["value"]["elem_type"].get<int64_t>());
+  if (has(a, "value")) {  // a tensor attribute of one value (nnp_graph_op)
+    const std::vector<double> values = nnp::nn::Attrs::view(a.attrs).reals("value");
+    if (values.size() != 1)
+      throw nnp::Error(NNP_INVALID_ARGUMENT, "ConstantOfShape: value holds " + std::to_string(values.size()) +
+                                                 " values, not one");
+    value = values[0];
+    dtype = dtype_of_onnx(attr_int(a, "value.elem_type", 1));
   }
   return {nnp::full(host_ints(shape), value, dtype, shape.device())};
 }
-Tensors range(const Tensors& in, const json&) {
+Tensors range(const Tensors& in, const Node&) {
   const Tensor& start = need(in, 0, "Range");
   const double s = start.to(Dtype::f64).item<double>(), l = need(in, 1, "Range").to(Dtype::f64).item<double>(),
                d = need(in, 2, "Range").to(Dtype::f64).item<double>();
@@ -399,7 +413,7 @@ Tensors range(const Tensors& in, const json&) {
   return {nnp::arange(s, l, d, start.dtype(), start.device())};
 }
 
-Tensors batch_norm(const Tensors& in, const json& a) {
+Tensors batch_norm(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "BatchNormalization");
   nnp::Shape per_channel(static_cast<size_t>(std::max(x.ndim(), 2)), 1);
   per_channel[1] = -1;
@@ -409,7 +423,7 @@ Tensors batch_norm(const Tensors& in, const json& a) {
   return {(x - mean) * inv * scale + bias};
 }
 // LRN: ONNX's window matches PyTorch's only for an odd size.
-Tensors lrn(const Tensors& in, const json& a) {
+Tensors lrn(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "LRN");
   const int64_t size = attr_int(a, "size", 0);
   if (size < 1 || size % 2 == 0)
@@ -419,7 +433,7 @@ Tensors lrn(const Tensors& in, const json& a) {
                                         .beta(attr_float(a, "beta", 0.75))
                                         .k(attr_float(a, "bias", 1.0)))};
 }
-Tensors layer_norm(const Tensors& in, const json& a) {
+Tensors layer_norm(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "LayerNormalization");
   const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "LayerNormalization");
   std::vector<int32_t> dims;
@@ -432,11 +446,26 @@ Tensors layer_norm(const Tensors& in, const json& a) {
   return {y};
 }
 template <bool Max>
-Tensors global_pool(const Tensors& in, const json&) {
+Tensors global_pool(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "GlobalPool");
   std::vector<int32_t> dims;
   for (int32_t i = 2; i < x.ndim(); ++i) dims.push_back(i);
   return {Max ? x.amax(dims, true) : x.mean(dims, true)};
+}
+
+using OpFunction = Tensors (*)(const Tensors& in, const Node& node);
+
+// The table's side of one op: inputs as SDK tensors (an omitted optional
+// input undefined), results appended to the list.
+nnp_status run(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attrs* attrs, int32_t n_outputs,
+               nnp_list* outputs, void* user_data) {
+  return nnp::detail::guard([&] {
+    Tensors in;
+    for (int32_t i = 0; i < n_inputs; ++i)
+      in.push_back(inputs[i] ? Tensor::borrow(const_cast<nnp_tensor*>(inputs[i])) : Tensor());
+    const Tensors out = reinterpret_cast<OpFunction>(user_data)(in, Node{attrs, n_outputs});
+    for (const Tensor& t : out) check(api().list_append_tensor(outputs, "", t.get()));
+  });
 }
 
 const std::map<std::string, OpFunction>& ops() {
@@ -515,15 +544,16 @@ const std::map<std::string, OpFunction>& ops() {
 
 }  // namespace
 
-OpFunction find_op(const std::string& op_type) {
-  auto it = ops().find(op_type);
-  return it == ops().end() ? nullptr : it->second;
+void register_graph_ops(nnp_plugin_host* host) {
+  for (const auto& [name, fn] : ops()) {
+    nnp_graph_op op{};
+    op.struct_size = sizeof op;
+    op.op_type = name.c_str();
+    op.doc = "ONNX's operator (opsets 9 to 20)";
+    op.run = run;
+    op.user_data = reinterpret_cast<void*>(fn);
+    check(api().register_graph_op(host, &op));
+  }
 }
 
-std::vector<std::string> known_ops() {
-  std::vector<std::string> names;
-  for (const auto& [name, fn] : ops()) names.push_back(name);
-  return names;
-}
-
-}  // namespace nnp::core::onnx
+}  // namespace nnp::library::onnx
