@@ -17,6 +17,7 @@
 #include "../nn/module.hpp"
 #include "../ops.hpp"
 #include "../shape.hpp"
+#include "../plugin_registry.hpp"
 #include "graph_ops.hpp"
 
 namespace nnp::core::onnx {
@@ -606,6 +607,7 @@ void Importer::add_op(const ::onnx::NodeProto& n) {
 }
 
 ModuleRef Importer::run() {
+  PluginRegistry::instance().discover();  // plugins' layers and graph ops are read too
   io::RegularFile file(path_, "onnx load");
   const std::string bytes = file.read_all(kMaxModelBytes);
   if (!model_.ParseFromString(bytes)) corrupt("not an ONNX model (its protobuf does not parse)");

@@ -5,6 +5,7 @@
 
 #include "../builtin_library.hpp"
 #include "../error.hpp"
+#include "../plugin_registry.hpp"
 
 namespace nnp::core::optim {
 namespace {
@@ -102,6 +103,7 @@ NamedRegistry<Algorithm>& algorithms() {
 }
 
 const Algorithm& algorithm(const std::string& kind) {
+  PluginRegistry::instance().discover();  // plugins' kinds count too
   if (const Algorithm* a = algorithms().find(kind)) return *a;
   fail(NNP_NOT_FOUND, "unknown optimizer '", kind, "' (", algorithms().names(), ")");
 }

@@ -110,7 +110,8 @@ int run_train(const Args& args) {
       "batch-size,b", po::value(&batch_size)->default_value(32), "samples per step")(
       "lr", po::value(&lr)->default_value(3e-3), "learning rate")(
       "optimizer", po::value(&optimizer)->default_value("Adam"),
-      "SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD or Rprop")(
+      "SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD, Rprop, or a plugin's kind "
+      "(\"acme.Lion\")")(
       "seed", po::value(&seed)->default_value(0), "seed of the split, the shuffling and the initialisation")(
       "resume", po::value(&resume), "checkpoint to continue from (its model, split and curves)")(
       "out,o", po::value(&out)->default_value("nnplug-run"),
