@@ -123,6 +123,11 @@ expect 6 0 "no epoch of this run beat the best before it" -- "$nnplug" train --d
 expect 6 0 "" -- test ! -e resumed_elsewhere/best.safetensors
 cp run3/checkpoint.safetensors run3_copy.safetensors
 expect 6 0 "nothing was trained or written" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 2
+# Resuming a run whose epochs are all done says so instead of "resuming" (and writes nothing).
+expect_all 6 0 "nothing left to train: run3/checkpoint.safetensors has trained 5 epochs already" \
+  "give --epochs 6 or more to go on" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 5
+expect 6 1 "" -- bash -c "\"\$0\" train --data good.csv --resume run3/checkpoint.safetensors --epochs 5 | grep resuming" \
+  "$nnplug"
 expect 6 0 "" -- cmp run3/checkpoint.safetensors run3_copy.safetensors
 expect 6 1 "a resumed run keeps it" -- "$nnplug" train --data good.csv --resume run3/checkpoint.safetensors --epochs 9 --seed 4
 good_rows | sed 's/^0/5/' >shifted.csv
@@ -208,6 +213,13 @@ expect 10 1 "--input-shape" -- "$nnplug" train --model mlp.json --data good.csv 
 expect 10 1 "the input shape holds 6 values" -- "$nnplug" train --model mlp.json --data good.csv --input-shape 2,3 \
   --out shape_wrong
 expect 10 0 "nnplug train" -- "$nnplug" train --help
+# Whole numbers out of their range are refused, not wrapped (--seed -1 was 2^64 - 1).
+for seed in -1 -0 18446744073709551616 1e3 1.5 " 7" 0x10; do
+  expect 10 2 "('$seed') for option '--seed' is invalid" -- "$nnplug" train --model mlp.json --data good.csv \
+    --seed "$seed" --epochs 1 --out "seed_bad"
+done
+expect 10 0 "test accuracy" -- "$nnplug" train --model mlp.json --data good.csv --seed 18446744073709551615 \
+  --epochs 1 --out seed_largest
 for threads in abc 0 -1 1e3 1025 99999999999999999999 "" " 2"; do
   expect 10 0 "(no devices: NNP_CPU_THREADS='$threads' is not a thread count" -- env NNP_CPU_THREADS="$threads" \
     "$nnplug" devices

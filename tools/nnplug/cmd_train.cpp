@@ -28,6 +28,7 @@
 #include "progress.hpp"
 #include "run_folder.hpp"
 #include "step_profiler.hpp"
+#include "terminal_text.hpp"
 #include "training.hpp"
 
 namespace nnplug {
@@ -96,7 +97,7 @@ int run_train(const Args& args) {
   int64_t epochs = 15, batch_size = 32;
   int nproc = 1;
   double lr = 3e-3;
-  uint64_t seed = 0;
+  Unsigned seed_option;
   std::string profile_path;
   bool header = false, force = false;
   options.add_options()("model,m", po::value(&model_path), "model spec (JSON); default: a small CNN for the digits")(
@@ -111,8 +112,8 @@ int run_train(const Args& args) {
       "lr", po::value(&lr)->default_value(3e-3), "learning rate")(
       "optimizer", po::value(&optimizer)->default_value("Adam"),
       "SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, ASGD, Rprop, or a plugin's kind "
-      "(\"acme.Lion\")")(
-      "seed", po::value(&seed)->default_value(0), "seed of the split, the shuffling and the initialisation")(
+      "(\"acme.Lion\")")("seed", po::value(&seed_option)->default_value(Unsigned{0}),
+                         "seed of the split, the shuffling and the initialisation (0 to 18446744073709551615)")(
       "resume", po::value(&resume), "checkpoint to continue from (its model, split and curves)")(
       "out,o", po::value(&out)->default_value("nnplug-run"),
       "folder for the run's files; default: nnplug-run, or the next free nnplug-run-N")(
@@ -126,6 +127,7 @@ int run_train(const Args& args) {
   if (auto stop =
           parse_options("train", "Trains a model spec on a data set and reports the test accuracy.", options, args, vm))
     return *stop;
+  uint64_t seed = seed_option.value;
   if (epochs < 1 || batch_size < 1) throw nnp::Error(NNP_INVALID_ARGUMENT, "--epochs and --batch-size must be >= 1");
   if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
   if (nproc < 1 || nproc > 1024) throw nnp::Error(NNP_INVALID_ARGUMENT, "--nproc must be 1 to 1024");
@@ -212,18 +214,20 @@ int run_train(const Args& args) {
     nnp::default_generator(device).set_state(resumed.rng_seed, resumed.rng_offset);
     first_epoch = resumed.epoch + 1;
     history = resumed.history;
-    if (lead) std::cout << "resuming from " << resume << " after epoch " << resumed.epoch << "\n";
   }
   if (first_epoch > epochs) {  // nothing to do, and no file claimed that was not written
     Evaluation test = evaluate(model, samples, split.test);
     if (lead)
       std::printf(
-          "the checkpoint has trained %lld epochs already; --epochs %lld asks for no more, so nothing was "
-          "trained or written\ntest accuracy %.2f%% on %zu held-out rows\n",
-          static_cast<long long>(first_epoch - 1), static_cast<long long>(epochs), test.accuracy * 100,
-          split.test.size());
+          "nothing left to train: %s has trained %lld epochs already and --epochs %lld asks for no more (give "
+          "--epochs %lld or more to go on), so nothing was trained or written\ntest accuracy %.2f%% on %zu "
+          "held-out rows\n",
+          printable(resume).c_str(), static_cast<long long>(first_epoch - 1), static_cast<long long>(epochs),
+          static_cast<long long>(first_epoch), test.accuracy * 100, split.test.size());
     return 0;
   }
+  if (lead && !resume.empty())
+    std::cout << "resuming from " << printable(resume) << " after epoch " << resumed.epoch << "\n";
   // Rank 0 chooses the folder and writes; the others only train.
   const std::filesystem::path folder =
       lead ? std::filesystem::path(choose_run_folder(out, !vm["out"].defaulted(), force, resume))
