@@ -19,8 +19,14 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
 
 void BackendRecord::init_devices() const {
   std::call_once(devices_once_, [this] {
-    int32_t count = table_.device_count(table_.state);
-    device_count_ = count > 0 ? count : 0;
+    const int32_t count = table_.device_count(table_.state);
+    // A count no host could keep a record of each of is the plugin's flaw:
+    // the backend then has no devices, and says why.
+    if (count > kMaxDevices)
+      device_count_refusal_ = "backend '" + name() + "' reports " + std::to_string(count) +
+                              " devices; nnplug keeps at most " + std::to_string(kMaxDevices) +
+                              " per backend (a flaw in its plugin: " + plugin_path() + ")";
+    device_count_ = count > 0 && count <= kMaxDevices ? count : 0;
     devices_ = std::make_unique<DeviceSlot[]>(static_cast<size_t>(device_count_ > 0 ? device_count_ : 1));
     devices_ready_.store(true, std::memory_order_release);
   });
@@ -32,6 +38,7 @@ int32_t BackendRecord::device_count() const {
 }
 
 std::string BackendRecord::unavailable_reason() const {
+  if (device_count() == 0 && !device_count_refusal_.empty()) return device_count_refusal_;
   if (device_count() > 0 || table_.unavailable_reason == nullptr) return "";
   const char* reason = table_.unavailable_reason(table_.state);
   return reason ? reason : "";
@@ -40,7 +47,8 @@ std::string BackendRecord::unavailable_reason() const {
 nnp_backend_info BackendRecord::info() const {
   // The reason is the backend's own string: it outlives the call, a copy would not.
   const char* reason = nullptr;
-  if (device_count() == 0 && table_.unavailable_reason) reason = table_.unavailable_reason(table_.state);
+  if (device_count() == 0 && !device_count_refusal_.empty()) reason = device_count_refusal_.c_str();
+  else if (device_count() == 0 && table_.unavailable_reason) reason = table_.unavailable_reason(table_.state);
   return nnp_backend_info{sizeof(nnp_backend_info), name_.c_str(),        plugin_path_.c_str(), table_.score,
                           device_count(),           reason ? reason : "", table_.flags};
 }

@@ -90,7 +90,9 @@ class BackendRecord {
   mutable std::once_flag devices_once_;
   mutable std::atomic<bool> devices_ready_{false};
   mutable int32_t device_count_ = 0;
+  mutable std::string device_count_refusal_;  // set when the backend reported more than kMaxDevices
   mutable std::unique_ptr<DeviceSlot[]> devices_;
+  static constexpr int32_t kMaxDevices = 4096;
 };
 
 }  // namespace nnp::core

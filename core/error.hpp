@@ -5,6 +5,7 @@
 #include <nnp/nnp.h>
 
 #include <cstdint>
+#include <new>
 #include <nnp/detail/error.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -31,6 +32,22 @@ std::string str_cat(Parts&&... parts) {
 template <typename... Parts>
 [[noreturn]] void fail(nnp_status status, Parts&&... parts) {
   throw Error(status, str_cat(std::forward<Parts>(parts)...));
+}
+
+// Runs make, an allocation sized by outside input (a checkpoint's tensor, a
+// data set's rows), so that running out of memory in it names what was being
+// made and its size: describe() gives the thing ("load m.safetensors: tensor
+// 'w' ([4096, 4096] f32, 67108864 bytes)"), asked for only on failure.
+template <typename Describe, typename Make>
+auto making(Describe&& describe, Make&& make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const std::bad_alloc&) {
+    fail(NNP_OUT_OF_MEMORY, describe(), ": out of host memory");
+  } catch (const Error& e) {
+    if (e.status() != NNP_OUT_OF_MEMORY) throw;
+    fail(NNP_OUT_OF_MEMORY, describe(), ": ", e.what());
+  }
 }
 
 // The calling thread's last failure.

@@ -174,8 +174,16 @@ CsvTable read_csv(const std::string& path, bool header) {
     if (label < 0 || label > kMaxLabel || label != std::floor(label))
       corrupt(where, "the label (last column) " + printable(fields.back(), 40) +
                          " is not a class index (an integer from 0 to 2147483647)");
-    for (int64_t i = 0; i < features; ++i) data.x.push_back(static_cast<float>(values[static_cast<size_t>(i)]));
-    data.y.push_back(static_cast<int64_t>(label));
+    making(
+        [&] {
+          return "load_csv " + printable(path) + ": row " + std::to_string(data.rows + 1) + " (" +
+                 std::to_string(data.rows) + " rows of " + std::to_string(features) + " features read, " +
+                 std::to_string(data.x.size() * sizeof(float)) + " bytes)";
+        },
+        [&] {
+          for (int64_t i = 0; i < features; ++i) data.x.push_back(static_cast<float>(values[static_cast<size_t>(i)]));
+          data.y.push_back(static_cast<int64_t>(label));
+        });
     if (static_cast<int64_t>(label) + 1 > data.classes) {
       data.classes = static_cast<int64_t>(label) + 1;
       data.largest_label_line = reader.number();

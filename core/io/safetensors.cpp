@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <nnp/detail/printable.hpp>
 #include <set>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace nnp::core::io {
 namespace {
 
 using json = nlohmann::json;
+using nnp::detail::printable;
 
 struct DtypeName {
   nnp_dtype dtype;
@@ -251,9 +253,15 @@ void load_safetensors(const std::string& path, nnp_device device, nnp_list& out,
   if (metadata) *metadata = header.metadata;
   std::vector<unsigned char> buffer;
   for (const Entry& e : header.entries) {
-    buffer.resize(static_cast<size_t>(e.end - e.begin));
+    auto what = [&] {
+      return "load " + path + ": tensor '" + printable(e.name) + "' (" + format_dims(e.shape) + " " +
+             dtype_name(e.dtype) + ", " + std::to_string(e.end - e.begin) + " bytes)";
+    };
+    making(what, [&] { buffer.resize(static_cast<size_t>(e.end - e.begin)); });
     file.read_at(8 + header.header_size + e.begin, buffer.data(), buffer.size());
-    out.add(e.name, from_host(buffer.empty() ? nullptr : buffer.data(), e.shape, e.dtype, device));
+    out.add(e.name, making(what, [&] {
+              return from_host(buffer.empty() ? nullptr : buffer.data(), e.shape, e.dtype, device);
+            }));
   }
 }
 

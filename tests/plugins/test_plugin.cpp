@@ -3,6 +3,7 @@
 // with its path and reason while the others still load.
 #include <nnp/plugin.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 #define GOOD 1
@@ -16,6 +17,7 @@
 #define NO_ENTRY 9
 #define DUPLICATE_PLUGIN 10
 #define REENTRANT 11
+#define MANY_DEVICES 12
 
 namespace {
 
@@ -49,7 +51,11 @@ nnp_status k_random(const nnp_kernel_ctx*, nnp_random_kind, uint64_t, uint64_t, 
   return unimplemented();
 }
 
+#if NNP_TEST_PLUGIN == MANY_DEVICES
+int32_t device_count(void*) { return INT32_MAX; }  // a device list no host could hold
+#else
 int32_t device_count(void*) { return 0; }
+#endif
 const char* unavailable_reason(void*) { return "test plugin: no such hardware"; }
 nnp_status device_info(void*, int32_t, nnp_device_info*) { return unimplemented(); }
 nnp_status alloc(void*, int32_t, size_t, void**) { return unimplemented(); }

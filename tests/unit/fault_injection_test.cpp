@@ -191,6 +191,34 @@ TEST(Faults, LoadStateDictFailingAtAnyAllocationOrKernelChangesNothing) {
   EXPECT_EQ(snapshot(model), snapshot(incoming, "model."));
 }
 
+// Running out of device memory while loading a checkpoint names the tensor
+// being made, its shape, dtype and size, and the file, whichever tensor it is.
+TEST(Faults, OutOfMemoryWhileLoadingACheckpointNamesTheTensorAndItsSize) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("nnp_oom_" + std::to_string(::getpid()) + ".safetensors")).string();
+  save_safetensors({{"first", randn({3, 4})}, {"second", zeros({5, 6}, Dtype::f64)}}, path);
+  FaultControl& f = faults();
+  const int64_t events = events_of(f.allocations, [&] { load_safetensors(path, faulty()); });
+  ASSERT_GE(events, 2);
+  std::string messages;
+  for (int64_t n = 1; n <= events; ++n) {
+    SCOPED_TRACE("allocation #" + std::to_string(n));
+    try {
+      with_fault(f.fail_allocation, n, [&] { load_safetensors(path, faulty()); });
+      ADD_FAILURE() << "the load succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), NNP_OUT_OF_MEMORY);
+      const std::string message = e.what();
+      for (const std::string& part : {"load " + path + ": tensor '", std::string(" bytes): "), std::string("injected")})
+        EXPECT_NE(message.find(part), std::string::npos) << message;
+      messages += message + "\n";
+    }
+  }
+  EXPECT_NE(messages.find("tensor 'first' ([3,4] f32, 48 bytes)"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("tensor 'second' ([5,6] f64, 240 bytes)"), std::string::npos) << messages;
+  std::filesystem::remove(path);
+}
+
 // Every single-field corruption of a state dict: strict loading refuses it,
 // naming the key, and the module keeps every value.
 // The cpu backend steps SGD in place (NNP_BACKEND_SGD_IN_PLACE): a

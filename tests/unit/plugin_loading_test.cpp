@@ -101,6 +101,23 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
   EXPECT_EQ(api().load_plugin(missing.c_str()), NNP_NOT_FOUND);
 }
 
+// A backend that reports more devices than any host could keep a record of
+// is left without devices, saying why (it was an out-of-host-memory error).
+TEST(PluginLoading, ABackendReportingTooManyDevicesHasNoneAndSaysWhy) {
+  ASSERT_EQ(api().load_plugin(corpus("many_devices").c_str()), NNP_OK) << api().last_error();
+  nnp::test::expect_error([] { Device("testmany:0"); }, NNP_NOT_FOUND,
+                          {"has no usable device", "reports 2147483647 devices; nnplug keeps at most 4096",
+                           "many_devices"});
+  bool listed = false;
+  for (const nnp_backend_info& info : nnp::backends()) {
+    if (std::string(info.name) != "testmany") continue;
+    listed = true;
+    EXPECT_EQ(info.device_count, 0);
+    EXPECT_NE(std::string(info.unavailable_reason).find("reports 2147483647 devices"), std::string::npos);
+  }
+  EXPECT_TRUE(listed);
+}
+
 // A plugin's optimizer algorithm is listed with the built-in kinds, made by
 // kind, stepped by its own rule with its state kept by the core, and a
 // second registration of its kind is refused.
