@@ -228,6 +228,7 @@ nnp_api make_table() {
   t.graph_op_count = api::graph_op_count;
   t.graph_op_info = api::graph_op_info;
   t.attrs_has = api::attrs_has;
+  t.safetensors_metadata_all = api::safetensors_metadata_all;
   t.register_layer_type = api::register_layer_type;
   t.layer_type_count = api::layer_type_count;
   t.layer_type_info = api::layer_type_info;

@@ -130,6 +130,7 @@ nnp_status register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op);
 int32_t graph_op_count();
 nnp_status graph_op_info(int32_t i, nnp_graph_op* out);
 int32_t attrs_has(const nnp_attrs* attrs, const char* name);  // layers.cpp
+nnp_status safetensors_metadata_all(const char* path, nnp_list** out);  // io.cpp
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);
 int32_t process_group_rank(const nnp_process_group* group);

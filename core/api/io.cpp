@@ -37,6 +37,12 @@ nnp_status safetensors_metadata(const char* path, const char* key, char* buf, si
     detail::write_string(it->second, buf, size, needed);
   });
 }
+nnp_status safetensors_metadata_all(const char* path, nnp_list** out) {
+  return list_out(out, "safetensors_metadata_all", [&](nnp_list& l) {
+    for (const auto& [key, value] : io::read_safetensors_metadata(path_arg(path, "safetensors_metadata_all")))
+      l.add_scalar(key, NNP_VALUE_STRING).text = value;
+  });
+}
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info) {
   return guard([&] {

@@ -20,7 +20,8 @@ void save_safetensors(const nnp_list& tensors, const std::string& path, const Me
 // Tensors in file order of their offsets, on `device`; fills metadata if given.
 void load_safetensors(const std::string& path, nnp_device device, nnp_list& out, Metadata* metadata);
 
-// The __metadata__ of a file, checking its header but reading no tensor data.
+// The __metadata__ of a file, checking its header (in O(n log n) for n
+// entries) but reading no tensor data: what a program checks first.
 Metadata read_safetensors_metadata(const std::string& path);
 
 // "F32" ... "BOOL": PyTorch's safetensors dtype names.

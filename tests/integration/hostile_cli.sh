@@ -165,6 +165,17 @@ for kv in "epoch abc" "epoch -1" "epoch 0" "epoch 99999999999999999999" "seed 1.
 done
 
 # ---- class 7: sizes from outside ----
+# A header is read in seconds whatever it lists, once, and a command checks
+# the metadata it needs before it loads any tensor: a million tensor entries
+# (a 70 MB header; it took minutes when each metadata key re-read it).
+python3 - <<'PY'
+import json, struct
+entries = {f"t{i}": {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]} for i in range(10**6)}
+header = json.dumps(dict(entries, __metadata__={"format": "pt"}), separators=(",", ":")).encode()
+with open("million.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + b"\0" * (4 * 10**6))
+PY
+expect 7 1 "metadata 'epoch' is missing" -- "$nnplug" eval --checkpoint million.safetensors --data good.csv
 for shape in 9223372036854775807,2 4611686018427387904,4611686018427387904; do
   expect 7 1 "multiply past" -- "$nnplug" train --model mlp.json --data good.csv --input-shape "$shape" --out "s_$RANDOM"
 done

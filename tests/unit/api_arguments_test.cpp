@@ -92,6 +92,7 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"max_pool2d_fused", "values", [&] { return api.max_pool2d_fused(t, &pool, 1, 1, nullptr, nullptr); }},
       {"optimizer_kind_info", "out", [&] { return api.optimizer_kind_info(0, nullptr); }},
       {"graph_op_info", "out", [&] { return api.graph_op_info(0, nullptr); }},
+      {"safetensors_metadata_all", "out", [&] { return api.safetensors_metadata_all("m.safetensors", nullptr); }},
       {"sgd_step_fused", "param_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, nullptr, &unused); }},
       {"sgd_step_fused", "buffer_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, &unused, nullptr); }},
   };
@@ -142,6 +143,7 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"optimizer_step", "opt", [&] { return api.optimizer_step(opt); }},
       {"optimizer_get_option", "opt", [&] { return api.optimizer_get_option(nullptr, 0, "lr", &value); }},
       {"load_plugin", "path", [&] { return api.load_plugin(nullptr); }},
+      {"safetensors_metadata_all", "path", [&] { return api.safetensors_metadata_all(nullptr, &results); }},
       {"module_save", "path", [&] { return api.module_save(linear.handle(), nullptr); }},
       {"layer_create", "type",
        [&] {

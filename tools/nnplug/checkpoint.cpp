@@ -22,15 +22,10 @@ std::string value_of(const Metadata& metadata, const std::string& path, const st
   return it->second;
 }
 
-Metadata read_metadata(const std::string& path, const std::vector<std::string>& keys) {
-  Metadata metadata;
-  for (const std::string& key : keys) try {
-      metadata[key] = nnp::safetensors_metadata(path, key);
-    } catch (const nnp::Error& e) {
-      if (e.status() != NNP_NOT_FOUND) throw;
-    }
-  return metadata;
-}
+// One read of the header, before any tensor: a file that is not a training
+// checkpoint is refused in the time it takes to read its header, whatever
+// tensors it lists.
+Metadata read_metadata(const std::string& path) { return nnp::safetensors_metadata(path); }
 
 template <typename T>
 T integer_of(const Metadata& metadata, const std::string& path, const std::string& key, T low) {
@@ -96,14 +91,7 @@ void save_train_checkpoint(const std::string& path, const TrainCheckpoint& c) {
 
 TrainCheckpoint load_train_checkpoint(const std::string& path) {
   TrainCheckpoint c;
-  for (auto& [k, t] : nnp::load_safetensors(path)) {
-    if (k.rfind("model.", 0) == 0)
-      c.model.emplace_back(k.substr(6), t);
-    else if (k.rfind("optimizer.", 0) == 0)
-      c.optimizer.emplace_back(k.substr(10), t);
-  }
-  const Metadata metadata = read_metadata(path, {"epoch", "seed", "rng_seed", "rng_offset", "data_rows", "input_scale",
-                                                 "input_shape", "model_spec", "optimizer", "split", "history"});
+  const Metadata metadata = read_metadata(path);
   c.epoch = integer_of<int64_t>(metadata, path, "epoch", 1);
   c.seed = integer_of<uint64_t>(metadata, path, "seed", 0);
   c.rng_seed = integer_of<uint64_t>(metadata, path, "rng_seed", 0);
@@ -129,6 +117,13 @@ TrainCheckpoint load_train_checkpoint(const std::string& path) {
     e.test_loss = real_of(parts[3], path, "history");
     e.test_accuracy = real_of(parts[4], path, "history");
     c.history.push_back(e);
+  }
+  // The tensors last: everything cheap to check has been.
+  for (auto& [k, t] : nnp::load_safetensors(path)) {
+    if (k.rfind("model.", 0) == 0)
+      c.model.emplace_back(k.substr(6), t);
+    else if (k.rfind("optimizer.", 0) == 0)
+      c.optimizer.emplace_back(k.substr(10), t);
   }
   return c;
 }

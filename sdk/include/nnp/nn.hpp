@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nnp/detail/format.hpp>
 #include <nnp/detail/typed_forward.hpp>
@@ -110,6 +111,17 @@ inline std::string safetensors_metadata(const std::string& path, const std::stri
         return api().safetensors_metadata(path.c_str(), key.c_str(), buf, size, needed);
       },
       check);
+}
+
+// Every __metadata__ entry of a safetensors file, from one read of its
+// header (no tensor is read).
+inline std::map<std::string, std::string> safetensors_metadata(const std::string& path) {
+  detail::List list(nullptr);
+  check(api().safetensors_metadata_all(path.c_str(), list.out()));
+  std::map<std::string, std::string> out;
+  for (int32_t i = 0; i < api().list_size(list.get()); ++i)
+    out.emplace(api().list_name(list.get(), i), api().list_string(list.get(), i));
+  return out;
 }
 
 namespace nn {

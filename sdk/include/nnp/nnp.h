@@ -1064,6 +1064,11 @@ struct nnp_api {
    * (attrs or name NULL included). Never fails and records no error: how an
    * op reading optional attributes on every call asks cheaply. */
   int32_t (*attrs_has)(const nnp_attrs* attrs, const char* name);
+  /* (since 1.15) Every __metadata__ entry of a safetensors file, as STRING
+   * values named by their keys, from one read of the header (checked as
+   * load_safetensors checks it) and no tensor read: a program checks what it
+   * needs before anything large is made, and asks once, not once per key. */
+  nnp_status (*safetensors_metadata_all)(const char* path, nnp_list** out);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1081,7 +1086,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_11 NNP_SIZE_THROUGH(nnp_api, autograd_queue_callback)
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
-#define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, attrs_has)
+#define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, safetensors_metadata_all)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a
