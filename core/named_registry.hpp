@@ -14,6 +14,13 @@
 
 namespace nnp::core {
 
+// A registration's struct must be at least its first released layout.
+inline void check_registered_size(const char* entry, size_t given, size_t released, const char* struct_name) {
+  if (given < released)
+    fail(NNP_ABI_MISMATCH, entry, ": struct_size ", given, " is smaller than the first released layout (", released,
+         " bytes); set it to sizeof(", struct_name, ")");
+}
+
 // Entry has `std::string name`, `std::string origin` (who registered it, for
 // messages) and `void bind_c_view()`, which points its C description into
 // itself once it has its final address.

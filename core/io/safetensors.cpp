@@ -154,14 +154,20 @@ struct Header {
   Metadata metadata;
 };
 
-// The header's JSON and its length, read and parsed (strictly, within its
-// limits) but not yet checked entry by entry.
-struct RawHeader {
-  uint64_t header_size = 0;
-  json header;
-};
+// The __metadata__ object, every value a string.
+Metadata metadata_of(const json& header, const std::string& path) {
+  Metadata metadata;
+  auto it = header.find("__metadata__");
+  if (it == header.end()) return metadata;
+  if (!it->is_object()) safetensors_corrupt(path, "__metadata__ is not an object of strings");
+  for (auto m = it->begin(); m != it->end(); ++m) {
+    if (!m.value().is_string()) safetensors_corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
+    metadata[m.key()] = m.value().get<std::string>();
+  }
+  return metadata;
+}
 
-RawHeader read_raw_header(const RegularFile& file, const std::string& path) {
+Header read_header(const RegularFile& file, const std::string& path) {
   const uint64_t file_size = file.size();
   if (file_size < 8) safetensors_corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
   unsigned char length[8];
@@ -176,28 +182,8 @@ RawHeader read_raw_header(const RegularFile& file, const std::string& path) {
   std::string text(static_cast<size_t>(header_size), '\0');
   file.read_at(8, text.data(), header_size);
   if (text.empty() || text[0] != '{') safetensors_corrupt(path, "the header does not start with '{'");
-  return RawHeader{header_size, parse_header(path, text)};
-}
-
-// The __metadata__ object: what a program checks before it reads the
-// tensors, taken without checking the tensor entries.
-Metadata metadata_of(const json& header, const std::string& path) {
-  Metadata metadata;
-  auto it = header.find("__metadata__");
-  if (it == header.end()) return metadata;
-  if (!it->is_object()) safetensors_corrupt(path, "__metadata__ is not an object of strings");
-  for (auto m = it->begin(); m != it->end(); ++m) {
-    if (!m.value().is_string()) safetensors_corrupt(path, "__metadata__ value '" + m.key() + "' is not a string");
-    metadata[m.key()] = m.value().get<std::string>();
-  }
-  return metadata;
-}
-
-Header read_header(const RegularFile& file, const std::string& path) {
-  RawHeader raw = read_raw_header(file, path);
-  const json& header = raw.header;
-  const uint64_t header_size = raw.header_size;
-  const uint64_t data_size = file.size() - 8 - header_size;
+  const json header = parse_header(path, text);
+  const uint64_t data_size = file_size - 8 - header_size;
   Header parsed;
   parsed.header_size = header_size;
   parsed.metadata = metadata_of(header, path);

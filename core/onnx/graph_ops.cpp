@@ -9,10 +9,7 @@ namespace nnp::core::onnx {
 void GraphOp::bind_c_view() { c_op = nnp_graph_op{sizeof(nnp_graph_op), name.c_str(), doc.c_str(), run, user_data}; }
 
 GraphOp validate_graph_op(const nnp_graph_op& c, const std::string& origin) {
-  if (c.struct_size < NNP_GRAPH_OP_SIZE_1_15)
-    fail(NNP_ABI_MISMATCH, "register_graph_op: struct_size ", c.struct_size,
-         " is smaller than the first released layout (", NNP_GRAPH_OP_SIZE_1_15,
-         " bytes); set it to sizeof(nnp_graph_op)");
+  check_registered_size("register_graph_op", c.struct_size, NNP_GRAPH_OP_SIZE_1_15, "nnp_graph_op");
   GraphOp op;
   op.name = c.op_type ? c.op_type : "";
   bool valid = !op.name.empty() && op.name.size() <= 128;

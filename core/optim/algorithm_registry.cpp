@@ -36,10 +36,8 @@ bool Algorithm::is_host_state(const std::string& name) const {
 }
 
 Algorithm validate_algorithm(const nnp_optimizer_algorithm& c, const std::string& origin, bool reserved_kinds) {
-  if (c.struct_size < NNP_OPTIMIZER_ALGORITHM_SIZE_1_15)
-    fail(NNP_ABI_MISMATCH, "register_optimizer: struct_size ", c.struct_size,
-         " is smaller than the first released layout (", NNP_OPTIMIZER_ALGORITHM_SIZE_1_15,
-         " bytes); set it to sizeof(nnp_optimizer_algorithm)");
+  check_registered_size("register_optimizer", c.struct_size, NNP_OPTIMIZER_ALGORITHM_SIZE_1_15,
+                        "nnp_optimizer_algorithm");
   Algorithm a;
   a.name = c.kind ? c.kind : "";
   if (!valid_name(a.name, !reserved_kinds))

@@ -24,6 +24,17 @@ class ApiArguments : public ::testing::Test {
   nnp::nn::ModuleHandle linear =
       nnp::nn::create_layer("nn.Linear", nnp::nn::Attrs().set("in_features", 3).set("out_features", 2));
   nnp::nn::Attrs attrs = std::move(nnp::nn::Attrs().set("k", 1));
+  // Parameter structs sized as a caller sizes them, for the fused entries.
+  nnp_conv2d_params conv = sized<nnp_conv2d_params>();
+  nnp_pool2d_params pool = sized<nnp_pool2d_params>();
+  nnp_sgd_params sgd = sized<nnp_sgd_params>();
+
+  template <typename T>
+  static T sized() {
+    T params{};
+    params.struct_size = sizeof params;
+    return params;
+  }
 };
 
 TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
@@ -34,12 +45,6 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
   const nnp_tensor* pair[2] = {t, t};
   nnp_list* params = nullptr;
   ASSERT_EQ(api.named_parameters(m, "", 1, 1, &params), NNP_OK);
-  nnp_conv2d_params conv{};
-  conv.struct_size = sizeof conv;
-  nnp_pool2d_params pool{};
-  pool.struct_size = sizeof pool;
-  nnp_sgd_params sgd{};
-  sgd.struct_size = sizeof sgd;
   nnp_tensor* unused = nullptr;
   std::vector<NullCase> cases = {
       {"empty", "out", [&] { return api.empty(shape, 2, NNP_F32, x.device().raw(), nullptr); }},
@@ -108,12 +113,6 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
 TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
   nnp_tensor* out = nullptr;
   nnp_optimizer* opt = nullptr;
-  nnp_conv2d_params conv{};
-  conv.struct_size = sizeof conv;
-  nnp_pool2d_params pool{};
-  pool.struct_size = sizeof pool;
-  nnp_sgd_params sgd{};
-  sgd.struct_size = sizeof sgd;
   nnp_tensor* buffer = nullptr;
   double value = 0;
   nnp::detail::List list;
