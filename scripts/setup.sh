@@ -9,6 +9,8 @@ packages=(
   libopenblas-dev
   libdnnl-dev
   zlib1g-dev
+  libssl-dev
+  abigail-tools
   nlohmann-json3-dev libdlpack-dev
   libonnx-dev libprotobuf-dev
   libgloo-dev

@@ -11,12 +11,16 @@
 namespace nnp::gloo_comm {
 namespace {
 
-// The interface Gloo listens on: GLOO_SOCKET_IFNAME (PyTorch's variable,
-// "lo" for one machine), else this host's name as it resolves.
-std::shared_ptr<::gloo::transport::Device> make_device() {
+// Where Gloo listens: GLOO_SOCKET_IFNAME's interface (PyTorch's variable)
+// when set; else the address this rank reaches rank 0's tcp store from (the
+// store's local_address, since 1.16), so Gloo is bound where the store is and
+// nowhere else; else (a file store) this host's name as it resolves.
+std::shared_ptr<::gloo::transport::Device> make_device(const nnp_comm_store* store) {
   ::gloo::transport::tcp::attr attr;
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
     attr.iface = iface;
+  } else if (store->struct_size >= NNP_COMM_STORE_SIZE_1_16 && store->local_address != nullptr) {
+    attr.hostname = store->local_address;
   } else {
     char host[256] = {};
     attr.hostname = ::gethostname(host, sizeof host - 1) == 0 && host[0] ? host : "127.0.0.1";
@@ -29,7 +33,7 @@ std::shared_ptr<::gloo::transport::Device> make_device() {
 Group::Group(const nnp_api* api, int32_t rank, int32_t size, const nnp_comm_store* store, int64_t timeout_ms)
     : api_(api), rank_(rank), size_(size), timeout_ms_(timeout_ms) {
   StoreAdapter adapter(api, store, timeout_ms);
-  auto device = make_device();
+  auto device = make_device(store);
   auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
   context->setTimeout(std::chrono::milliseconds(timeout_ms));
   context->connectFullMesh(adapter, device);

@@ -1,6 +1,7 @@
 #include "process_group.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <sstream>
@@ -28,6 +29,14 @@ std::string join_value(int32_t world, const std::string& comm, uint64_t nonce) {
 }
 std::string text(const std::vector<char>& value) { return std::string(value.begin(), value.end()); }
 std::vector<char> bytes(const std::string& text) { return std::vector<char>(text.begin(), text.end()); }
+
+// The job's secret: the options' job_token (since 1.16), else NNP_JOB_TOKEN.
+std::string job_secret(const nnp_process_group_options& options) {
+  if (options.struct_size >= NNP_PROCESS_GROUP_OPTIONS_SIZE_1_16 && options.job_token != nullptr)
+    return options.job_token;
+  const char* env = std::getenv("NNP_JOB_TOKEN");
+  return env ? env : "";
+}
 
 // The same init_method may host several groups one after another: each
 // process numbers its groups per (init_method, rank), so every rank gives
@@ -169,6 +178,9 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
          " (world size ", options.world_size, ")");
   if (options.timeout_ms < 0)
     fail(NNP_INVALID_ARGUMENT, "process_group_new: timeout ", options.timeout_ms, " ms is negative");
+  if (options.struct_size < NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10)
+    fail(NNP_INVALID_ARGUMENT, "process_group_new: options->struct_size is ", options.struct_size,
+         "; set it to sizeof(nnp_process_group_options)");
   if (options.init_method == nullptr || *options.init_method == '\0')
     fail(NNP_INVALID_ARGUMENT, "process_group_new: init_method is empty: file:///a/folder or tcp://host:port");
 
@@ -182,7 +194,7 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
   if (!comm->serves(backend_of(g->device).name()))
     fail(NNP_DEVICE_MISMATCH, g->label, ": device ", device_name(g->device), " is not one that '", comm->name,
          "' serves (", comm->backends, ")");
-  g->store = open_store(options.init_method, g->rank, g->timeout_ms);
+  g->store = open_store(options.init_method, g->rank, g->timeout_ms, job_secret(options));
   g->prefix = next_prefix(options.init_method, g->rank);
   try {
     // The plugin's keys are this run's alone: none an earlier run left can be read.

@@ -6,9 +6,11 @@
 
 namespace nnp::core::comm {
 
-std::unique_ptr<Store> open_tcp_store(const std::string& host, int port, bool serve, int64_t timeout_ms);
+std::unique_ptr<Store> open_tcp_store(const std::string& host, int port, bool serve, int64_t timeout_ms,
+                                      const std::string& secret);
 
-std::unique_ptr<Store> open_store(const std::string& init_method, int32_t rank, int64_t timeout_ms) {
+std::unique_ptr<Store> open_store(const std::string& init_method, int32_t rank, int64_t timeout_ms,
+                                  const std::string& secret) {
   const std::string file = "file://", tcp = "tcp://";
   if (init_method.compare(0, file.size(), file) == 0) return open_file_store(init_method.substr(file.size()));
   if (init_method.compare(0, tcp.size(), tcp) == 0) {
@@ -24,14 +26,20 @@ std::unique_ptr<Store> open_store(const std::string& init_method, int32_t rank, 
     if (host.empty() || !digits || port < 1 || port > 65535)
       fail(NNP_INVALID_ARGUMENT, "init_method '", init_method,
            "' is not tcp://HOST:PORT with a port from 1 to 65535 (torchrun's MASTER_ADDR and MASTER_PORT)");
-    return open_tcp_store(host, port, rank == 0, timeout_ms);
+    if (secret.empty())
+      fail(NNP_INVALID_ARGUMENT, "init_method '", init_method,
+           "': a tcp store needs the job's secret: set NNP_JOB_TOKEN to the same secret on every rank "
+           "(`nnplug launch` makes one; by hand: export NNP_JOB_TOKEN=$(openssl rand -hex 32)), or pass job_token");
+    return open_tcp_store(host, port, rank == 0, timeout_ms, secret);
   }
   fail(NNP_INVALID_ARGUMENT, "init_method '", init_method,
        "' is neither file:///a/folder nor tcp://host:port: say where the ranks meet");
 }
 
-PrefixedStore::PrefixedStore(Store& store, std::string prefix) : store_(store), prefix_(std::move(prefix)) {
-  table_ = nnp_comm_store{sizeof(nnp_comm_store), this, &PrefixedStore::set, &PrefixedStore::get};
+PrefixedStore::PrefixedStore(Store& store, std::string prefix)
+    : store_(store), prefix_(std::move(prefix)), local_address_(store.local_address()) {
+  table_ = nnp_comm_store{sizeof(nnp_comm_store), this, &PrefixedStore::set, &PrefixedStore::get,
+                          local_address_.empty() ? nullptr : local_address_.c_str()};
 }
 
 nnp_status PrefixedStore::set(void* state, const char* key, const void* value, size_t size) {

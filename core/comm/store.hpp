@@ -27,6 +27,10 @@ class Store {
   // Whether keys an earlier run wrote can still be there (a folder can; a
   // store rank 0 serves from memory cannot).
   virtual bool may_hold_earlier_runs() const { return false; }
+  // The address of this rank's interface toward the store ("10.0.0.2"),
+  // where a communication backend's own listeners bind; empty when the store
+  // is not on the network.
+  virtual std::string local_address() const { return {}; }
   // Rank `rank` of `size` leaves the group whose keys start with prefix;
   // the last to leave deletes them, so a later run may meet in the same
   // place. A store whose keys die with a process (TCP) keeps nothing.
@@ -41,9 +45,11 @@ class Store {
 std::unique_ptr<Store> open_file_store(const std::string& folder);
 
 // The store init_method names: "file:///a/folder" or "tcp://host:port"
-// (rank 0 serves it there, the others connect). Throws NNP_INVALID_ARGUMENT
-// for anything else.
-std::unique_ptr<Store> open_store(const std::string& init_method, int32_t rank, int64_t timeout_ms);
+// (rank 0 serves it on host's address, the others connect; every connection
+// proves `secret`, the job's, first). Throws NNP_INVALID_ARGUMENT for
+// anything else, and for a tcp store without a usable secret.
+std::unique_ptr<Store> open_store(const std::string& init_method, int32_t rank, int64_t timeout_ms,
+                                  const std::string& secret);
 
 // A view of `store` under `prefix`, as nnp_comm_store hands a plugin: its
 // keys cannot reach the core's own.
@@ -57,6 +63,7 @@ class PrefixedStore {
   static nnp_status get(void* state, const char* key, void* value, size_t capacity, size_t* size, int64_t timeout_ms);
   Store& store_;
   std::string prefix_;
+  std::string local_address_;
   nnp_comm_store table_;
 };
 

@@ -35,7 +35,7 @@ dup_start=$SECONDS
 port=$((20000 + RANDOM % 20000))
 dir=$(mktemp -d)
 for r in 0 1 1; do
-  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port GLOO_SOCKET_IFNAME=lo \
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port NNP_JOB_TOKEN=duplicate-rank-test-secret \
     timeout 60 "$rank_program" slow 4000 >>"$dir/out" 2>&1 &
   sleep 0.2
 done

@@ -270,15 +270,19 @@ static_assert(sizeof(nnp_comm) == 120 && NNP_COMM_SIZE_1_11 == 120, "nnp_comm 1.
 PIN(nnp_comm_store, state, 8);
 PIN(nnp_comm_store, set, 16);
 PIN(nnp_comm_store, get, 24);
-static_assert(sizeof(nnp_comm_store) == 32 && NNP_COMM_STORE_SIZE_1_10 == 32, "nnp_comm_store 1.10");
+static_assert(NNP_COMM_STORE_SIZE_1_10 == 32, "nnp_comm_store 1.10");
+PIN(nnp_comm_store, local_address, 32);
+static_assert(sizeof(nnp_comm_store) == 40 && NNP_COMM_STORE_SIZE_1_16 == 40, "nnp_comm_store 1.16");
 PIN(nnp_process_group_options, comm, 8);
 PIN(nnp_process_group_options, rank, 16);
 PIN(nnp_process_group_options, world_size, 20);
 PIN(nnp_process_group_options, init_method, 24);
 PIN(nnp_process_group_options, timeout_ms, 32);
 PIN(nnp_process_group_options, device, 40);
-static_assert(sizeof(nnp_process_group_options) == 48 && NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 == 48,
-              "nnp_process_group_options 1.10");
+static_assert(NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 == 48, "nnp_process_group_options 1.10");
+PIN(nnp_process_group_options, job_token, 48);
+static_assert(sizeof(nnp_process_group_options) == 56 && NNP_PROCESS_GROUP_OPTIONS_SIZE_1_16 == 56,
+              "nnp_process_group_options 1.16");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

@@ -12,6 +12,7 @@
 
 #include "collective_values.hpp"
 #include "rank_threads.hpp"
+#include "store_client.hpp"
 
 using namespace nnp;
 namespace dist = nnp::distributed;
@@ -293,6 +294,21 @@ TEST_F(Distributed, APeerThatLeavesFailsTheOthersCollectiveWithinTheTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
 }
 
+namespace {
+
+constexpr char kJobSecret[] = "this-job's-secret-0123456789";
+
+// Options for rank r of a job meeting at rank 0's tcp store on loopback.
+dist::ProcessGroupOptions tcp_options(const dist::ProcessGroupOptions& base, int port,
+                                      const std::string& secret = kJobSecret) {
+  dist::ProcessGroupOptions o = base;
+  o.init_method = "tcp://127.0.0.1:" + std::to_string(port);
+  o.job_token = secret;
+  return o;
+}
+
+}  // namespace
+
 TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
   const int port = free_port();
 
@@ -301,9 +317,7 @@ TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
   for (int r = 0; r < 2; ++r)
     ranks[r] = std::thread([&, r] {
       try {
-        dist::ProcessGroupOptions o = options(r, 2);
-        o.init_method = "tcp://127.0.0.1:" + std::to_string(port);
-        dist::ProcessGroup g("gloo", o);
+        dist::ProcessGroup g("gloo", tcp_options(options(r, 2), port));
         Tensor t = full({3}, static_cast<double>(r + 1));
         g.all_reduce(t);
         EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3, 3}));
@@ -323,26 +337,55 @@ TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
   ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   ASSERT_EQ(::listen(holder, 1), 0);
   ::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
-  dist::ProcessGroupOptions o = options(0, 2, milliseconds(2000));
-  o.init_method = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  expect_error([&] { dist::ProcessGroup("gloo", o); }, NNP_IO_ERROR, {"is in use", "MASTER_PORT"});
+  expect_error([&] { dist::ProcessGroup("gloo", tcp_options(options(0, 2, milliseconds(2000)), ntohs(address.sin_port))); },
+               NNP_IO_ERROR, {"is in use", "MASTER_PORT"});
   ::close(holder);
 }
 
-// Rank 0's store reads whatever reaches its port: malformed requests (an
-// unknown op, a key or value length past the bounds) close that connection
-// before anything is allocated, and the store goes on serving the ranks.
-TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
-  const int port = free_port();
-  sockaddr_in address = loopback(port);
-  const std::string method = "tcp://127.0.0.1:" + std::to_string(port);
+// A tcp store without the job's secret is refused before anything listens,
+// and a secret too short to be one is named.
+TEST_F(Distributed, ATcpStoreNeedsTheJobsSecret) {
+  ::unsetenv("NNP_JOB_TOKEN");
+  expect_error([&] { dist::ProcessGroup("gloo", tcp_options(options(0, 1), free_port(), "")); },
+               NNP_INVALID_ARGUMENT, {"NNP_JOB_TOKEN", "same secret on every rank", "nnplug launch"});
+  expect_error([&] { dist::ProcessGroup("gloo", tcp_options(options(0, 1), free_port(), "short")); },
+               NNP_INVALID_ARGUMENT, {"NNP_JOB_TOKEN", "5 bytes", "16 to 4096"});
+  // The environment's secret, when the options give none (torchrun-style starts).
+  ::setenv("NNP_JOB_TOKEN", kJobSecret, 1);
+  EXPECT_NO_THROW(dist::ProcessGroup("gloo", tcp_options(options(0, 1), free_port(), "")));
+  ::unsetenv("NNP_JOB_TOKEN");
+}
 
+// Rank 0 serves the address the ranks use (here loopback's 127.0.0.1), not
+// every interface: the same port on another address answers nothing.
+TEST_F(Distributed, TheTcpStoreListensOnlyWhereTheRanksMeet) {
+  const int port = free_port();
+  dist::ProcessGroup g("gloo", tcp_options(options(0, 1), port));
+  const int here = test::connect_to(INADDR_LOOPBACK, port);
+  ASSERT_GE(here, 0);
+  test::StoreNonce nonce{};
+  EXPECT_TRUE(test::read_hello(here, nonce));
+  ::close(here);
+  sockaddr_in elsewhere = loopback(port);
+  elsewhere.sin_addr.s_addr = htonl(0x7f000002);  // 127.0.0.2: this machine, another address
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_NE(::connect(fd, reinterpret_cast<sockaddr*>(&elsewhere), sizeof elsewhere), 0);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  ::close(fd);
+}
+
+// Strangers reach rank 0's port: one answers the hello with noise, one with
+// a proof under another secret, one sends a request at once to plant a key.
+// Each is closed before any request is read, without the server's proof, and
+// logged on rank 0 with its address; no key they sent exists, and the ranks
+// meet and compute as if nobody had come.
+TEST_F(Distributed, TheTcpStoreRefusesStrangersLogsThemAndKeepsItsKeys) {
+  const int port = free_port();
   std::string failures[2];
+  testing::internal::CaptureStderr();
   std::thread rank0([&] {
     try {
-      dist::ProcessGroupOptions o = options(0, 2, milliseconds(20000));
-      o.init_method = method;
-      dist::ProcessGroup g("gloo", o);
+      dist::ProcessGroup g("gloo", tcp_options(options(0, 2, milliseconds(20000)), port));
       Tensor t = full({2}, 1.0);
       g.all_reduce(t);
       EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
@@ -350,33 +393,117 @@ TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
       failures[0] = e.what();
     }
   });
-  // A stranger's requests, each on its own connection once rank 0 listens.
-  auto closed_after = [&](const std::string& bytes) {
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        ::close(fd);
-        std::this_thread::sleep_for(milliseconds(10));
-        continue;
-      }
-      EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
-      timeval wait{5, 0};
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-      char reply = 0;
-      const ssize_t got = ::recv(fd, &reply, 1, 0);
-      ::close(fd);
-      return got == 0;  // the server closed it (a timeout gives -1)
+  {  // noise for a proof
+    const int fd = test::connect_to(INADDR_LOOPBACK, port);
+    ASSERT_GE(fd, 0);
+    test::StoreNonce server{};
+    EXPECT_TRUE(test::read_hello(fd, server));
+    const std::string noise(64, 'x');
+    EXPECT_TRUE(test::send_bytes(fd, noise.data(), noise.size()));
+    EXPECT_TRUE(test::closed_by_server(fd)) << "noise for a proof";
+    ::close(fd);
+  }
+  {  // a proof under another secret
+    const int fd = test::connect_to(INADDR_LOOPBACK, port);
+    ASSERT_GE(fd, 0);
+    EXPECT_FALSE(test::prove_secret(fd, "another job's secret, 0123456789"));
+    EXPECT_TRUE(test::closed_by_server(fd));
+    ::close(fd);
+  }
+  const std::string planted = "planted/by/a/stranger";
+  {  // a request with no handshake
+    const int fd = test::connect_to(INADDR_LOOPBACK, port);
+    ASSERT_GE(fd, 0);
+    const std::string request = test::set_request(planted, std::string(100, 'v'));
+    test::send_bytes(fd, request.data(), request.size());
+    test::StoreNonce server{};
+    EXPECT_TRUE(test::read_hello(fd, server));
+    EXPECT_TRUE(test::closed_by_server(fd)) << "a request before the handshake";
+    ::close(fd);
+  }
+  {  // a rank's own connection finds no planted key (no answer within the 3 s read timeout)
+    const int fd = test::connect_to(INADDR_LOOPBACK, port);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(test::prove_secret(fd, kJobSecret));
+    const std::string request = test::get_request(planted);
+    EXPECT_TRUE(test::send_bytes(fd, request.data(), request.size()));
+    char length[8];
+    EXPECT_LT(::recv(fd, length, sizeof length, 0), 0) << "the stranger's key exists";
+    ::close(fd);
+  }
+  std::thread rank1([&] {
+    try {
+      dist::ProcessGroup g("gloo", tcp_options(options(1, 2, milliseconds(20000)), port));
+      Tensor t = full({2}, 2.0);
+      g.all_reduce(t);
+    } catch (const std::exception& e) {
+      failures[1] = e.what();
     }
-    return false;
+  });
+  rank0.join();
+  rank1.join();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+  size_t refusals = 0;
+  for (size_t at = 0; (at = log.find("refused a connection from 127.0.0.1:", at)) != std::string::npos; ++at)
+    ++refusals;
+  EXPECT_EQ(refusals, 3u) << log;
+  EXPECT_NE(log.find("did not prove the job's secret"), std::string::npos) << log;
+}
+
+// A rank started with another secret is refused by rank 0 and told which
+// variable differs; it does not wait out the timeout.
+TEST_F(Distributed, ARankWithAnotherSecretIsRefusedNamingTheVariable) {
+  const int port = free_port();
+  testing::internal::CaptureStderr();
+  std::thread rank0([&] {
+    try {
+      dist::ProcessGroup g("gloo", tcp_options(options(0, 2, milliseconds(3000)), port));
+    } catch (const std::exception&) {
+      // rank 1 never joins: rank 0 times out
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  expect_error(
+      [&] { dist::ProcessGroup("gloo", tcp_options(options(1, 2, milliseconds(3000)), port, "not this job's secret!")); },
+      NNP_COMM_ERROR, {"refused this rank", "NNP_JOB_TOKEN must be the same on every rank"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+  rank0.join();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("refused a connection from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// A rank's requests that break the protocol, after its handshake (an unknown
+// op, a key or value length past the bounds), close that connection before
+// anything is allocated, and the store goes on serving the ranks.
+TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
+  const int port = free_port();
+  std::string failures[2];
+  std::thread rank0([&] {
+    try {
+      dist::ProcessGroup g("gloo", tcp_options(options(0, 2, milliseconds(20000)), port));
+      Tensor t = full({2}, 1.0);
+      g.all_reduce(t);
+      EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
+    } catch (const std::exception& e) {
+      failures[0] = e.what();
+    }
+  });
+  auto closed_after = [&](const std::string& bytes) {
+    const int fd = test::connect_to(INADDR_LOOPBACK, port);
+    if (fd < 0 || !test::prove_secret(fd, kJobSecret)) return false;
+    EXPECT_TRUE(test::send_bytes(fd, bytes.data(), bytes.size()));
+    const bool closed = test::closed_by_server(fd);
+    ::close(fd);
+    return closed;
   };
   EXPECT_TRUE(closed_after(std::string("X\x01\0\0\0k", 6))) << "an unknown op";
   EXPECT_TRUE(closed_after(std::string("G\xff\xff\xff\xff", 5))) << "a 4 GB key";
   EXPECT_TRUE(closed_after(std::string("S\x01\0\0\0k\0\0\0\0\0\x01\0\0", 14))) << "a 2^40-byte value";
   std::thread rank1([&] {
     try {
-      dist::ProcessGroupOptions o = options(1, 2, milliseconds(20000));
-      o.init_method = method;
-      dist::ProcessGroup g("gloo", o);
+      dist::ProcessGroup g("gloo", tcp_options(options(1, 2, milliseconds(20000)), port));
       Tensor t = full({2}, 2.0);
       g.all_reduce(t);
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // nnplug launch: starts the ranks of a data-parallel job on this machine as
 // torchrun does. Each rank is PROGRAM ARGS with RANK, LOCAL_RANK,
-// WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set; its output
+// WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and NNP_JOB_TOKEN
+// (the job's secret, which every store connection proves) set; its output
 // lines come out prefixed "[rank R]"; the first rank to fail stops the
 // others (SIGTERM, then SIGKILL after a grace period) and its status is the
 // launch's.
@@ -9,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +54,23 @@ int free_port() {
     port = ntohs(address.sin_port);
   if (fd >= 0) ::close(fd);
   return port;
+}
+
+// A fresh job secret: 32 bytes from the kernel's generator, as hex.
+std::string new_job_token() {
+  unsigned char bytes[32];
+  size_t have = 0;
+  while (have < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + have, sizeof bytes - have, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw nnp::Error(NNP_INTERNAL, std::string("launch: no random bytes for the job's secret: ") +
+                                                  std::strerror(errno));
+    have += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) token += {kHex[b >> 4], kHex[b & 15]};
+  return token;
 }
 
 volatile sig_atomic_t g_stop_signal = 0;
@@ -161,6 +180,17 @@ int run_launch(const Args& all_args) {
     std::cerr << "nnplug launch: with --nnodes " << nnodes << ", say where rank 0 runs (--master-addr)\n";
     return 2;
   }
+  // The job's secret: the user's for several machines (every machine's
+  // launch must pass the same), a fresh one for one machine.
+  const char* given_token = std::getenv("NNP_JOB_TOKEN");
+  std::string job_token = given_token ? given_token : "";
+  if (job_token.empty() && nnodes > 1) {
+    std::cerr << "nnplug launch: with --nnodes " << nnodes
+              << ", set NNP_JOB_TOKEN to one secret on every machine (e.g. `export NNP_JOB_TOKEN=$(openssl rand "
+                 "-hex 32)`, shared as you share keys): the ranks prove it to rank 0's store\n";
+    return 2;
+  }
+  if (job_token.empty()) job_token = new_job_token();
   if (master_addr.empty()) master_addr = "127.0.0.1";
   if (master_port == 0) master_port = nnodes == 1 ? free_port() : 29500;
   if (master_port < 1 || master_port > 65535) {
@@ -182,7 +212,8 @@ int run_launch(const Args& all_args) {
                                                             {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
                                                             {"GROUP_RANK", std::to_string(node_rank)},
                                                             {"MASTER_ADDR", master_addr},
-                                                            {"MASTER_PORT", std::to_string(master_port)}};
+                                                            {"MASTER_PORT", std::to_string(master_port)},
+                                                            {"NNP_JOB_TOKEN", job_token}};
     // One machine: Gloo on loopback unless the user chose an interface.
     if (nnodes == 1 && std::getenv("GLOO_SOCKET_IFNAME") == nullptr) env.emplace_back("GLOO_SOCKET_IFNAME", "lo");
     std::string error;

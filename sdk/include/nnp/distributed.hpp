@@ -55,6 +55,9 @@ struct ProcessGroupOptions {
   std::string init_method;
   std::chrono::milliseconds timeout{0};  // 0: five minutes
   std::string device;                    // "cuda:1"; empty: the backend's first device
+  // A tcp store's secret, the same on every rank (16 to 4096 bytes); empty:
+  // $NNP_JOB_TOKEN, which `nnplug launch` sets.
+  std::string job_token;
 };
 
 class ProcessGroup {
@@ -70,6 +73,7 @@ class ProcessGroup {
     raw.init_method = o.init_method.c_str();
     raw.timeout_ms = o.timeout.count();
     raw.device = o.device.empty() ? nullptr : o.device.c_str();
+    raw.job_token = o.job_token.empty() ? nullptr : o.job_token.c_str();
     nnp_process_group* group = nullptr;
     check(api().process_group_new(&raw, &group));
     group_.reset(group, [](nnp_process_group* g) { api().process_group_release(g); });

@@ -280,8 +280,13 @@ typedef struct nnp_comm_store {
    * to capacity bytes of its value into value (may be NULL with capacity 0)
    * and its whole length into *size. */
   nnp_status (*get)(void* state, const char* key, void* value, size_t capacity, size_t* size, int64_t timeout_ms);
+  /* (since 1.16) The address (numeric, IPv4 or IPv6) of this rank's
+   * interface toward rank 0's tcp:// store, or NULL (a file:// store): the
+   * backend's own listeners bind there, not to every interface. */
+  const char* local_address;
 } nnp_comm_store;
 #define NNP_COMM_STORE_SIZE_1_10 NNP_SIZE_THROUGH(nnp_comm_store, get)
+#define NNP_COMM_STORE_SIZE_1_16 NNP_SIZE_THROUGH(nnp_comm_store, local_address)
 
 /* What a communication backend keeps for one group and one collective. */
 typedef struct nnp_comm_group nnp_comm_group;

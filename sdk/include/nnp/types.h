@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 15
+#define NNP_ABI_MINOR 16
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -174,8 +174,16 @@ typedef struct nnp_process_group_options {
   /* The device of the tensors to come ("cuda:1", LOCAL_RANK's GPU); NULL =
    * device 0 of the first loaded backend the communication backend serves. */
   const char* device;
+  /* (since 1.16) The job's secret for a tcp:// store, the same on every
+   * rank (16 to 4096 bytes): each connection proves it (HMAC-SHA256
+   * challenge-response) before the store reads a request, and rank 0 serves
+   * only the address the ranks use. NULL = the NNP_JOB_TOKEN environment
+   * variable (`nnplug launch` sets it); a tcp:// store with neither is
+   * refused. Unused by file:// stores. */
+  const char* job_token;
 } nnp_process_group_options;
 #define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_process_group_options, device)
+#define NNP_PROCESS_GROUP_OPTIONS_SIZE_1_16 NNP_SIZE_THROUGH(nnp_process_group_options, job_token)
 
 /* One registered communication backend. Strings live until process exit. */
 typedef struct nnp_comm_info {
