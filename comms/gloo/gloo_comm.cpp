@@ -255,8 +255,8 @@ nnp_status wait(nnp_comm_work* work, int64_t timeout_ms) {
   WorkState& s = *work->state;
   std::unique_lock<std::mutex> lock(s.mutex);
   if (!s.finished.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return s.done; }))
-    return fail(NNP_TIMEOUT, "gloo: the collective did not finish within " + std::to_string(timeout_ms) +
-                                 " ms: a peer stalled or died");
+    return fail(NNP_TIMEOUT, "gloo: the collective did not finish within " + std::to_string(timeout_ms) + " ms (" +
+                                 s.waiting_on + "): a peer stalled, died or became unreachable");
   if (s.status != NNP_OK) return fail(s.status, s.message);
   return NNP_OK;
 }

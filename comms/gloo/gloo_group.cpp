@@ -52,6 +52,10 @@ Group::~Group() {
 
 std::shared_ptr<WorkState> Group::run(const char* name, std::function<void(const Context&, uint32_t)> body) {
   auto state = std::make_shared<WorkState>();
+  // Every collective needs every rank: with two, the peer is named.
+  state->waiting_on = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " waits on " +
+                      (size_ == 2 ? "its peer, rank " + std::to_string(1 - rank_)
+                                  : "the other " + std::to_string(size_ - 1) + " ranks");
   std::lock_guard<std::mutex> lock(mutex_);
   const uint32_t tag = next_tag_++;
   queue_.push_back([this, state, name, tag, body = std::move(body)] {

@@ -29,6 +29,7 @@ struct WorkState {
   bool done = false;
   nnp_status status = NNP_OK;
   std::string message;
+  std::string waiting_on;  // who a wait that times out names: "rank 1 of 2 waits on rank 0"
 };
 
 class Group {

@@ -97,6 +97,7 @@ int run_train(const Args& args) {
   int64_t epochs = 15, batch_size = 32;
   int nproc = 1;
   double lr = 3e-3;
+  double timeout_s = 300;
   Unsigned seed_option;
   std::string profile_path;
   bool header = false, force = false;
@@ -122,7 +123,9 @@ int run_train(const Args& args) {
       "profile 5 steps after 5 warm-up steps: write a Chrome trace here and print the summary")(
       "nproc", po::value(&nproc)->default_value(1),
       "train data-parallel on this many ranks (processes; --batch-size is divided among them); rank 0 writes "
-      "the files");
+      "the files")("timeout", po::value(&timeout_s)->default_value(300),
+                   "seconds a rank waits for the others (the rendezvous, each collective) before it fails naming "
+                   "them; distributed runs only");
   po::variables_map vm;
   if (auto stop =
           parse_options("train", "Trains a model spec on a data set and reports the test accuracy.", options, args, vm))
@@ -131,6 +134,8 @@ int run_train(const Args& args) {
   if (epochs < 1 || batch_size < 1) throw nnp::Error(NNP_INVALID_ARGUMENT, "--epochs and --batch-size must be >= 1");
   if (!std::isfinite(lr) || lr < 0) throw nnp::Error(NNP_INVALID_ARGUMENT, "--lr must be a finite number >= 0");
   if (nproc < 1 || nproc > 1024) throw nnp::Error(NNP_INVALID_ARGUMENT, "--nproc must be 1 to 1024");
+  if (!(timeout_s >= 0.001 && timeout_s <= 86400))
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--timeout must be from 0.001 to 86400 seconds");
   const int world = launched_world_size();
   const int ranks = world > 0 ? world : nproc;  // checked before any rank starts
   if (ranks > 1 && !profile_path.empty())
@@ -176,6 +181,7 @@ int run_train(const Args& args) {
     }
     nnp::distributed::ProcessGroupOptions group;
     group.device = device.name();
+    group.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
     rank = nnp::distributed::init_process_group(cuda ? "nccl" : "gloo", group).rank();
   }
   const bool lead = rank == 0;  // prints and writes
