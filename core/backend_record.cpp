@@ -2,9 +2,31 @@
 
 #include <cstring>
 
+#include "dtype.hpp"
 #include "error.hpp"
 
 namespace nnp::core {
+namespace {
+
+constexpr uint32_t kKnownDtypes = (1u << NNP_DTYPE_COUNT) - 1;
+constexpr uint32_t kKnownUnaryOps = (1u << NNP_UNARY_COUNT) - 1;
+
+// A declared set (bits of a later SDK this core does not know are dropped),
+// or the one the headers the backend was built with implied.
+uint32_t declared(const nnp_backend& table, const nnp_kernels& kernels, uint32_t given, uint32_t known,
+                  uint32_t of_1_0, uint32_t of_1_7) {
+  if (table.struct_size >= NNP_BACKEND_SIZE_1_16) return given != 0 ? given & known : of_1_0;
+  return kernels.struct_size >= NNP_KERNELS_SIZE_1_7 ? of_1_7 : of_1_0;
+}
+
+}  // namespace
+
+std::string dtype_set_text(uint32_t dtypes) {
+  std::string text;
+  for (nnp_dtype d = 0; d < NNP_DTYPE_COUNT; ++d)
+    if (dtypes >> d & 1u) text += (text.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return text.empty() ? "none" : text;
+}
 
 BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_kernels& kernels, std::string plugin_path,
                              std::shared_ptr<const void> library)
@@ -15,6 +37,8 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
       plugin_path_(std::move(plugin_path)),
       library_(std::move(library)) {
   table_.kernels = &kernels_;  // the core's own copy, at the size it knows
+  dtypes_ = declared(table, kernels, table.dtypes, kKnownDtypes, NNP_DTYPES_1_0, NNP_DTYPES_1_7);
+  unary_ops_ = declared(table, kernels, table.unary_ops, kKnownUnaryOps, NNP_UNARY_OPS_1_0, NNP_UNARY_OPS_1_7);
 }
 
 void BackendRecord::init_devices() const {
@@ -49,13 +73,15 @@ nnp_backend_info BackendRecord::info() const {
   const char* reason = nullptr;
   if (device_count() == 0 && !device_count_refusal_.empty()) reason = device_count_refusal_.c_str();
   else if (device_count() == 0 && table_.unavailable_reason) reason = table_.unavailable_reason(table_.state);
-  return nnp_backend_info{sizeof(nnp_backend_info), name_.c_str(),        plugin_path_.c_str(), table_.score,
-                          device_count(),           reason ? reason : "", table_.flags};
+  nnp_backend_info out = summary();
+  out.device_count = device_count();
+  out.unavailable_reason = reason ? reason : "";
+  return out;
 }
 
 nnp_backend_info BackendRecord::summary() const {
-  return nnp_backend_info{
-      sizeof(nnp_backend_info), name_.c_str(), plugin_path_.c_str(), table_.score, -1, "", table_.flags};
+  return nnp_backend_info{sizeof(nnp_backend_info), name_.c_str(), plugin_path_.c_str(), table_.score, -1, "",
+                          table_.flags,             dtypes_,       unary_ops_};
 }
 
 nnp_device_info BackendRecord::device_info(int32_t device) const {

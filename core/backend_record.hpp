@@ -26,8 +26,15 @@ class BackendRecord {
   const nnp_backend& table() const { return table_; }
   const nnp_kernels& kernels() const { return kernels_; }
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
-  // Built against ABI 1.7 or later: knows NNP_I8 and NNP_UNARY_ROUND.
+  // Built against ABI 1.7 or later.
   bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
+  // What its kernels compute (nnp_backend 1.16), as declared; a backend that
+  // declares nothing has ABI 1.0's sets, or 1.7's when built against 1.7 to
+  // 1.15 (which promised i8 and round to every such backend).
+  uint32_t dtypes() const { return dtypes_; }
+  uint32_t unary_ops() const { return unary_ops_; }
+  bool computes(nnp_dtype dtype) const { return dtype >= 0 && dtype < 32 && (dtypes_ >> dtype & 1u); }
+  bool computes_unary(nnp_unary_op op) const { return op >= 0 && op < 32 && (unary_ops_ >> op & 1u); }
 
   // The optional kernel slots, one accessor each that owns the rule: NULL
   // when the backend's table predates the slot or leaves it NULL, and the
@@ -84,6 +91,8 @@ class BackendRecord {
   int32_t id_;
   nnp_backend table_{};
   nnp_kernels kernels_{};
+  uint32_t dtypes_ = 0;
+  uint32_t unary_ops_ = 0;
   std::string name_;
   std::string plugin_path_;
   std::shared_ptr<const void> library_;
@@ -94,5 +103,8 @@ class BackendRecord {
   mutable std::unique_ptr<DeviceSlot[]> devices_;
   static constexpr int32_t kMaxDevices = 4096;
 };
+
+// "f32, f64, i8": the dtypes of a set, for messages.
+std::string dtype_set_text(uint32_t dtypes);
 
 }  // namespace nnp::core

@@ -17,10 +17,14 @@ void fail_different_dtypes(const char* op, const Tensor& a, const Tensor& b) {
        format_dims(a.shape), " and ", format_dims(b.shape), "); convert one with to(dtype)");
 }
 
-void check_knows_1_7(const Tensor& t, const char* op) {
-  if (!t.backend().knows_1_7())
-    fail(NNP_UNIMPLEMENTED, op, ": backend '", t.backend().name(),
+void check_computes_unary(const Tensor& t, nnp_unary_op unary, const char* op) {
+  const BackendRecord& backend = t.backend();
+  if (backend.computes_unary(unary)) return;
+  if (!backend.knows_1_7())
+    fail(NNP_UNIMPLEMENTED, op, ": backend '", backend.name(),
          "' predates ABI 1.7, which added this op; move the tensor to cpu, or rebuild the backend against ABI 1.7");
+  fail(NNP_UNIMPLEMENTED, op, ": backend '", backend.name(),
+       "' does not declare this op among its unary_ops (nnp_backend, ABI 1.16); move the tensor to cpu");
 }
 
 void check_floating(const char* op, const Tensor& t) {

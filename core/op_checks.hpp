@@ -19,8 +19,9 @@ inline void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 }
 // Throws NNP_DTYPE_MISMATCH unless t is floating point.
 void check_floating(const char* op, const Tensor& t);
-// Refuses an op that ABI 1.7 added when t's backend was built before it.
-void check_knows_1_7(const Tensor& t, const char* op);
+// The backend's unary kernel computes `unary` (declared, nnp_backend 1.16),
+// else NNP_UNIMPLEMENTED naming the op and the backend.
+void check_computes_unary(const Tensor& t, nnp_unary_op unary, const char* op);
 
 // The NumPy broadcast of two shapes, or a message naming both.
 Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);

@@ -544,7 +544,13 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
         fail(NNP_INVALID_ARGUMENT, "backend name '", backend->name ? backend->name : "(null)",
              "' is not valid: use lower-case letters, digits and '_'");
       nnp_backend table = copy_struct(*backend);
+      // Kept: the size the backend was built with says whether it declared its dtypes.
+      table.struct_size = std::min(backend->struct_size, sizeof(nnp_backend));
       std::string name = table.name;
+      constexpr uint32_t kNeeded = NNP_DTYPE_BIT(NNP_F32) | NNP_DTYPE_BIT(NNP_I64) | NNP_DTYPE_BIT(NNP_BOOL);
+      if (table.dtypes != 0 && (table.dtypes & kNeeded) != kNeeded)
+        fail(NNP_INVALID_ARGUMENT, "backend '", name, "': its dtypes (", dtype_set_text(table.dtypes),
+             ") must include f32, i64 and bool, which indices, comparisons and masks need");
       if (const char* slot = missing_backend_slot(table))
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required slot '", slot, "' is NULL");
       const int timing_slots =

@@ -38,9 +38,14 @@ const BackendRecord& backend_of(nnp_device device) { return PluginRegistry::inst
 namespace {
 
 TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& backend, nnp_device device) {
-  if (dtype == NNP_I8 && !backend.knows_1_7())
-    fail(NNP_DTYPE_MISMATCH, "backend '", backend.name(),
-         "' predates ABI 1.7 and cannot hold i8 tensors; keep them on cpu, or rebuild the backend against ABI 1.7");
+  if (!backend.computes(dtype)) {
+    if (dtype == NNP_I8 && !backend.knows_1_7())
+      fail(NNP_DTYPE_MISMATCH, "backend '", backend.name(),
+           "' predates ABI 1.7 and cannot hold i8 tensors; keep them on cpu, or rebuild the backend against ABI 1.7");
+    fail(NNP_DTYPE_MISMATCH, "backend '", backend.name(), "' does not compute ", dtype_name(dtype),
+         " (it declares ", dtype_set_text(backend.dtypes()), "): keep ", dtype_name(dtype),
+         " tensors on another device (cpu), or convert them with to(dtype) first");
+  }
   size_t bytes = checked_bytes("allocation", shape, dtype_size(dtype));
   void* data = nullptr;
   if (bytes > 0) {

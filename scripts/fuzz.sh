@@ -27,7 +27,7 @@ for name in "${targets[@]}"; do
   work=$(mktemp -d)
   cp -r "tests/fuzz/corpus/$name" "$work/corpus"
   status=0
-  "build-asan/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/" \
+  "build-asan/bin/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/" \
     "$work/corpus" >"$work/log" 2>&1 || status=$?
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$work/log" | grep -oE '[0-9]+$' || echo '?')
   cov=$(grep -oE 'cov: [0-9]+' "$work/log" | tail -1 | grep -oE '[0-9]+$' || echo '?')

@@ -159,6 +159,8 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   table.event_record = NNP_FORWARD_BACKEND(event_record);
   table.event_elapsed_us = NNP_FORWARD_BACKEND(event_elapsed_us);
   table.event_release = event_release;
+  table.dtypes = NNP_DTYPES_1_7;  // the device library's (gpu_backend.cu declares the same)
+  table.unary_ops = NNP_UNARY_OPS_1_7;
   return api->register_backend(host, &table);
 }
 

@@ -283,6 +283,8 @@ nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const
   table.event_record = event_record;
   table.event_elapsed_us = event_elapsed_us;
   table.event_release = event_release;
+  table.dtypes = NNP_DTYPES_1_7;  // declared (ABI 1.16): every dtype through i8, every unary op through round
+  table.unary_ops = NNP_UNARY_OPS_1_7;
   return api->register_backend(host, &table);
 }
 

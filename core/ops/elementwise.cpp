@@ -42,7 +42,7 @@ TensorRef unary(nnp_unary_op op, const Tensor& x) {
   if (x.dtype == NNP_BOOL)
     fail(NNP_DTYPE_MISMATCH, name, ": not defined for bool tensors (shape ", format_dims(x.shape),
          "); convert with to(dtype)");
-  if (op >= NNP_UNARY_ROUND) check_knows_1_7(x, name);
+  check_computes_unary(x, op, name);
   if (op == NNP_UNARY_ROUND && !is_floating(x.dtype)) return clone(x);  // integers are already round
   if (!is_floating(x.dtype) && !keeps_integers(op)) {
     TensorRef promoted = to(x, x.device, NNP_F32);

@@ -117,7 +117,7 @@ TensorRef quantize_values(const Tensor& x, const TensorRef& inv_scale, const Ten
 
 void check_quantize_input(const char* op, const Tensor& x) {
   check_floating(op, x);
-  check_knows_1_7(x, op);
+  check_computes_unary(x, NNP_UNARY_ROUND, op);
 }
 
 }  // namespace

@@ -89,6 +89,8 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   static const nnp_backend backend = [] {
     nnp_backend b;
     nnp_host_backend_init(&b, "faulty", 1, &kernels);
+    b.dtypes = NNP_DTYPES_1_7;  // the reference kernels' sets
+    b.unary_ops = NNP_UNARY_OPS_1_7;
     b.device_info = device_info;
     b.alloc = alloc;
     b.free = release;

@@ -100,6 +100,7 @@ void release(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   nnp::reference::g_api = api;
   flawed = *nnp::reference::kernel_table();
+  bool declares_sets = true;  // the reference kernels' dtypes and unary ops (ABI 1.16)
 #if NNP_FLAW == 1
   flawed.binary = crashing_binary;
   const char* name = "flawed_crash";
@@ -120,10 +121,15 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   // which the core must never hand an i8 tensor or round.
   flawed.struct_size = NNP_KERNELS_SIZE_1_0;
   flawed.gemm_i8 = nullptr;
+  declares_sets = false;
   const char* name = "flawed_pre17";
 #endif
   static nnp_backend backend;
   nnp_host_backend_init(&backend, name, 1, &flawed);
+  if (declares_sets) {
+    backend.dtypes = NNP_DTYPES_1_7;
+    backend.unary_ops = NNP_UNARY_OPS_1_7;
+  }
   backend.device_info = device_info;
   backend.alloc = alloc;
   backend.free = release;

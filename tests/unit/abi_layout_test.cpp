@@ -127,7 +127,7 @@ PIN(nnp_api, profiler_start, 1520);
 PIN(nnp_api, profile_summary, 1592);
 PIN(nnp_backend, event_record, 120);
 PIN(nnp_backend, event_release, 136);
-static_assert(sizeof(nnp_backend) == 144 && NNP_BACKEND_SIZE_1_6 == 144, "nnp_backend 1.6 is 144 bytes");
+static_assert(NNP_BACKEND_SIZE_1_6 == 144, "nnp_backend 1.6 is 144 bytes");
 static_assert(sizeof(nnp_profiler_options) == 24 && NNP_PROFILER_OPTIONS_SIZE_1_6 == 20, "nnp_profiler_options 1.6");
 PIN(nnp_profile_event, kind, 16);
 PIN(nnp_profile_event, start_ns, 24);
@@ -283,6 +283,14 @@ static_assert(NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10 == 48, "nnp_process_group_opti
 PIN(nnp_process_group_options, job_token, 48);
 static_assert(sizeof(nnp_process_group_options) == 56 && NNP_PROCESS_GROUP_OPTIONS_SIZE_1_16 == 56,
               "nnp_process_group_options 1.16");
+// ---- ABI 1.16 ----
+PIN(nnp_backend, dtypes, 144);
+PIN(nnp_backend, unary_ops, 148);
+static_assert(sizeof(nnp_backend) == 152 && NNP_BACKEND_SIZE_1_16 == 152, "nnp_backend 1.16 is 152 bytes");
+PIN(nnp_backend_info, dtypes, 44);
+PIN(nnp_backend_info, unary_ops, 48);
+static_assert(sizeof(nnp_backend_info) == 56 && NNP_BACKEND_INFO_SIZE_1_16 == 52, "nnp_backend_info 1.16");
+static_assert(NNP_DTYPES_1_7 == 0x1FF && NNP_UNARY_OPS_1_7 == 0xFFFF, "the 1.7 sets");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);
@@ -291,7 +299,7 @@ PIN(nnp_comm_info, unavailable_reason, 32);
 static_assert(sizeof(nnp_comm_info) == 40 && NNP_COMM_INFO_SIZE_1_11 == 40, "nnp_comm_info 1.11");
 static_assert(sizeof(nnp_plugin_descriptor) == 48, "nnp_plugin_descriptor 1.1 is 48 bytes");
 PIN(nnp_backend_info, flags, 40);
-static_assert(sizeof(nnp_backend_info) == 48, "nnp_backend_info 1.1 is 48 bytes");
+static_assert(NNP_BACKEND_INFO_SIZE_1_1 == 44, "nnp_backend_info 1.1 is 44 bytes and padding");
 PIN(nnp_plugin_info, description, 48);
 static_assert(sizeof(nnp_plugin_info) == 56, "nnp_plugin_info 1.1 is 56 bytes");
 

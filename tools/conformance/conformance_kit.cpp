@@ -24,6 +24,12 @@ const Dtype kFloats[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16};
 const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
                       Dtype::i32, Dtype::u8,  Dtype::i8,  Dtype::boolean};
 
+// nnp_unary_op's names, in its order.
+const char* const kUnaryNames[] = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt", "sin", "cos",
+                                   "tanh", "sigmoid", "relu", "gelu", "silu", "sign",  "erf", "round"};
+static_assert(sizeof kUnaryNames / sizeof kUnaryNames[0] == NNP_UNARY_COUNT, "a name for every unary op");
+const char* unary_op_name(nnp_unary_op op) { return kUnaryNames[op]; }
+
 std::string shape_text(const Shape& shape) {
   std::ostringstream out;
   out << "[";
@@ -37,15 +43,48 @@ class Kit {
   Kit(const std::string& backend, const Options& options)
       : reference_("reference"), target_(backend), options_(options) {
     report_.backend = backend;
-    // A backend built before ABI 1.7 is never handed i8 tensors or round:
-    // its cases for them are skipped, and the report says so.
-    try {
-      (void)empty({1}, Dtype::i8, target_);
-    } catch (const Error&) {
-      predates_1_7_ = true;
-      report_.note = "the backend predates ABI 1.7: its i8, round and int8 cases are skipped";
+    // Only what the backend computes, as it declares it (nnp_backend 1.16; a
+    // backend that declares nothing has ABI 1.0's sets, or 1.7's when built
+    // against 1.7 to 1.15), is tested; the rest must be refused cleanly.
+    const nnp_backend_info info = target_.info();
+    dtypes_ = info.struct_size >= NNP_BACKEND_INFO_SIZE_1_16 ? info.dtypes : NNP_DTYPES_1_0;
+    unary_ops_ = info.struct_size >= NNP_BACKEND_INFO_SIZE_1_16 ? info.unary_ops : NNP_UNARY_OPS_1_0;
+    std::string skipped;
+    for (Dtype d : kAll)
+      if (!declares(d)) skipped += (skipped.empty() ? "" : ", ") + std::string(dtype_name(d));
+    for (nnp_unary_op op = 0; op < NNP_UNARY_COUNT; ++op)
+      if (!declares_unary(op)) skipped += (skipped.empty() ? "" : ", ") + std::string(unary_op_name(op));
+    if (!skipped.empty())
+      report_.note = "the backend does not declare " + skipped +
+                     ": their cases are skipped (placing those dtypes is checked to be refused)";
+  }
+
+  bool declares(Dtype d) const { return (dtypes_ >> static_cast<int>(d) & 1u) != 0; }
+
+  // A dtype the backend does not declare is refused where a tensor of it
+  // would be placed there, naming the backend and the dtype.
+  void check_undeclared_refused() {
+    for (Dtype d : kAll) {
+      if (declares(d)) continue;
+      Case c;
+      c.op = "placement";
+      c.dtype = dtype_name(d);
+      c.layout = "an undeclared dtype is refused";
+      try {
+        (void)ones({2}, Dtype::f32, reference_).to(d).to(target_);
+        c.detail = "placed on the backend although it does not declare it";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        c.passed = e.status() == NNP_DTYPE_MISMATCH && what.find(report_.backend) != std::string::npos &&
+                   what.find(dtype_name(d)) != std::string::npos;
+        c.detail = c.passed ? "refused: " + what : "refused, but not naming the backend and dtype: " + what;
+      }
+      (c.passed ? report_.passed : report_.failed)++;
+      if (options_.on_case) options_.on_case(c);
+      report_.cases.push_back(std::move(c));
     }
   }
+  bool declares_unary(nnp_unary_op op) const { return (unary_ops_ >> op & 1u) != 0; }
 
   Report finish() { return std::move(report_); }
 
@@ -70,8 +109,9 @@ class Kit {
 
   void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,
              double atol_terms = 1) {
-    if (predates_1_7_ && (dtype == Dtype::i8 || layout.find("to i8") != std::string::npos || op == "round" ||
-                          op.find("quantize") != std::string::npos))
+    if (!declares(dtype) || !declares_conversion(layout) ||
+        (op == "round" && !declares_unary(NNP_UNARY_ROUND)) ||
+        (op.find("quantize") != std::string::npos && !(declares(Dtype::i8) && declares_unary(NNP_UNARY_ROUND))))
       return;
     if (options_.on_start) options_.on_start(op, dtype_name(dtype), layout);
     Case c;
@@ -141,11 +181,19 @@ class Kit {
     }
   }
 
+  // A case converting "to X" needs X declared.
+  bool declares_conversion(const std::string& layout) const {
+    for (Dtype d : kAll)
+      if (!declares(d) && layout.find(std::string("to ") + dtype_name(d)) != std::string::npos) return false;
+    return true;
+  }
+
   Device reference_;
   Device target_;
   Options options_;
   Report report_;
-  bool predates_1_7_ = false;
+  uint32_t dtypes_ = 0;
+  uint32_t unary_ops_ = 0;
 };
 
 // ---- the families ----
@@ -153,6 +201,7 @@ class Kit {
 void check_narrow_rounding(Kit& kit);
 
 void check_copy_and_fill(Kit& kit) {
+  kit.check_undeclared_refused();
   for (Dtype from : kAll) {
     Tensor base = kit.values({33, 4}, from);
     for (Dtype to : kAll)
@@ -238,6 +287,7 @@ void check_unary(Kit& kit) {
                     {"erf", NNP_UNARY_ERF, false, false},   {"round", NNP_UNARY_ROUND, false, false}};
   for (const Op& op : ops) {
     nnp_unary_op code = op.op;
+    if (!kit.declares_unary(code)) continue;
     auto apply = [code](const Tensor& t) { return t.unary(code); };
     for (Dtype dtype : kFloats) {
       auto make = [&](const Shape& s) { return op.positive_domain ? kit.positive(s, dtype) : kit.normal(s, dtype); };

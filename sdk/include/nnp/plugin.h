@@ -250,9 +250,23 @@ typedef struct nnp_backend {
   nnp_status (*event_record)(void* state, int32_t device, void** event);
   nnp_status (*event_elapsed_us)(void* state, int32_t device, void* start, void* end, double* us);
   void (*event_release)(void* state, int32_t device, void* event);
+  /* (since 1.16) What the kernels compute, declared rather than assumed from
+   * the headers a backend was built with, so rebuilding an unchanged backend
+   * against a newer SDK never hands it a dtype or op it has never seen.
+   * dtypes: one bit a dtype (NNP_DTYPE_BIT(NNP_I8) | ...); it must include
+   * f32, i64 and bool. 0 = the eight dtypes of ABI 1.0 (NNP_DTYPES_1_0).
+   * The core places no other dtype on the backend (NNP_DTYPE_MISMATCH naming
+   * both) and the conformance kit tests only these. unary_ops: one bit a
+   * nnp_unary_op; 0 = those of ABI 1.0 (NNP_UNARY_OPS_1_0); an op outside it
+   * is refused with NNP_UNIMPLEMENTED before the kernel is called. Name the
+   * sets by the version that defined them (NNP_DTYPES_1_7), never "all":
+   * "all" would grow with the next SDK. */
+  uint32_t dtypes;
+  uint32_t unary_ops;
 } nnp_backend;
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
+#define NNP_BACKEND_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend, unary_ops)
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
  * core's registration check is generated from them, so the check and the

@@ -86,6 +86,12 @@ enum {
   NNP_DTYPE_COUNT = 9 /* number of dtypes this version knows */
 };
 
+/* (since 1.16) Sets of dtypes, one bit each (nnp_backend.dtypes,
+ * nnp_backend_info.dtypes), named by the ABI version that defined them. */
+#define NNP_DTYPE_BIT(dtype) (1u << (dtype))
+#define NNP_DTYPES_1_0 0xFFu                              /* f32 to bool */
+#define NNP_DTYPES_1_7 (NNP_DTYPES_1_0 | NNP_DTYPE_BIT(NNP_I8)) /* and i8 */
+
 /* ---- devices ------------------------------------------------------------ */
 
 /* A device is a loaded backend (its id in this process) and an index on it.
@@ -124,9 +130,15 @@ typedef struct nnp_backend_info {
   /* When device_count is 0: why (the runtime's own error text), else "". */
   const char* unavailable_reason;
   uint32_t flags; /* NNP_BACKEND_* (since 1.1) */
+  /* (since 1.16) What its kernels compute (nnp_backend.dtypes and
+   * unary_ops as the core reads them: a backend that declares nothing has
+   * ABI 1.0's sets, or 1.7's if built against 1.7 to 1.15). */
+  uint32_t dtypes;
+  uint32_t unary_ops;
 } nnp_backend_info;
 #define NNP_BACKEND_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend_info, unavailable_reason)
 #define NNP_BACKEND_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_backend_info, flags)
+#define NNP_BACKEND_INFO_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend_info, unary_ops)
 
 /* One file the plugin loader looked at. Strings live until process exit. */
 typedef struct nnp_plugin_info {
@@ -222,6 +234,10 @@ enum {
   NNP_UNARY_ROUND,
   NNP_UNARY_COUNT
 };
+/* (since 1.16) Sets of unary ops, one bit each (nnp_backend.unary_ops). */
+#define NNP_UNARY_OP_BIT(op) (1u << (op))
+#define NNP_UNARY_OPS_1_0 0x7FFFu                                  /* neg to erf */
+#define NNP_UNARY_OPS_1_7 (NNP_UNARY_OPS_1_0 | NNP_UNARY_OP_BIT(NNP_UNARY_ROUND)) /* and round */
 
 typedef int32_t nnp_binary_op;
 enum {
