@@ -10,7 +10,7 @@ packages=(
   libdnnl-dev
   zlib1g-dev
   libssl-dev
-  abigail-tools
+  abigail-tools python3
   nlohmann-json3-dev libdlpack-dev
   libonnx-dev libprotobuf-dev
   libgloo-dev

@@ -1,4 +1,5 @@
 // nnplug: the command-line tool. `nnplug COMMAND --help` describes each one.
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -44,6 +45,10 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) reached while writing makes the write fail
+  // with EFBIG, which names the file, instead of killing the process and
+  // leaving its temporary file behind.
+  ::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     usage(std::cerr);
     return 2;
