@@ -26,7 +26,7 @@ status=$?
 grep -q "run/.*\.\(safetensors\|csv\|svg\).*File too large" limited.log || { cat limited.log; fail "the failed write does not name its file"; }
 cmp -s before.safetensors run/checkpoint.safetensors || fail "the previous checkpoint changed"
 ls run | grep -q "\.tmp-" && fail "a temporary file was left: $(ls run)"
-X, previous checkpoint byte-identical"
+echo "ok   a file-size limit: $(grep -o "save: writing [^ ]*" limited.log | head -1) failed, previous checkpoint byte-identical"
 
 landed=0
 for round in 1 2 3; do
