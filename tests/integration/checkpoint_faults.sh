@@ -28,27 +28,36 @@ cmp -s before.safetensors run/checkpoint.safetensors || fail "the previous check
 ls run | grep -q "\.tmp-" && fail "a temporary file was left: $(ls run)"
 echo "ok   a file-size limit: $(grep -o "save: writing [^ ]*" limited.log | head -1) failed, previous checkpoint byte-identical"
 
+# A wide model (checkpoints of 25 MB with Adam's state), so a write takes
+# long enough for the kill to land inside it.
+cat >wide.json <<'JSON'
+{"type": "nn.Sequential", "children": [
+  {"type": "nn.Linear", "in_features": 64, "out_features": 8192}, {"type": "nn.ReLU"},
+  {"type": "nn.Linear", "in_features": 8192, "out_features": 10}]}
+JSON
+"$nnplug" train --model wide.json --epochs 1 --out wide >/dev/null 2>&1 || fail "train the wide model"
 landed=0
 for round in 1 2 3; do
-  cp run/checkpoint.safetensors before.safetensors
-  "$nnplug" train --resume run/checkpoint.safetensors --epochs 400 --out run >/dev/null 2>&1 &
+  cp wide/checkpoint.safetensors before.safetensors
+  "$nnplug" train --resume wide/checkpoint.safetensors --epochs 400 --out wide >/dev/null 2>&1 &
   job=$!
   seen=""
   for _ in $(seq 20000); do
-    seen=$(compgen -G "run/checkpoint.safetensors.tmp-*") && break
+    seen=$(compgen -G "wide/checkpoint.safetensors.tmp-*") && break
     kill -0 $job 2>/dev/null || break
   done
   kill -9 $job 2>/dev/null
   wait $job 2>/dev/null
   [ -n "$seen" ] || fail "round $round: no checkpoint write was seen"
-  if cmp -s before.safetensors run/checkpoint.safetensors; then
+  if cmp -s before.safetensors wide/checkpoint.safetensors; then
     landed=$((landed + 1))
   else
-    "$nnplug" eval --checkpoint run/checkpoint.safetensors >/dev/null 2>&1 ||
+    "$nnplug" eval --checkpoint wide/checkpoint.safetensors >/dev/null 2>&1 ||
       fail "round $round: killed mid-write, the checkpoint neither is the previous one nor loads"
   fi
-  rm -f run/checkpoint.safetensors.tmp-* run/best.safetensors.tmp-*
+  rm -f wide/*.tmp-*
 done
-"$nnplug" eval --checkpoint run/checkpoint.safetensors >/dev/null || fail "the checkpoint does not load after the kills"
+"$nnplug" eval --checkpoint wide/checkpoint.safetensors >/dev/null || fail "the checkpoint does not load after the kills"
+[ $landed -ge 1 ] || fail "no kill landed inside a write in 3 rounds"
 echo "ok   killed mid-write 3 times: the previous checkpoint byte-identical $landed times, whole every time"
 echo "2 passed, 0 failed"
