@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "piped_input.hpp"
 
 namespace nnplug {
 
@@ -50,6 +51,7 @@ inline std::optional<int> parse_options(const char* command, const char* descrip
       std::cout << "usage: nnplug " << command << " [OPTIONS]\n" << description << "\n\n" << options;
       return 0;
     }
+    copy_piped_inputs(vm);  // files named on the command line may be pipes
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "nnplug " << command << ": " << e.what() << "\n\n"
