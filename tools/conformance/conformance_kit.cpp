@@ -5,6 +5,7 @@
 #include <functional>
 #include <iomanip>
 #include <map>
+#include <nnp/detail/printable.hpp>
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
 #include <nnp/quantization.hpp>
@@ -955,15 +956,18 @@ void print(const Report& report, std::ostream& out, bool verbose) {
   };
   std::map<std::string, Row> rows;
   for (const Case& c : report.cases) {
-    Row& row = rows[c.op];
+    Row& row = rows[detail::printable(c.op)];
     (c.passed ? row.passed : row.failed)++;
     row.worst = std::max(row.worst, c.worst);
+    // The details quote the backend's own error text, a stranger's string:
+    // every string is printed escaped.
     if (verbose || !c.passed)
-      out << (c.passed ? "  ok    " : "  FAIL  ") << c.op << " " << c.dtype << " " << c.layout
-          << (c.detail.empty() ? "" : " -- " + c.detail) << "\n";
+      out << (c.passed ? "  ok    " : "  FAIL  ") << detail::printable(c.op) << " " << detail::printable(c.dtype) << " "
+          << detail::printable(c.layout) << (c.detail.empty() ? "" : " -- " + detail::printable(c.detail, 1000))
+          << "\n";
   }
-  out << "conformance of backend '" << report.backend << "' against 'reference'\n";
-  if (!report.note.empty()) out << "note: " << report.note << "\n";
+  out << "conformance of backend '" << detail::printable(report.backend, 4096) << "' against 'reference'\n";
+  if (!report.note.empty()) out << "note: " << detail::printable(report.note, 1000) << "\n";
   out << "tolerances: |got - want| <= atol + rtol*|want|; f64 rtol 1e-10, f32 2e-5, f16 2e-3, bf16 1.6e-2; "
          "integers, bool and random draws exact; GEMM/reductions scale atol by the terms summed\n";
   size_t width = 14;  // the op column fits the longest name

@@ -117,7 +117,8 @@ conformance::Report run_isolated(const std::string& backend, const std::string& 
               << (outcome.timed_out ? "HUNG"
                   : outcome.signal  ? "CRASHED"
                                     : "FAILED")
-              << " in " << c.op << " " << c.dtype << " " << c.layout << "; going on" << std::endl;
+              << " in " << printable(c.op) << " " << printable(c.dtype) << " " << printable(c.layout) << "; going on"
+              << std::endl;
     report.cases.push_back(std::move(c));
   }
   return report;
