@@ -3,6 +3,7 @@
 //     (l0): MyLinear(in_features=4, out_features=3)
 //     (l1): MyLinear(in_features=3, out_features=1)
 //   )
+#include <nnp/detail/printable.hpp>
 #include <nnp/detail/strings.hpp>
 #include <sstream>
 
@@ -30,7 +31,7 @@ std::string extra_repr(const Module& m) {
     for (const auto& [name, t] : m.parameters) {
       if (!first) lines << "\n";
       first = false;
-      lines << "(" << name << "): Parameter containing: [" << dtype_name(t->dtype) << " of size ";
+      lines << "(" << detail::printable(name, 1 << 16) << "): Parameter containing: [" << dtype_name(t->dtype) << " of size ";
       for (int32_t i = 0; i < t->shape.ndim; ++i) lines << (i ? "x" : "") << t->shape.d[i];
       lines << "]";
     }
@@ -49,11 +50,13 @@ std::string repr(const Module& m) {
   std::string extra = extra_repr(m);
   if (!extra.empty()) {
     std::istringstream split(extra);
-    for (std::string line; std::getline(split, line);) lines.push_back(line);
+    // A plugin's text, kept to its lines: any other byte outside printable
+    // ASCII is escaped, as are the names a model file gave.
+    for (std::string line; std::getline(split, line);) lines.push_back(detail::printable(line, 1 << 16));
   }
   for (const auto& [name, child] : m.children)
-    lines.push_back("(" + name + "): " + (child ? indent(repr(*child)) : std::string("None")));
-  std::string out = m.type_name + "(";
+    lines.push_back("(" + detail::printable(name, 1 << 16) + "): " + (child ? indent(repr(*child)) : std::string("None")));
+  std::string out = detail::printable(m.type_name, 1 << 16) + "(";
   if (!lines.empty()) {
     if (lines.size() == 1 && m.children.empty()) {
       out += lines[0];

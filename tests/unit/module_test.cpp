@@ -136,6 +136,25 @@ TEST(Module, NetChildrenAndPrint) {
   EXPECT_EQ((*net)(randn({4})).shape(), (Shape{1}));
 }
 
+// A plugin's extra_repr and the names a model file gives are strangers'
+// text: printing a module keeps its lines and escapes every other byte
+// outside printable ASCII, so no control byte reaches a terminal.
+struct Noisy : nn::Module {
+  Noisy() : Module("Noisy") {}
+  Tensor forward(const Tensor& x) override { return x; }
+  std::string extra_repr() const override { return "bell\x07=1\n\x1b[2Jcleared"; }
+};
+
+struct HoldsNoisy : nn::Module {
+  HoldsNoisy() : Module("Net") { register_module("child\x1b]0;title\x07", nn::make<Noisy>()); }
+  Tensor forward(const Tensor& x) override { return x; }
+};
+
+TEST(Module, PrintingEscapesWhatPluginsAndFilesSaid) {
+  HoldsNoisy net;
+  EXPECT_EQ(net.repr(), "Net(\n  (child\\x1b]0;title\\x07): Noisy(\n    bell\\x07=1\n    \\x1b[2Jcleared\n  )\n)");
+}
+
 TEST(Module, BigNetNamedModulesArePreOrder) {
   auto big = nn::make<BigNet>();
   auto named = big->named_modules();
