@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target (or those named) for SECONDS each, outside CI:
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     (default: 600 s, every target)
+#   RUNS=1000000 bash scripts/fuzz.sh 0 store_protocol   (stop after RUNS inputs instead)
 # Builds the asan preset's fuzz targets into build-asan/ first. Each target
 # starts from a scratch copy of its seed corpus (tests/fuzz/corpus/NAME),
 # so nothing it finds lands in the repository unasked; a finding is kept
@@ -27,7 +28,9 @@ for name in "${targets[@]}"; do
   work=$(mktemp -d)
   cp -r "tests/fuzz/corpus/$name" "$work/corpus"
   status=0
-  "build-asan/bin/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/" \
+  limit=(-max_total_time="$seconds")
+  [ -n "${RUNS:-}" ] && limit=(-runs="$RUNS")
+  "build-asan/bin/fuzz_$name" "${limit[@]}" -print_final_stats=1 -artifact_prefix="$work/" \
     "$work/corpus" >"$work/log" 2>&1 || status=$?
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$work/log" | grep -oE '[0-9]+$' || echo '?')
   cov=$(grep -oE 'cov: [0-9]+' "$work/log" | tail -1 | grep -oE '[0-9]+$' || echo '?')

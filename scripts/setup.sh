@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev
   libssl-dev
   abigail-tools python3
+  iproute2
   nlohmann-json3-dev libdlpack-dev
   libonnx-dev libprotobuf-dev
   libgloo-dev
