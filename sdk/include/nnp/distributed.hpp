@@ -8,7 +8,10 @@
 //
 // init_process_group reads what `nnplug launch` (and torchrun) set when the
 // options leave it out: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
-// (init_method "tcp://MASTER_ADDR:MASTER_PORT"). Every rank must call the
+// (init_method "tcp://MASTER_ADDR:MASTER_PORT"), and NNP_JOB_TOKEN, the
+// job's secret every connection to a tcp store proves (`nnplug launch` makes
+// one; torchrun-style starts set it, the same on every rank; since ABI
+// 1.16). Every rank must call the
 // same collectives in the same order. With async_op a collective returns a
 // Work at once: wait() for it before touching its tensors.
 #pragma once
