@@ -178,9 +178,6 @@ nnp_process_group* new_process_group(const nnp_process_group_options& options) {
          " (world size ", options.world_size, ")");
   if (options.timeout_ms < 0)
     fail(NNP_INVALID_ARGUMENT, "process_group_new: timeout ", options.timeout_ms, " ms is negative");
-  if (options.struct_size < NNP_PROCESS_GROUP_OPTIONS_SIZE_1_10)
-    fail(NNP_INVALID_ARGUMENT, "process_group_new: options->struct_size is ", options.struct_size,
-         "; set it to sizeof(nnp_process_group_options)");
   if (options.init_method == nullptr || *options.init_method == '\0')
     fail(NNP_INVALID_ARGUMENT, "process_group_new: init_method is empty: file:///a/folder or tcp://host:port");
 
