@@ -307,6 +307,21 @@ dist::ProcessGroupOptions tcp_options(const dist::ProcessGroupOptions& base, int
   return o;
 }
 
+// Rank o.rank of two, on a thread: joins, all-reduces rank + 1 and checks the
+// sum; what it threw goes to failure.
+std::thread summing_rank(dist::ProcessGroupOptions o, std::string& failure) {
+  return std::thread([o, &failure] {
+    try {
+      dist::ProcessGroup g("gloo", o);
+      Tensor t = full({2}, static_cast<double>(o.rank + 1));
+      g.all_reduce(t);
+      EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+}
+
 }  // namespace
 
 TEST_F(Distributed, TheTcpStoreServesTheRendezvousAndAPortInUseIsNamed) {
@@ -383,16 +398,7 @@ TEST_F(Distributed, TheTcpStoreRefusesStrangersLogsThemAndKeepsItsKeys) {
   const int port = free_port();
   std::string failures[2];
   testing::internal::CaptureStderr();
-  std::thread rank0([&] {
-    try {
-      dist::ProcessGroup g("gloo", tcp_options(options(0, 2, milliseconds(20000)), port));
-      Tensor t = full({2}, 1.0);
-      g.all_reduce(t);
-      EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
-    } catch (const std::exception& e) {
-      failures[0] = e.what();
-    }
-  });
+  std::thread rank0 = summing_rank(tcp_options(options(0, 2, milliseconds(20000)), port), failures[0]);
   {  // noise for a proof
     const int fd = test::connect_to(INADDR_LOOPBACK, port);
     ASSERT_GE(fd, 0);
@@ -431,15 +437,7 @@ TEST_F(Distributed, TheTcpStoreRefusesStrangersLogsThemAndKeepsItsKeys) {
     EXPECT_LT(::recv(fd, length, sizeof length, 0), 0) << "the stranger's key exists";
     ::close(fd);
   }
-  std::thread rank1([&] {
-    try {
-      dist::ProcessGroup g("gloo", tcp_options(options(1, 2, milliseconds(20000)), port));
-      Tensor t = full({2}, 2.0);
-      g.all_reduce(t);
-    } catch (const std::exception& e) {
-      failures[1] = e.what();
-    }
-  });
+  std::thread rank1 = summing_rank(tcp_options(options(1, 2, milliseconds(20000)), port), failures[1]);
   rank0.join();
   rank1.join();
   const std::string log = testing::internal::GetCapturedStderr();
@@ -480,16 +478,7 @@ TEST_F(Distributed, ARankWithAnotherSecretIsRefusedNamingTheVariable) {
 TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
   const int port = free_port();
   std::string failures[2];
-  std::thread rank0([&] {
-    try {
-      dist::ProcessGroup g("gloo", tcp_options(options(0, 2, milliseconds(20000)), port));
-      Tensor t = full({2}, 1.0);
-      g.all_reduce(t);
-      EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{3, 3}));
-    } catch (const std::exception& e) {
-      failures[0] = e.what();
-    }
-  });
+  std::thread rank0 = summing_rank(tcp_options(options(0, 2, milliseconds(20000)), port), failures[0]);
   auto closed_after = [&](const std::string& bytes) {
     const int fd = test::connect_to(INADDR_LOOPBACK, port);
     if (fd < 0 || !test::prove_secret(fd, kJobSecret)) return false;
@@ -501,15 +490,7 @@ TEST_F(Distributed, TheTcpStoreDropsMalformedRequestsAndServesOn) {
   EXPECT_TRUE(closed_after(std::string("X\x01\0\0\0k", 6))) << "an unknown op";
   EXPECT_TRUE(closed_after(std::string("G\xff\xff\xff\xff", 5))) << "a 4 GB key";
   EXPECT_TRUE(closed_after(std::string("S\x01\0\0\0k\0\0\0\0\0\x01\0\0", 14))) << "a 2^40-byte value";
-  std::thread rank1([&] {
-    try {
-      dist::ProcessGroup g("gloo", tcp_options(options(1, 2, milliseconds(20000)), port));
-      Tensor t = full({2}, 2.0);
-      g.all_reduce(t);
-    } catch (const std::exception& e) {
-      failures[1] = e.what();
-    }
-  });
+  std::thread rank1 = summing_rank(tcp_options(options(1, 2, milliseconds(20000)), port), failures[1]);
   rank0.join();
   rank1.join();
   EXPECT_EQ(failures[0], "");
