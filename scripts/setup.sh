@@ -13,7 +13,7 @@ packages=(
   abigail-tools python3
   iproute2
   nlohmann-json3-dev libdlpack-dev
-  libonnx-dev libprotobuf-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   libgloo-dev
   hipcc libamdhip64-dev
   clang-15

@@ -2,6 +2,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/version_converter/convert.h>
 
 #include <cstring>
 #include <filesystem>
@@ -119,6 +120,7 @@ class Importer {
     return it->second;
   }
   void check_external_data() const;
+  void upgrade_opset();
   std::filesystem::path external_file(const std::string& location, const std::string& what) const;
   json attributes(const ::onnx::NodeProto& n) const;
   void add_op(const ::onnx::NodeProto& n);
@@ -222,6 +224,29 @@ std::string Importer::external_bytes(const ::onnx::TensorProto& t, const std::st
   std::string out(bytes, '\0');
   data.read_at(offset, out.data(), bytes);
   return out;
+}
+
+// Opsets before 13 are brought to 13 by ONNX's own version converter, so
+// the ops run one meaning of each operator (Softmax's axis, Split's and the
+// reductions' axes as inputs, Upsample as Resize, broadcasting attributes
+// gone). Where the converter has no adapter for a node, a model of opset 9
+// or later is read as it is (the ops read both forms where they differ);
+// an older one is refused with the converter's reason.
+void Importer::upgrade_opset() {
+  constexpr int64_t kUnified = 13, kNewest = 20, kOldestDirect = 9;
+  int64_t opset = 0;
+  for (const ::onnx::OperatorSetIdProto& o : model_.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset > kNewest)
+    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is not read; nnplug reads opsets 1 to ", kNewest);
+  if (opset == 0 || opset >= kUnified) return;
+  try {
+    model_ = ::onnx::version_conversion::ConvertVersion(model_, static_cast<int>(kUnified));
+  } catch (const std::exception& e) {
+    if (opset < kOldestDirect)
+      fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
+           "which cannot bring this model to opset ", kUnified, ": ", e.what());
+  }
 }
 
 void Importer::check_external_data() const {
@@ -617,11 +642,7 @@ ModuleRef Importer::run() {
   } catch (const std::exception& e) {
     corrupt(std::string("fails onnx::checker: ") + e.what());
   }
-  int64_t opset = 0;
-  for (const ::onnx::OperatorSetIdProto& o : model_.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
-  if (opset != 0 && (opset < 9 || opset > 20))
-    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is not read; nnplug reads opsets 9 to 20");
+  upgrade_opset();
   const ::onnx::GraphProto& g = model_.graph();
   for (const ::onnx::TensorProto& t : g.initializer()) initializers_[t.name()] = &t;
   for (const ::onnx::NodeProto& n : g.node())

@@ -4,96 +4,15 @@
 // (nnp_api.register_graph_op) as a plugin registers its own.
 #include "onnx_ops.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <functional>
-#include <map>
-#include <nnp/functional.hpp>
+
+#include "op_support.hpp"
 
 namespace nnp::library::onnx {
 
 namespace {
 
-using nnp::Dtype;
-using nnp::Tensor;
-using Tensors = std::vector<Tensor>;
 namespace F = nnp::nn::functional;
-
-// A node's attributes (ONNX's names) and how many outputs it names.
-struct Node {
-  const nnp_attrs* attrs;
-  int32_t outputs;
-};
-
-// The most elements an op that makes values from counts (Tile, Range) makes:
-// a stranger's file names the counts.
-constexpr int64_t kMaxElements = int64_t{1} << 32;
-
-[[noreturn]] void refuse(const std::string& what) { throw nnp::Error(NNP_UNIMPLEMENTED, what); }
-
-bool has(const Node& n, const char* name) { return api().attrs_has(n.attrs, name) != 0; }
-int64_t attr_int(const Node& n, const char* name, int64_t fallback) {
-  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).integer(name) : fallback;
-}
-double attr_float(const Node& n, const char* name, double fallback) {
-  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).real(name) : fallback;
-}
-std::string attr_string(const Node& n, const char* name, const std::string& fallback) {
-  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).string(name) : fallback;
-}
-std::vector<int64_t> attr_ints(const Node& n, const char* name) {
-  return has(n, name) ? nnp::nn::Attrs::view(n.attrs).integers(name) : std::vector<int64_t>{};
-}
-
-const Tensor& need(const Tensors& in, size_t i, const char* op) {
-  if (i >= in.size() || !in[i].defined())
-    throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": input " + std::to_string(i) + " is missing");
-  return in[i];
-}
-bool given(const Tensors& in, size_t i) { return i < in.size() && in[i].defined(); }
-
-std::vector<int64_t> host_ints(const Tensor& t) { return t.to(Dtype::i64).contiguous().to_vector<int64_t>(); }
-
-int32_t wrap(int64_t axis, int64_t rank, const char* op) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
-    throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": axis " + std::to_string(axis) +
-                                               " is out of range for rank " + std::to_string(rank));
-  return static_cast<int32_t>(axis < 0 ? axis + rank : axis);
-}
-
-bool integral(const Tensor& t) {
-  const Dtype d = t.dtype();
-  return d == Dtype::i64 || d == Dtype::i32 || d == Dtype::u8 || d == Dtype::i8;
-}
-
-// Integer arithmetic ONNX defines differently from true division (shape
-// computations: Div, Mod), done on the host: the tensors are tiny.
-Tensor host_integer(const Tensor& a, const Tensor& b, const std::function<int64_t(int64_t, int64_t)>& f,
-                    const char* op) {
-  Tensor x = a.to(Dtype::i64), y = b.to(Dtype::i64);
-  nnp::Shape shape = (x + y).shape();  // the broadcast shape
-  std::vector<int64_t> xs = host_ints(x.expand(shape)), ys = host_ints(y.expand(shape)), out(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (ys[i] == 0) throw nnp::Error(NNP_INVALID_ARGUMENT, std::string(op) + ": integer division by zero");
-    out[i] = f(xs[i], ys[i]);
-  }
-  return nnp::from_vector(out, shape, a.device()).to(a.dtype());
-}
-
-Dtype dtype_of_onnx(int64_t elem_type) {
-  switch (elem_type) {
-    case 1: return Dtype::f32;
-    case 2: return Dtype::u8;
-    case 3: return Dtype::i8;
-    case 6: return Dtype::i32;
-    case 7: return Dtype::i64;
-    case 9: return Dtype::boolean;
-    case 10: return Dtype::f16;
-    case 11: return Dtype::f64;
-    case 16: return Dtype::bf16;
-    default: refuse("Cast: ONNX element type " + std::to_string(elem_type) + " has no nnplug dtype");
-  }
-}
 
 template <Tensor (Tensor::*Method)() const>
 Tensors unary(const Tensors& in, const Node&) {
@@ -112,20 +31,15 @@ Tensors variadic(const Tensors& in, const Node&) {  // Max, Min, Sum of any coun
 
 Tensors div(const Tensors& in, const Node&) {
   const Tensor &a = need(in, 0, "Div"), &b = need(in, 1, "Div");
-  if (integral(a) && integral(b))
-    return {host_integer(
-        a, b, [](int64_t x, int64_t y) { return x / y; }, "Div")};
-  return {a.div(b)};
-}
-Tensors mod(const Tensors& in, const Node& attrs) {
-  const bool fmod = attr_int(attrs, "fmod", 0) != 0;
-  return {host_integer(
-      need(in, 0, "Mod"), need(in, 1, "Mod"),
-      [fmod](int64_t x, int64_t y) {
-        int64_t r = x % y;
-        return (!fmod && r != 0 && ((r < 0) != (y < 0))) ? r + y : r;  // the sign of the divisor
+  if (!integral(a) || !integral(b)) return {a.div(b)};
+  // Integer division truncates (C's, as ONNX Runtime's); the tensors are shape arithmetic, small.
+  return {host_elementwise(
+      {a, b.to(a.dtype())}, nullptr,
+      [](const std::vector<int64_t>& v) {
+        if (v[1] == 0) invalid("Div: integer division by zero");
+        return v[0] / v[1];
       },
-      "Mod")};
+      "Div")};
 }
 Tensors pow(const Tensors& in, const Node&) {
   const Tensor& base = need(in, 0, "Pow");
@@ -140,9 +54,17 @@ Tensors logical_not(const Tensors& in, const Node&) {
   return {x.eq(x.scalar_like(0))};
 }
 Tensors identity(const Tensors& in, const Node&) { return {need(in, 0, "Identity")}; }
-Tensors dropout(const Tensors& in, const Node&) {  // inference: the input, and an all-true mask
+// Dropout: in inference the input and an all-true mask; with training_mode
+// (opset 12's third input) true, elements dropped with probability ratio
+// (the second input, 0.5 when absent) and the rest scaled by 1 / (1 - ratio).
+Tensors dropout(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "Dropout");
-  return {x, nnp::ones(x.shape(), Dtype::boolean, x.device())};
+  const bool training = given(in, 2) && host_ints(in[2]).at(0) != 0;
+  const double ratio = given(in, 1) ? host_reals(in[1]).at(0) : 0.5;
+  if (!training || ratio == 0) return {x, nnp::ones(x.shape(), Dtype::boolean, x.device())};
+  if (!(ratio >= 0 && ratio < 1)) invalid("Dropout: ratio must be in [0, 1)");
+  const Tensor keep = nnp::rand(x.shape(), Dtype::f32, x.device()).ge(nnp::full({}, ratio, Dtype::f32, x.device()));
+  return {nnp::where(keep, x * (1.0 / (1.0 - ratio)), x.scalar_like(0)), keep};
 }
 Tensors leaky_relu(const Tensors& in, const Node& a) {
   return {
@@ -157,7 +79,7 @@ Tensors clip(const Tensors& in, const Node&) {
   if (given(in, 2)) x = x.minimum(in[2].to(x.dtype()));
   return {x};
 }
-Tensors cast(const Tensors& in, const Node& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1)))}; }
+Tensors cast(const Tensors& in, const Node& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1), "Cast"))}; }
 Tensors where(const Tensors& in, const Node&) {
   return {nnp::where(need(in, 0, "Where").to(Dtype::boolean), need(in, 1, "Where"), need(in, 2, "Where"))};
 }
@@ -202,10 +124,16 @@ Tensors transpose(const Tensors& in, const Node& a) {
 }
 Tensors flatten(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Flatten");
-  const int32_t axis = x.ndim() == 0 ? 0 : wrap(attr_int(a, "axis", 1), x.ndim() + 1, "Flatten");
+  // An axis in [-rank, rank]: a negative one counts from the end of the input's rank.
+  int64_t axis = attr_int(a, "axis", 1);
+  if (axis < -x.ndim() || axis > x.ndim())
+    invalid("Flatten: axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.ndim()));
+  if (axis < 0) axis += x.ndim();
   int64_t outer = 1;
   for (int32_t i = 0; i < axis; ++i) outer *= x.size(i);
-  return {x.reshape({outer, -1})};
+  int64_t inner = 1;
+  for (int32_t i = static_cast<int32_t>(axis); i < x.ndim(); ++i) inner *= x.size(i);
+  return {x.reshape({outer, inner})};
 }
 Tensors squeeze(const Tensors& in, const Node& a) {
   Tensor x = need(in, 0, "Squeeze");
@@ -236,10 +164,20 @@ Tensors slice(const Tensors& in, const Node&) {
     throw nnp::Error(NNP_INVALID_ARGUMENT, "Slice: starts, ends, axes and steps differ in length");
   for (size_t i = 0; i < starts.size(); ++i) {
     const int32_t axis = wrap(axes[i], x.ndim(), "Slice");
-    if (steps[i] <= 0) refuse("Slice: steps of " + std::to_string(steps[i]) + " are not supported (only positive)");
+    if (steps[i] == 0) invalid("Slice: a step is 0");
     const int64_t size = x.size(axis);
-    auto clamp = [size](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t{0}), size); };
-    x = x.slice(axis, clamp(starts[i]), clamp(ends[i]), steps[i]);
+    if (steps[i] > 0) {
+      auto clamp = [size](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t{0}), size); };
+      x = x.slice(axis, clamp(starts[i]), clamp(ends[i]), steps[i]);
+      continue;
+    }
+    // A negative step walks down from start (clamped to [0, size - 1]) to
+    // just above end (clamped to [-1, size - 1]): the indices, gathered.
+    auto clamp = [size](int64_t v, int64_t low) { return std::min(std::max(v < 0 ? v + size : v, low), size - 1); };
+    const int64_t start = clamp(starts[i], 0), end = clamp(ends[i] < -size ? -1 - size : ends[i], -1);
+    std::vector<int64_t> picked;
+    for (int64_t v = start; v > end && size > 0; v += steps[i]) picked.push_back(v);
+    x = x.index_select(axis, nnp::from_vector(picked, {static_cast<int64_t>(picked.size())}, x.device()));
   }
   return {x};
 }
@@ -350,16 +288,23 @@ Tensors gather(const Tensors& in, const Node& a) {
   for (int32_t i = axis + 1; i < x.ndim(); ++i) out_shape.push_back(x.size(i));
   return {x.index_select(axis, index.reshape({-1})).reshape(out_shape)};
 }
+// Indices along axis with negative ones counted from the end.
+Tensor non_negative(const Tensor& indices, int64_t size) {
+  const Tensor index = indices.to(Dtype::i64);
+  return nnp::where(index.lt(index.scalar_like(0)), index + index.scalar_like(static_cast<double>(size)), index);
+}
 Tensors gather_elements(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "GatherElements");
-  return {
-      x.gather(wrap(attr_int(a, "axis", 0), x.ndim(), "GatherElements"), need(in, 1, "GatherElements").to(Dtype::i64))};
+  const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "GatherElements");
+  return {x.gather(axis, non_negative(need(in, 1, "GatherElements"), x.size(axis)))};
 }
 Tensors scatter_elements(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "ScatterElements");
-  if (attr_string(a, "reduction", "none") != "add") refuse("ScatterElements: only reduction 'add' is supported");
-  return {x.scatter_add(wrap(attr_int(a, "axis", 0), x.ndim(), "ScatterElements"),
-                        need(in, 1, "ScatterElements").to(Dtype::i64), need(in, 2, "ScatterElements"))};
+  const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "ScatterElements");
+  const Tensor &indices = need(in, 1, "ScatterElements"), &updates = need(in, 2, "ScatterElements");
+  const std::string reduction = attr_string(a, "reduction", "none");
+  if (reduction == "add") return {x.scatter_add(axis, non_negative(indices, x.size(axis)), updates)};
+  return {scatter_elements_on_host(x, axis, indices, updates.to(x.dtype()), reduction)};
 }
 
 template <nnp_reduce_op Op>
@@ -374,9 +319,15 @@ Tensors reduce(const Tensors& in, const Node& a) {
 template <nnp_reduce_op Op>
 Tensors arg_reduce(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "ArgMax");
-  if (attr_int(a, "select_last_index", 0)) refuse("ArgMax/ArgMin: select_last_index=1 is not supported");
   const int32_t axis = wrap(attr_int(a, "axis", 0), x.ndim(), "ArgMax");
-  return {x.reduce(Op, {axis}, attr_int(a, "keepdims", 1) != 0)};
+  const bool keep = attr_int(a, "keepdims", 1) != 0;
+  if (!attr_int(a, "select_last_index", 0)) return {x.reduce(Op, {axis}, keep)};
+  // The last extreme: the first in the axis reversed, counted from the end.
+  const int64_t size = x.size(axis);
+  const Tensor reversed =
+      x.index_select(axis, nnp::arange(static_cast<double>(size - 1), -1, -1, Dtype::i64, x.device()));
+  const Tensor first = reversed.reduce(Op, {axis}, keep);
+  return {first.scalar_like(static_cast<double>(size - 1)) - first};
 }
 
 Tensors shape(const Tensors& in, const Node& a) {
@@ -398,7 +349,7 @@ Tensors constant_of_shape(const Tensors& in, const Node& a) {
       throw nnp::Error(NNP_INVALID_ARGUMENT, "ConstantOfShape: value holds " + std::to_string(values.size()) +
                                                  " values, not one");
     value = values[0];
-    dtype = dtype_of_onnx(attr_int(a, "value.elem_type", 1));
+    dtype = dtype_of_onnx(attr_int(a, "value.elem_type", 1), "ConstantOfShape");
   }
   return {nnp::full(host_ints(shape), value, dtype, shape.device())};
 }
@@ -413,14 +364,29 @@ Tensors range(const Tensors& in, const Node&) {
   return {nnp::arange(s, l, d, start.dtype(), start.device())};
 }
 
+// BatchNormalization: with training_mode, normalised by the batch's own
+// statistics, and the running ones updated by momentum (ONNX's: the old
+// value times momentum plus the batch's times 1 - momentum; the variance
+// biased).
 Tensors batch_norm(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "BatchNormalization");
   nnp::Shape per_channel(static_cast<size_t>(std::max(x.ndim(), 2)), 1);
   per_channel[1] = -1;
   auto channel = [&](size_t i) { return need(in, i, "BatchNormalization").reshape(per_channel); };
-  const Tensor scale = channel(1), bias = channel(2), mean = channel(3), var = channel(4);
-  const Tensor inv = (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt();
-  return {(x - mean) * inv * scale + bias};
+  const Tensor scale = channel(1), bias = channel(2), running_mean = channel(3), running_var = channel(4);
+  const double epsilon = attr_float(a, "epsilon", 1e-5);
+  if (!attr_int(a, "training_mode", 0)) {
+    const Tensor inv = (running_var + running_var.scalar_like(epsilon)).rsqrt();
+    return {(x - running_mean) * inv * scale + bias};
+  }
+  std::vector<int32_t> dims{0};
+  for (int32_t d = 2; d < x.ndim(); ++d) dims.push_back(d);
+  const Tensor mean = x.mean(dims, true), centred = x - mean, var = (centred * centred).mean(dims, true);
+  const Tensor y = centred * (var + var.scalar_like(epsilon)).rsqrt() * scale + bias;
+  const double momentum = attr_float(a, "momentum", 0.9);
+  const nnp::Shape flat{x.size(1)};
+  return {y, (running_mean * momentum + mean * (1 - momentum)).reshape(flat),
+          (running_var * momentum + var * (1 - momentum)).reshape(flat)};
 }
 // LRN: ONNX's window matches PyTorch's only for an odd size.
 Tensors lrn(const Tensors& in, const Node& a) {
@@ -440,10 +406,10 @@ Tensors layer_norm(const Tensors& in, const Node& a) {
   for (int32_t i = axis; i < x.ndim(); ++i) dims.push_back(i);
   const Tensor mean = x.mean(dims, true), centred = x - mean;
   const Tensor var = (centred * centred).mean(dims, true);
-  Tensor y =
-      centred * (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt() * need(in, 1, "LayerNormalization");
+  const Tensor inv_std = (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt();
+  Tensor y = centred * inv_std * need(in, 1, "LayerNormalization");
   if (given(in, 2)) y = y + in[2];
-  return {y};
+  return {y, mean, inv_std};  // the optional outputs Mean and InvStdDev, kept dims
 }
 template <bool Max>
 Tensors global_pool(const Tensors& in, const Node&) {
@@ -452,8 +418,6 @@ Tensors global_pool(const Tensors& in, const Node&) {
   for (int32_t i = 2; i < x.ndim(); ++i) dims.push_back(i);
   return {Max ? x.amax(dims, true) : x.mean(dims, true)};
 }
-
-using OpFunction = Tensors (*)(const Tensors& in, const Node& node);
 
 // The table's side of one op: inputs as SDK tensors (an omitted optional
 // input undefined), results appended to the list.
@@ -468,8 +432,9 @@ nnp_status run(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attr
   });
 }
 
-const std::map<std::string, OpFunction>& ops() {
-  static const std::map<std::string, OpFunction> table = {
+const OpTable& ops() {
+  static const OpTable table = [] {
+    OpTable t = {
       {"Abs", unary<&Tensor::abs>},
       {"Add", binary<NNP_BINARY_ADD>},
       {"ArgMax", arg_reduce<NNP_REDUCE_ARGMAX>},
@@ -505,7 +470,6 @@ const std::map<std::string, OpFunction>& ops() {
       {"MatMul", matmul},
       {"Max", variadic<NNP_BINARY_MAXIMUM>},
       {"Min", variadic<NNP_BINARY_MINIMUM>},
-      {"Mod", mod},
       {"Mul", binary<NNP_BINARY_MUL>},
       {"Neg", unary<&Tensor::neg>},
       {"Not", logical_not},
@@ -538,7 +502,11 @@ const std::map<std::string, OpFunction>& ops() {
       {"Transpose", transpose},
       {"Unsqueeze", unsqueeze},
       {"Where", where},
-  };
+    };
+    add_math_ops(t);
+    add_shape_ops(t);
+    return t;
+  }();
   return table;
 }
 

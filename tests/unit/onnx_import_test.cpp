@@ -177,26 +177,27 @@ TEST_F(HostileOnnx, GarbageAndTruncatedFilesAreRefused) {
 
 TEST_F(HostileOnnx, UnsupportedOpsAreNamed) {
   ::onnx::ModelProto m = relu_model();
-  m.mutable_graph()->mutable_node(1)->set_op_type("PRelu");
-  expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "PRelu"});
+  m.mutable_graph()->mutable_node(1)->set_op_type("DFT");  // an op the library does not run
+  expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "DFT"});
 }
 
-// ONNX's ThresholdedRelu, which nnplug's library lacks, as an application
-// registers it (nnp_api.register_graph_op): x where x > alpha, else 0.
-nnp_status thresholded_relu(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attrs* attrs,
+// ONNX's LpNormalization, which nnplug's library does not run, as an
+// application registers it (nnp_api.register_graph_op): x divided by its
+// p-norm along axis (here the only one).
+nnp_status lp_normalization(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attrs* attrs,
                             int32_t n_outputs, nnp_list* outputs, void*) {
   return nnp::detail::guard([&] {
-    if (n_inputs != 1 || n_outputs != 1) throw Error(NNP_INVALID_ARGUMENT, "ThresholdedRelu: one input, one output");
-    double alpha = 1.0;
-    if (api().attrs_has(attrs, "alpha")) check(api().attrs_get_float(attrs, "alpha", &alpha));
+    if (n_inputs != 1 || n_outputs != 1) throw Error(NNP_INVALID_ARGUMENT, "LpNormalization: one input, one output");
+    int64_t p = 2;
+    if (api().attrs_has(attrs, "p")) check(api().attrs_get_int(attrs, "p", &p));
     const Tensor x = Tensor::borrow(const_cast<nnp_tensor*>(inputs[0]));
-    const Tensor y = where(x.gt(x.scalar_like(alpha)), x, x.scalar_like(0));
-    check(api().list_append_tensor(outputs, "", y.get()));
+    const Tensor norm = p == 1 ? x.abs().sum({-1}, true) : (x * x).sum({-1}, true).sqrt();
+    check(api().list_append_tensor(outputs, "", (x / norm).get()));
   });
 }
 
 nnp_status always_fails(const nnp_tensor* const*, int32_t, const nnp_attrs*, int32_t, nnp_list*, void*) {
-  api().set_error(NNP_UNIMPLEMENTED, "Shrink: this test's op never runs");
+  api().set_error(NNP_UNIMPLEMENTED, "Det: this test's op never runs");
   return NNP_UNIMPLEMENTED;
 }
 
@@ -206,23 +207,24 @@ nnp_status always_fails(const nnp_tensor* const*, int32_t, const nnp_attrs*, int
 TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
   ::onnx::ModelProto m = relu_model();
   ::onnx::NodeProto& node = *m.mutable_graph()->mutable_node(0);
-  node.set_op_type("ThresholdedRelu");
-  ::onnx::AttributeProto& alpha = *node.add_attribute();
-  alpha.set_name("alpha");
-  alpha.set_type(::onnx::AttributeProto::FLOAT);
-  alpha.set_f(2.0f);
+  node.set_op_type("LpNormalization");
+  ::onnx::AttributeProto& p = *node.add_attribute();
+  p.set_name("p");
+  p.set_type(::onnx::AttributeProto::INT);
+  p.set_i(1);
   const std::string path = write(m);
-  expect_error([&] { nnp::onnx::load(path); }, NNP_UNIMPLEMENTED, {"ThresholdedRelu", "graph_op_info"});
+  expect_error([&] { nnp::onnx::load(path); }, NNP_UNIMPLEMENTED, {"LpNormalization", "graph_op_info"});
 
   nnp_graph_op op{};
   op.struct_size = sizeof op;
-  op.op_type = "ThresholdedRelu";
-  op.doc = "x where x > alpha, else 0";
-  op.run = thresholded_relu;
+  op.op_type = "LpNormalization";
+  op.doc = "x divided by its p-norm";
+  op.run = lp_normalization;
   ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
   nn::ModuleHandle model = nnp::onnx::load(path);
-  EXPECT_EQ(model(from_vector<float>({-1, 3})).to_vector<float>(), (std::vector<float>{1, 5}));
-  EXPECT_EQ(model(from_vector<float>({1.5, 2.5})).to_vector<float>(), (std::vector<float>{1, 4.5}));
+  // [-1, 3] / 4 + w, [1.5, 2.5] / 4 + w: exact in binary.
+  EXPECT_EQ(model(from_vector<float>({-1, 3})).to_vector<float>(), (std::vector<float>{0.75, 2.75}));
+  EXPECT_EQ(model(from_vector<float>({1.5, 2.5})).to_vector<float>(), (std::vector<float>{1.375, 2.625}));
 
   std::set<std::string> listed;
   for (int32_t i = 0; i < api().graph_op_count(); ++i) {
@@ -231,17 +233,17 @@ TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
     ASSERT_EQ(api().graph_op_info(i, &info), NNP_OK);
     listed.insert(info.op_type);
   }
-  for (const char* type : {"ThresholdedRelu", "Relu", "Gemm", "ConstantOfShape", "Split", "Where"})
+  for (const char* type : {"LpNormalization", "Relu", "Gemm", "ConstantOfShape", "Split", "Where"})
     EXPECT_EQ(listed.count(type), 1u) << type;
-  EXPECT_GE(listed.size(), 69u);  // the library's 68 and ThresholdedRelu
+  EXPECT_GE(listed.size(), 69u);  // the library's and LpNormalization
 
   op.op_type = "Relu";
   EXPECT_EQ(api().register_graph_op(nullptr, &op), NNP_INVALID_ARGUMENT);
   EXPECT_NE(std::string(api().last_error()).find("'Relu' is already registered (by core)"), std::string::npos);
-  op.op_type = "Thresholded-Relu";
+  op.op_type = "Lp-Normalization";
   EXPECT_EQ(api().register_graph_op(nullptr, &op), NNP_INVALID_ARGUMENT);
   EXPECT_NE(std::string(api().last_error()).find("is not an ONNX op type"), std::string::npos);
-  op.op_type = "Shrink";
+  op.op_type = "Det";
   op.struct_size = 16;
   EXPECT_EQ(api().register_graph_op(nullptr, &op), NNP_ABI_MISMATCH);
 
@@ -249,11 +251,11 @@ TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
   op.struct_size = sizeof op;
   op.run = always_fails;
   ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
-  m.mutable_graph()->mutable_node(0)->set_op_type("Shrink");
+  m.mutable_graph()->mutable_node(0)->set_op_type("Det");
   m.mutable_graph()->mutable_node(0)->clear_attribute();
-  nn::ModuleHandle failing = nnp::onnx::load(write(m, "model/shrink.onnx"));
+  nn::ModuleHandle failing = nnp::onnx::load(write(m, "model/det.onnx"));
   expect_error([&] { failing(from_vector<float>({1, 2})); }, NNP_UNIMPLEMENTED,
-               {"GraphModule: Shrink", "this test's op never runs"});
+               {"GraphModule: Det", "this test's op never runs"});
 }
 
 TEST_F(HostileOnnx, CountsFromTheFileAreCheckedBeforeAnythingIsMade) {
