@@ -650,7 +650,6 @@ ModuleRef Importer::run() {
   for (const ::onnx::ValueInfoProto& v : g.output()) ++readers_[v.name()];
   for (const ::onnx::ValueInfoProto& v : g.input())
     if (!initializers_.count(v.name())) program_["inputs"].push_back(v.name());
-  if (program_["inputs"].empty()) corrupt("the graph has no inputs");
   for (const ::onnx::ValueInfoProto& v : g.output()) program_["outputs"].push_back(v.name());
 
   for (const ::onnx::NodeProto& n : g.node()) {
@@ -689,11 +688,12 @@ ModuleRef Importer::run() {
                  (n.op_type() == "ConvTranspose" && try_conv_transpose(n)) ||
                  ((n.op_type() == "MaxPool" || n.op_type() == "AveragePool") && try_pool(n)) ||
                  (n.op_type() == "LSTM" && try_lstm(n)))) {
-      if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "MaxPool" ||
-          n.op_type() == "AveragePool" || n.op_type() == "LSTM")
+      // Forms the built-in layers do not take (computed weights, auto_pad,
+      // asymmetric pads, ...) run as the graph op of the same type.
+      if (n.op_type() == "LSTM" && !graph_ops().find("LSTM"))
         fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n),
-             " uses a form nnplug does not run (asymmetric pads, auto_pad, output_shape, computed weights, "
-             "AveragePool counting a ceil_mode window past its padding, or LSTM options beyond PyTorch's)");
+             " uses LSTM options beyond PyTorch's (activations, clip, peepholes, sequence lengths, reverse, layout, "
+             "computed weights), which nnplug does not run");
       add_op(n);
     }
   }

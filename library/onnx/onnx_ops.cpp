@@ -505,6 +505,8 @@ const OpTable& ops() {
     };
     add_math_ops(t);
     add_shape_ops(t);
+    add_loss_ops(t);
+    add_window_ops(t);
     return t;
   }();
   return table;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <nnp/functional.hpp>
+#include <nnp/nnp.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ using OpTable = std::map<std::string, OpFunction>;
 // The families of ops, each in its own file, adding themselves to the table.
 void add_math_ops(OpTable& table);    // math_ops.cpp: elementwise functions, activations, bitwise, reductions
 void add_shape_ops(OpTable& table);   // shape_ops.cpp: tensors rearranged, selected and made
+void add_loss_ops(OpTable& table);    // loss_ops.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void add_window_ops(OpTable& table);  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
 
 // The most elements an op that makes values from counts (Tile, Range) makes:
 // a stranger's file names the counts.
