@@ -2,6 +2,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
 #include <cstring>
@@ -241,7 +242,14 @@ void Importer::upgrade_opset() {
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is not read; nnplug reads opsets 1 to ", kNewest);
   if (opset == 0 || opset >= kUnified) return;
   try {
-    model_ = ::onnx::version_conversion::ConvertVersion(model_, static_cast<int>(kUnified));
+    // The converter's adapters read the values' shapes: inferred first.
+    ::onnx::ModelProto inferred = model_;
+    try {
+      ::onnx::shape_inference::InferShapes(inferred);
+    } catch (const std::exception&) {
+      inferred = model_;  // converted without the shapes it could not infer
+    }
+    model_ = ::onnx::version_conversion::ConvertVersion(inferred, static_cast<int>(kUnified));
   } catch (const std::exception& e) {
     if (opset < kOldestDirect)
       fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
@@ -462,6 +470,11 @@ bool Importer::try_pool(const ::onnx::NodeProto& n) {
   // count_include_pad is set; nn.AvgPool never does.
   const bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
   if (!max && int_attr(n, "ceil_mode", 0) != 0 && int_attr(n, "count_include_pad", 0) != 0 && padded) return false;
+  // nn.MaxPool and nn.AvgPool take at most half a window of padding; the
+  // graph op pads first and takes any.
+  const std::vector<int64_t> dilations = ints_attr(n, "dilations", std::vector<int64_t>(d, 1));
+  for (size_t i = 0; i < d && i < dilations.size(); ++i)
+    if (2 * pads[i] > (kernel[i] - 1) * dilations[i] + 1) return false;
   json attrs = {{"kernel_size", kernel},
                 {"stride", ints_attr(n, "strides", std::vector<int64_t>(d, 1))},
                 {"padding", pads},

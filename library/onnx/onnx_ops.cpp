@@ -507,6 +507,7 @@ const OpTable& ops() {
     add_shape_ops(t);
     add_loss_ops(t);
     add_window_ops(t);
+    add_resize_ops(t);
     return t;
   }();
   return table;
