@@ -167,7 +167,7 @@ struct Node {
   std::string op_type;          // or the layer's name
   ModuleRef layer;
   std::unique_ptr<nnp_attrs> attrs;
-  std::vector<int32_t> inputs, outputs;  // value slots; -1: an omitted optional input
+  std::vector<int32_t> inputs, outputs;  // value slots; -1: an omitted optional input or output
 };
 
 // What a GraphModule runs: the module's self.
@@ -256,11 +256,17 @@ Program::Program(const std::string& program, nn::Module& m) {
       node.attrs = op_attrs(n.contains("attrs") ? n["attrs"] : json::object(), where);
     }
     for (const json& name : list(n, "inputs", where)) node.inputs.push_back(read(name, where));
-    for (const json& name : list(n, "outputs", where)) node.outputs.push_back(define(text(name, where), where));
+    for (const json& name : list(n, "outputs", where)) {  // "": an optional output left out (-1)
+      const bool omitted = name.is_string() && name.get_ref<const std::string&>().empty();
+      node.outputs.push_back(omitted ? -1 : define(text(name, where), where));
+    }
     if (node.outputs.empty()) bad(where + " has no outputs");
     nodes.push_back(std::move(node));
   }
-  for (const json& name : list(g, "outputs", "")) outputs.push_back(read(name, "the outputs"));
+  for (const json& name : list(g, "outputs", "")) {
+    outputs.push_back(read(name, "the outputs"));
+    if (outputs.back() < 0) bad("names an empty output");
+  }
   if (outputs.empty()) bad("has no outputs");
 }
 
@@ -309,7 +315,8 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
     if (out.size() < node.outputs.size())
       fail(NNP_INTERNAL, "GraphModule: ", node.op_type, " gave ", out.size(), " results for ", node.outputs.size(),
            " outputs");
-    for (size_t i = 0; i < node.outputs.size(); ++i) values[static_cast<size_t>(node.outputs[i])] = std::move(out[i]);
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (node.outputs[i] >= 0) values[static_cast<size_t>(node.outputs[i])] = std::move(out[i]);
   }
   std::vector<TensorRef> results;
   for (int32_t s : outputs) results.push_back(values[static_cast<size_t>(s)]);

@@ -322,9 +322,12 @@ json Importer::attributes(const ::onnx::NodeProto& n) const {
       case ::onnx::AttributeProto::FLOATS:
         out[a.name()] = std::vector<float>(a.floats().begin(), a.floats().end());
         break;
-      case ::onnx::AttributeProto::STRINGS:
-        out[a.name()] = std::vector<std::string>(a.strings().begin(), a.strings().end());
+      case ::onnx::AttributeProto::STRINGS: {  // one string, joined by ',' (RNN's activations)
+        std::string joined;
+        for (const std::string& v : a.strings()) joined += (joined.empty() ? "" : ",") + v;
+        out[a.name()] = joined;
         break;
+      }
       case ::onnx::AttributeProto::TENSOR: {  // ConstantOfShape's value: one element
         HostTensor t = read_tensor(a.t(), node_name(n) + "'s " + a.name());
         if (t.shape.numel() != 1)

@@ -508,6 +508,7 @@ const OpTable& ops() {
     add_loss_ops(t);
     add_window_ops(t);
     add_resize_ops(t);
+    add_recurrent_ops(t);
     return t;
   }();
   return table;

@@ -33,6 +33,7 @@ using OpTable = std::map<std::string, OpFunction>;
 void add_math_ops(OpTable& table);    // math_ops.cpp: elementwise functions, activations, bitwise, reductions
 void add_shape_ops(OpTable& table);   // shape_ops.cpp: tensors rearranged, selected and made
 void add_loss_ops(OpTable& table);    // loss_ops.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void add_recurrent_ops(OpTable& table);  // recurrent_ops.cpp: RNN, GRU, LSTM in every form
 void add_resize_ops(OpTable& table);  // resize_op.cpp: Resize
 void add_window_ops(OpTable& table);  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
 
