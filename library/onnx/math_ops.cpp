@@ -279,6 +279,85 @@ Tensors trilu(const Tensors& in, const Node& a) {
   return {nnp::where(keep, x, x.scalar_like(0))};
 }
 
+// InstanceNormalization: each (sample, channel) over its spatial axes.
+Tensors instance_norm(const Tensors& in, const Node& a) {
+  const char* op = "InstanceNormalization";
+  const Tensor& x = need(in, 0, op);
+  if (x.ndim() < 3) invalid(std::string(op) + ": needs [N, C, D1, ...]");
+  std::vector<int32_t> dims;
+  for (int32_t d = 2; d < x.ndim(); ++d) dims.push_back(d);
+  nnp::Shape per_channel(static_cast<size_t>(x.ndim()), 1);
+  per_channel[1] = -1;
+  const Tensor mean = x.mean(dims, true), centred = x - mean, var = (centred * centred).mean(dims, true);
+  return {centred * (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt() *
+              need(in, 1, op).reshape(per_channel) + need(in, 2, op).reshape(per_channel)};
+}
+// MeanVarianceNormalization: (x - mean) / (standard deviation + 1e-9) over axes ([0, 2, 3] by default).
+Tensors mean_variance_norm(const Tensors& in, const Node& a) {
+  const Tensor& x = need(in, 0, "MeanVarianceNormalization");
+  std::vector<int64_t> axes = attr_ints(a, "axes");
+  if (axes.empty()) axes = {0, 2, 3};
+  std::vector<int32_t> dims;
+  for (int64_t axis : axes) dims.push_back(wrap(axis, x.ndim(), "MeanVarianceNormalization"));
+  const Tensor centred = x - x.mean(dims, true);
+  return {centred / ((centred * centred).mean(dims, true).sqrt() + 1e-9)};
+}
+
+// The Hann, Hamming and Blackman windows: sum of k_i cos(2 pi i n / N),
+// N the size (periodic) or the size - 1 (symmetric).
+template <int Kind>
+Tensors window(const Tensors& in, const Node& a) {
+  const std::vector<int64_t> size_value = host_ints(need(in, 0, "window"));
+  if (size_value.size() != 1 || size_value[0] < 0 || size_value[0] > kMaxElements)
+    invalid("window op: size must be one non-negative value");
+  const int64_t size = size_value[0];
+  const double denominator = static_cast<double>(attr_int(a, "periodic", 1) ? size : size - 1);
+  std::vector<double> values(static_cast<size_t>(size));
+  constexpr double kPi = 3.14159265358979323846;
+  for (int64_t n = 0; n < size; ++n) {
+    const double x = 2 * kPi * static_cast<double>(n) / denominator;
+    values[static_cast<size_t>(n)] = Kind == 0   ? 0.5 - 0.5 * std::cos(x)
+                                     : Kind == 1 ? 25.0 / 46.0 - 21.0 / 46.0 * std::cos(x)
+                                                 : 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
+  }
+  return {nnp::from_vector(values, {size}, in[0].device())
+              .to(dtype_of_onnx(attr_int(a, "output_datatype", 1), "window op"))};
+}
+
+// Det: each trailing [n, n] matrix's determinant, by LU with partial pivoting on the host.
+Tensors det(const Tensors& in, const Node&) {
+  const Tensor& x = need(in, 0, "Det");
+  if (x.ndim() < 2 || x.size(-1) != x.size(-2)) invalid("Det: needs [..., n, n]");
+  const int64_t n = x.size(-1), count = n == 0 ? 0 : x.numel() / (n * n);
+  std::vector<double> values = host_reals(x), out(static_cast<size_t>(count));
+  for (int64_t m = 0; m < count; ++m) {
+    double* a = values.data() + m * n * n;
+    double result = 1;
+    for (int64_t c = 0; c < n && result != 0; ++c) {
+      int64_t pivot = c;
+      for (int64_t r = c + 1; r < n; ++r)
+        if (std::fabs(a[r * n + c]) > std::fabs(a[pivot * n + c])) pivot = r;
+      if (a[pivot * n + c] == 0) {
+        result = 0;
+        break;
+      }
+      if (pivot != c) {
+        for (int64_t k = 0; k < n; ++k) std::swap(a[c * n + k], a[pivot * n + k]);
+        result = -result;
+      }
+      result *= a[c * n + c];
+      for (int64_t r = c + 1; r < n; ++r) {
+        const double f = a[r * n + c] / a[c * n + c];
+        for (int64_t k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+      }
+    }
+    out[static_cast<size_t>(m)] = result;
+  }
+  nnp::Shape shape = x.shape();
+  shape.resize(shape.size() - 2);
+  return {nnp::from_vector(out, shape, x.device()).to(x.dtype())};
+}
+
 }  // namespace
 
 void add_math_ops(OpTable& t) {
@@ -297,7 +376,13 @@ void add_math_ops(OpTable& t) {
             {"CumSum", cum_sum},
             {"Elu", elu},
             {"Floor", host_unary<floor_of>},
+            {"BlackmanWindow", window<2>},
+            {"Det", det},
+            {"HammingWindow", window<1>},
+            {"HannWindow", window<0>},
             {"HardSigmoid", hard_sigmoid},
+            {"InstanceNormalization", instance_norm},
+            {"MeanVarianceNormalization", mean_variance_norm},
             {"HardSwish", hard_swish},
             {"Hardmax", hardmax},
             {"IsInf", is_inf},

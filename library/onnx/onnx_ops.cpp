@@ -509,6 +509,8 @@ const OpTable& ops() {
     add_window_ops(t);
     add_resize_ops(t);
     add_recurrent_ops(t);
+    add_quantized_ops(t);
+    add_einsum_op(t);
     return t;
   }();
   return table;

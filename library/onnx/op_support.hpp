@@ -35,7 +35,9 @@ void add_shape_ops(OpTable& table);   // shape_ops.cpp: tensors rearranged, sele
 void add_loss_ops(OpTable& table);    // loss_ops.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void add_recurrent_ops(OpTable& table);  // recurrent_ops.cpp: RNN, GRU, LSTM in every form
 void add_resize_ops(OpTable& table);  // resize_op.cpp: Resize
-void add_window_ops(OpTable& table);  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
+void add_window_ops(OpTable& table);
+void add_quantized_ops(OpTable& table);
+void add_einsum_op(OpTable& table);  // einsum_op.cpp  // quantized_ops.cpp: (De)QuantizeLinear, the integer and QLinear products  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
 
 // The most elements an op that makes values from counts (Tile, Range) makes:
 // a stranger's file names the counts.
@@ -107,6 +109,9 @@ inline Dtype dtype_of_onnx(int64_t elem_type, const char* op) {
 Tensor host_elementwise(const Tensors& operands, const std::function<double(const std::vector<double>&)>& real,
                         const std::function<int64_t(const std::vector<int64_t>&)>& integer, const char* op,
                         std::optional<Dtype> dtype = std::nullopt);
+
+// Conv (window_ops.cpp), for ConvInteger and QLinearConv too.
+Tensors run_conv(const Tensors& in, const Node& a);
 
 // ScatterElements with reduction none, mul, max or min (shape_ops.cpp).
 Tensor scatter_elements_on_host(const Tensor& data, int32_t axis, const Tensor& indices, const Tensor& updates,

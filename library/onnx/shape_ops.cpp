@@ -288,6 +288,35 @@ Tensors bernoulli(const Tensors& in, const Node& a) {
   return {nnp::rand(p.shape(), p.dtype(), p.device()).lt(p).to(dtype)};
 }
 
+// RandomUniform(Like) and RandomNormal(Like): the shape from the attribute
+// or the input, the dtype from the attribute or the input (float otherwise).
+template <bool Normal, bool Like>
+Tensors random_draw(const Tensors& in, const Node& a) {
+  nnp::Shape shape;
+  std::optional<Dtype> dtype;
+  nnp::Device device = nnp::Device::cpu();
+  if (Like) {
+    const Tensor& like = need(in, 0, "Random*Like");
+    shape = like.shape();
+    dtype = like.dtype();
+    device = like.device();
+  } else {
+    shape = attr_ints(a, "shape");
+    int64_t count = 1;
+    for (int64_t d : shape)
+      if (d < 0 || (d > 0 && count > kMaxElements / d))
+        invalid("Random*: shape is negative or too large");
+      else
+        count *= d;
+  }
+  if (has(a, "dtype")) dtype = dtype_of_onnx(attr_int(a, "dtype", 1), "Random*");
+  const Dtype out = dtype.value_or(Dtype::f32);
+  if (Normal)
+    return {(nnp::randn(shape, Dtype::f64, device) * attr_float(a, "scale", 1.0) + attr_float(a, "mean", 0.0)).to(out)};
+  const double low = attr_float(a, "low", 0.0), high = attr_float(a, "high", 1.0);
+  return {(nnp::rand(shape, Dtype::f64, device) * (high - low) + low).to(out)};
+}
+
 }  // namespace
 
 void add_shape_ops(OpTable& t) {
@@ -298,6 +327,10 @@ void add_shape_ops(OpTable& t) {
             {"GatherND", gather_nd},
             {"NonZero", non_zero},
             {"OneHot", one_hot},
+            {"RandomNormal", random_draw<true, false>},
+            {"RandomNormalLike", random_draw<true, true>},
+            {"RandomUniform", random_draw<false, false>},
+            {"RandomUniformLike", random_draw<false, true>},
             {"ReverseSequence", reverse_sequence},
             {"ScatterND", scatter_nd},
             {"SpaceToDepth", space_to_depth},

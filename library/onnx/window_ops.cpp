@@ -70,7 +70,9 @@ Tensor padded(const Tensor& x, const Window& w, double value) {
   return any ? F::pad(x, F::PadFuncOptions(pairs).value(value)) : x;
 }
 
-Tensors conv(const Tensors& in, const Node& a) {
+}  // namespace
+
+Tensors run_conv(const Tensors& in, const Node& a) {
   const Tensor &x = need(in, 0, "Conv"), &weight = need(in, 1, "Conv");
   if (weight.ndim() != x.ndim()) invalid("Conv: the weight's rank must be the input's");
   Ints kernel = attr_ints(a, "kernel_shape");
@@ -89,6 +91,8 @@ Tensors conv(const Tensors& in, const Node& a) {
       return {F::conv3d(xp, weight, F::Conv3dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups).bias(bias))};
   }
 }
+
+namespace {
 
 // ConvTranspose: the full transposed convolution (no padding), output_padding
 // zeros added at the end of each axis, the pads cropped, then the bias.
@@ -222,7 +226,7 @@ Tensors pooling(const Tensors& in, const Node& a) {
 }  // namespace
 
 void add_window_ops(OpTable& t) {
-  t.insert({{"AveragePool", pooling<false>}, {"Conv", conv}, {"ConvTranspose", conv_transpose}, {"MaxPool", pooling<true>}});
+  t.insert({{"AveragePool", pooling<false>}, {"Conv", run_conv}, {"ConvTranspose", conv_transpose}, {"MaxPool", pooling<true>}});
 }
 
 }  // namespace nnp::library::onnx
