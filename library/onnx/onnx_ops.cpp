@@ -511,6 +511,9 @@ const OpTable& ops() {
     add_recurrent_ops(t);
     add_quantized_ops(t);
     add_einsum_op(t);
+    add_detection_ops(t);
+    add_signal_ops(t);
+    add_tfidf_op(t);
     return t;
   }();
   return table;
