@@ -30,6 +30,7 @@
 #include "../nn/module_call.hpp"
 #include "../ops.hpp"
 #include "graph_ops.hpp"
+#include "graph_program.hpp"
 
 namespace nnp::core::onnx {
 
@@ -162,45 +163,106 @@ TensorRef inline_values(const json& data, const Dims& shape, int64_t numel, nnp_
   return core::to(*from_host(values.data(), shape, NNP_F64, cpu), cpu, dtype);
 }
 
-struct Node {
-  const GraphOp* op = nullptr;  // registry entries live until process exit
-  std::string op_type;          // or the layer's name
-  ModuleRef layer;
-  std::unique_ptr<nnp_attrs> attrs;
-  std::vector<int32_t> inputs, outputs;  // value slots; -1: an omitted optional input or output
-};
-
 // What a GraphModule runs: the module's self.
 struct Program {
   std::vector<int32_t> inputs, outputs;
   std::vector<std::pair<int32_t, TensorRef>> tensors;  // slot, the registered tensor
-  std::vector<Node> nodes;
+  std::vector<GraphNode> nodes;
   int32_t slots = 0;
 
   // Reads the program and registers its tensors and layers on m.
   Program(const std::string& program, nn::Module& m);
   std::vector<TensorRef> run(const std::vector<TensorRef>& args) const;
-};
 
-Program::Program(const std::string& program, nn::Module& m) {
-  json g = io::parse_strict_json(program, 16, [](const std::string& what) { bad(what); });
-  std::map<std::string, int32_t> slot_of;
-  auto define = [&](const std::string& name, const std::string& where) {
-    if (!slot_of.emplace(name, slots).second) bad(where + " writes '" + name + "', which is already defined");
+ private:
+  std::map<std::string, int32_t> slot_of_;  // the names in scope while reading
+  std::map<std::string, ModuleRef> layers_;
+  int32_t define(const std::string& name, const std::string& where) {
+    if (!slot_of_.emplace(name, slots).second) bad(where + " writes '" + name + "', which is already defined");
     return slots++;
-  };
-  auto read = [&](const json& name, const std::string& where) -> int32_t {
+  }
+  int32_t read(const json& name, const std::string& where) const {
     if (name.is_string() && name.get_ref<const std::string&>().empty()) return -1;
-    auto it = slot_of.find(text(name, where));
-    if (it == slot_of.end()) bad(where + " reads '" + name.get<std::string>() + "', which nothing before it defines");
+    auto it = slot_of_.find(text(name, where));
+    if (it == slot_of_.end()) bad(where + " reads '" + name.get<std::string>() + "', which nothing before it defines");
     return it->second;
-  };
-  auto list = [&](const json& object, const char* name, const std::string& where) -> const json& {
+  }
+  static const json& list(const json& object, const char* name, const std::string& where) {
     const json& l = field(object, name, json::value_t::array, where);
     if (l.size() > kMaxEntries) bad(where + "'s \"" + name + "\" has too many entries");
     return l;
-  };
+  }
+  std::vector<GraphNode> read_nodes(const json& node_list, const std::string& where, size_t depth);
+  GraphNode read_node(const json& n, const std::string& where, size_t depth);
+  Subgraph read_subgraph(const json& g, const std::string& where, size_t depth);
+};
 
+Subgraph Program::read_subgraph(const json& g, const std::string& where, size_t depth) {
+  if (depth > kMaxGraphNesting) bad(where + " nests subgraphs deeper than " + std::to_string(kMaxGraphNesting));
+  // The subgraph sees the enclosing names; its own names end with it.
+  const std::map<std::string, int32_t> enclosing = slot_of_;
+  Subgraph sub;
+  for (const json& name : list(g, "inputs", where)) sub.inputs.push_back(define(text(name, where), where + "'s input"));
+  sub.nodes = read_nodes(list(g, "nodes", where), where, depth);
+  for (const json& name : list(g, "outputs", where)) {
+    sub.outputs.push_back(read(name, where + "'s outputs"));
+    if (sub.outputs.back() < 0) bad(where + " names an empty output");
+  }
+  slot_of_ = enclosing;
+  return sub;
+}
+
+GraphNode Program::read_node(const json& n, const std::string& at, size_t depth) {
+  GraphNode node;
+  std::string where = at;
+  if (n.is_object() && n.contains("layer")) {
+    const std::string name = text(n["layer"], where + "'s layer");
+    auto it = layers_.find(name);
+    if (it == layers_.end()) bad(where + " calls layer '" + name + "', which is not among its layers");
+    node.kind = GraphNodeKind::kLayer;
+    node.layer = it->second;
+    node.op_type = name;
+  } else if (n.is_object() && (n.contains("control") || n.contains("sequence"))) {
+    const bool control = n.contains("control");
+    node.kind = control ? GraphNodeKind::kControl : GraphNodeKind::kSequence;
+    node.op_type = text(n[control ? "control" : "sequence"], where + "'s op");
+    where += " (" + node.op_type + ")";
+    if (control ? !is_control_op(node.op_type) : !is_sequence_op(node.op_type))
+      fail(NNP_UNIMPLEMENTED, "nn.GraphModule: ", where, ": nnplug does not run this op");
+    node.attrs = op_attrs(n.contains("attrs") ? n["attrs"] : json::object(), where);
+  } else {
+    node.op_type = text(field(n, "op", json::value_t::string, where), where + "'s op");
+    where += " (" + node.op_type + ")";
+    node.op = graph_ops().find(node.op_type);
+    if (!node.op) fail(NNP_UNIMPLEMENTED, "nn.GraphModule: ", where, ": nnplug does not run this op");
+    node.attrs = op_attrs(n.contains("attrs") ? n["attrs"] : json::object(), where);
+  }
+  for (const json& name : list(n, "inputs", where)) node.inputs.push_back(read(name, where));
+  if (node.kind == GraphNodeKind::kControl) {
+    const json& graphs = list(n, "graphs", where);
+    const size_t wanted = node.op_type == "If" ? 2 : 1;
+    if (graphs.size() != wanted) bad(where + " needs " + std::to_string(wanted) + " subgraphs");
+    for (size_t i = 0; i < graphs.size(); ++i)
+      node.graphs.push_back(read_subgraph(graphs[i], where + "'s subgraph " + std::to_string(i), depth + 1));
+  }
+  for (const json& name : list(n, "outputs", where)) {  // "": an optional output left out (-1)
+    const bool omitted = name.is_string() && name.get_ref<const std::string&>().empty();
+    node.outputs.push_back(omitted ? -1 : define(text(name, where), where));
+  }
+  if (node.outputs.empty()) bad(where + " has no outputs");
+  return node;
+}
+
+std::vector<GraphNode> Program::read_nodes(const json& node_list, const std::string& where, size_t depth) {
+  std::vector<GraphNode> out;
+  for (size_t i = 0; i < node_list.size(); ++i)
+    out.push_back(read_node(node_list[i], (where.empty() ? "" : where + "'s ") + "node " + std::to_string(i), depth));
+  return out;
+}
+
+Program::Program(const std::string& program, nn::Module& m) {
+  json g = io::parse_strict_json(program, 16 + 4 * kMaxGraphNesting,  // four JSON levels a subgraph
+                               [](const std::string& what) { bad(what); });
   for (const json& name : list(g, "inputs", "")) inputs.push_back(define(text(name, "an input name"), "an input"));
   int64_t bytes = 0;
   for (const json& t : list(g, "tensors", "")) {
@@ -227,51 +289,27 @@ Program::Program(const std::string& program, nn::Module& m) {
       nn::register_buffer(m, key.c_str(), value.get(), true);
     tensors.emplace_back(define(text(field(t, "value", json::value_t::string, where), where), where), value);
   }
-  std::map<std::string, ModuleRef> layers;
   for (const json& l : list(g, "layers", "")) {
     const std::string name = text(field(l, "name", json::value_t::string, "a layer"), "a layer name");
     const std::string where = "layer '" + name + "'";
     const std::string type = text(field(l, "type", json::value_t::string, where), where);
     ModuleRef child = nn::LayerRegistry::instance().create(
         type, layer_attrs(l.contains("attrs") ? l["attrs"] : json::object(), where).get());
-    if (!layers.emplace(name, child).second) bad("names layer '" + name + "' twice");
+    if (!layers_.emplace(name, child).second) bad("names layer '" + name + "' twice");
     nn::register_module(m, name.c_str(), child.get());
   }
-  const json& node_list = list(g, "nodes", "");
-  for (size_t i = 0; i < node_list.size(); ++i) {
-    const json& n = node_list[i];
-    Node node;
-    std::string where = "node " + std::to_string(i);
-    if (n.is_object() && n.contains("layer")) {
-      const std::string name = text(n["layer"], where + "'s layer");
-      auto it = layers.find(name);
-      if (it == layers.end()) bad(where + " calls layer '" + name + "', which is not among its layers");
-      node.layer = it->second;
-      node.op_type = name;
-    } else {
-      node.op_type = text(field(n, "op", json::value_t::string, where), where + "'s op");
-      where += " (" + node.op_type + ")";
-      node.op = graph_ops().find(node.op_type);
-      if (!node.op) fail(NNP_UNIMPLEMENTED, "nn.GraphModule: ", where, ": nnplug does not run this op");
-      node.attrs = op_attrs(n.contains("attrs") ? n["attrs"] : json::object(), where);
-    }
-    for (const json& name : list(n, "inputs", where)) node.inputs.push_back(read(name, where));
-    for (const json& name : list(n, "outputs", where)) {  // "": an optional output left out (-1)
-      const bool omitted = name.is_string() && name.get_ref<const std::string&>().empty();
-      node.outputs.push_back(omitted ? -1 : define(text(name, where), where));
-    }
-    if (node.outputs.empty()) bad(where + " has no outputs");
-    nodes.push_back(std::move(node));
-  }
+  nodes = read_nodes(list(g, "nodes", ""), "", 0);
   for (const json& name : list(g, "outputs", "")) {
     outputs.push_back(read(name, "the outputs"));
     if (outputs.back() < 0) bad("names an empty output");
   }
   if (outputs.empty()) bad("has no outputs");
+  slot_of_.clear();
+  layers_.clear();
 }
 
 // One op node's results, by its registered op.
-std::vector<TensorRef> run_op(const Node& node, const std::vector<const nnp_tensor*>& in) {
+std::vector<TensorRef> run_op(const GraphNode& node, const std::vector<const nnp_tensor*>& in) {
   nnp_list results;
   const uint64_t since = last_error_serial();
   const nnp_status status =
@@ -284,42 +322,41 @@ std::vector<TensorRef> run_op(const Node& node, const std::vector<const nnp_tens
   return out;
 }
 
+// An op or layer node: its tensors in, its tensors out.
+void run_compute(const GraphNode& node, std::vector<GraphValue>& values) {
+  std::vector<const nnp_tensor*> in;
+  for (int32_t s : node.inputs)
+    in.push_back(s < 0 ? nullptr : tensor_of(values[static_cast<size_t>(s)], node.op_type).get());
+  std::vector<TensorRef> out;
+  if (node.kind == GraphNodeKind::kOp) {
+    out = run_op(node, in);
+  } else {
+    nnp_list given;
+    for (const nnp_tensor* t : in) {
+      if (t)
+        given.add("", TensorRef::share(t));
+      else
+        given.add_scalar("", NNP_VALUE_NONE);
+    }
+    for (nnp_list::Entry& e : nn::call_values(*node.layer, std::move(given)).entries)
+      if (e.tensor) out.push_back(std::move(e.tensor));
+  }
+  if (out.size() < node.outputs.size())
+    fail(NNP_INTERNAL, "GraphModule: ", node.op_type, " gave ", out.size(), " results for ", node.outputs.size(),
+         " outputs");
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (node.outputs[i] >= 0) values[static_cast<size_t>(node.outputs[i])] = GraphValue{std::move(out[i]), nullptr};
+}
+
 std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
   if (args.size() != inputs.size())
     fail(NNP_INVALID_ARGUMENT, "GraphModule: expected ", inputs.size(), " inputs, got ", args.size());
-  std::vector<TensorRef> values(static_cast<size_t>(slots));
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])] = args[i];
-  for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)] = t;
-  std::vector<const nnp_tensor*> in;
-  for (const Node& node : nodes) {
-    in.clear();
-    for (int32_t s : node.inputs) in.push_back(s < 0 ? nullptr : values[static_cast<size_t>(s)].get());
-    std::vector<TensorRef> out;
-    try {
-      if (node.op) {
-        out = run_op(node, in);
-      } else {
-        nnp_list given;
-        for (const nnp_tensor* t : in) {
-          if (t)
-            given.add("", TensorRef::share(t));
-          else
-            given.add_scalar("", NNP_VALUE_NONE);
-        }
-        for (nnp_list::Entry& e : nn::call_values(*node.layer, std::move(given)).entries)
-          if (e.tensor) out.push_back(std::move(e.tensor));
-      }
-    } catch (const Error& e) {
-      fail(e.status(), "GraphModule: ", node.op_type, ": ", e.what());
-    }
-    if (out.size() < node.outputs.size())
-      fail(NNP_INTERNAL, "GraphModule: ", node.op_type, " gave ", out.size(), " results for ", node.outputs.size(),
-           " outputs");
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (node.outputs[i] >= 0) values[static_cast<size_t>(node.outputs[i])] = std::move(out[i]);
-  }
+  std::vector<GraphValue> values(static_cast<size_t>(slots));
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])].tensor = args[i];
+  for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)].tensor = t;
+  run_nodes(nodes, values);
   std::vector<TensorRef> results;
-  for (int32_t s : outputs) results.push_back(values[static_cast<size_t>(s)]);
+  for (int32_t s : outputs) results.push_back(tensor_of(values[static_cast<size_t>(s)], "the graph's output"));
   return results;
 }
 
@@ -372,6 +409,26 @@ nnp_status create(const nnp_attrs* attrs, void*, nnp_module** out) {
 }
 
 }  // namespace
+
+void run_nodes(const std::vector<GraphNode>& nodes, std::vector<GraphValue>& values) {
+  for (const GraphNode& node : nodes) {
+    try {
+      switch (node.kind) {
+        case GraphNodeKind::kControl: run_control(node, values); break;
+        case GraphNodeKind::kSequence: run_sequence_op(node, values); break;
+        default: run_compute(node, values);
+      }
+    } catch (const Error& e) {
+      fail(e.status(), "GraphModule: ", node.op_type, ": ", e.what());
+    }
+  }
+}
+
+const TensorRef& tensor_of(const GraphValue& v, const std::string& who) {
+  if (v.sequence) fail(NNP_INVALID_ARGUMENT, who, " reads a sequence where a tensor is needed");
+  if (!v.tensor) fail(NNP_INTERNAL, who, " reads a value nothing has written");
+  return v.tensor;
+}
 
 void register_graph_module(nn::LayerRegistry& registry) {
   static const nnp_attr_def attrs[] = {{sizeof(nnp_attr_def), "graph", NNP_ATTR_STRING, 1, nullptr,

@@ -21,6 +21,7 @@
 #include "../shape.hpp"
 #include "../plugin_registry.hpp"
 #include "graph_ops.hpp"
+#include "graph_program.hpp"
 
 namespace nnp::core::onnx {
 
@@ -101,6 +102,8 @@ class Importer {
   std::map<std::string, HostTensor> tensor_values_;               // tensor key -> contents
   std::vector<std::pair<std::string, HostTensor>> layer_values_;  // "child.weight" -> contents
   int64_t fresh_ = 0;
+  int64_t original_opset_ = 0;        // the file's, before the version converter
+  bool opset8_scan_lengths_ = false;  // an opset 8 Scan gives sequence_lens
 
   [[noreturn]] void corrupt(const std::string& what) const { fail(NNP_CORRUPT_DATA, "onnx load ", path_, ": ", what); }
   std::string node_name(const ::onnx::NodeProto& n) const {
@@ -124,7 +127,10 @@ class Importer {
   void upgrade_opset();
   std::filesystem::path external_file(const std::string& location, const std::string& what) const;
   json attributes(const ::onnx::NodeProto& n) const;
-  void add_op(const ::onnx::NodeProto& n);
+  json op_node(const ::onnx::NodeProto& n, size_t depth);
+  json subgraph(const ::onnx::GraphProto& g, size_t depth);
+  void count_readers(const ::onnx::GraphProto& g);
+  HostTensor constant_value(const ::onnx::NodeProto& n) const;
   void add_layer_node(const std::string& layer, const std::vector<std::string>& inputs,
                       const std::vector<std::string>& outputs) {
     program_["nodes"].push_back({{"layer", layer}, {"inputs", inputs}, {"outputs", outputs}});
@@ -240,6 +246,9 @@ void Importer::upgrade_opset() {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   if (opset > kNewest)
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is not read; nnplug reads opsets 1 to ", kNewest);
+  original_opset_ = opset;
+  for (const ::onnx::NodeProto& n : model_.graph().node())
+    if (n.op_type() == "Scan" && opset < 9 && n.input_size() > 0 && !n.input(0).empty()) opset8_scan_lengths_ = true;
   if (opset == 0 || opset >= kUnified) return;
   try {
     // The converter's adapters read the values' shapes: inferred first.
@@ -335,9 +344,14 @@ json Importer::attributes(const ::onnx::NodeProto& n) const {
         out[a.name()] = {{"elem_type", a.t().data_type()}, {"data", {only_value(t, node_name(n))}}};
         break;
       }
+      case ::onnx::AttributeProto::GRAPH:  // If's, Loop's and Scan's subgraphs: op_node reads them
+        if (!is_control_op(n.op_type()))
+          fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), " has subgraph '", a.name(),
+               "'; nnplug runs the subgraphs of If, Loop and Scan");
+        break;
       default:
         fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), " has attribute '", a.name(),
-             "' of a kind nnplug does not run (subgraphs: If, Loop and Scan are not supported)");
+             "' of a kind nnplug does not run (sparse tensors, lists of tensors or graphs, type protos)");
     }
   }
   return out;
@@ -637,14 +651,98 @@ void Importer::add_vendor_layer(const ::onnx::NodeProto& n) {
   add_layer_node(layer, inputs, std::vector<std::string>(n.output().begin(), n.output().end()));
 }
 
-void Importer::add_op(const ::onnx::NodeProto& n) {
+// A Constant node's value.
+HostTensor Importer::constant_value(const ::onnx::NodeProto& n) const {
+  if (n.output_size() != 1 || n.attribute_size() != 1) corrupt(node_name(n) + " is malformed");
+  const ::onnx::AttributeProto& a = n.attribute(0);
+  HostTensor t;
+  if (a.name() == "value") {
+    t = read_tensor(a.t(), node_name(n));
+  } else if (a.name() == "value_float" || a.name() == "value_int") {
+    t.dtype = a.name() == "value_float" ? NNP_F32 : NNP_I64;
+    if (a.name() == "value_float") {
+      float v = a.f();
+      t.bytes.assign(reinterpret_cast<const char*>(&v), 4);
+    } else {
+      int64_t v = a.i();
+      t.bytes.assign(reinterpret_cast<const char*>(&v), 8);
+    }
+  } else if (a.name() == "value_ints" || a.name() == "value_floats") {
+    const bool f = a.name() == "value_floats";
+    t.dtype = f ? NNP_F32 : NNP_I64;
+    t.shape.ndim = 1;
+    t.shape.d[0] = f ? a.floats_size() : a.ints_size();
+    if (f)
+      t.bytes.assign(reinterpret_cast<const char*>(a.floats().data()), 4 * static_cast<size_t>(a.floats_size()));
+    else
+      t.bytes.assign(reinterpret_cast<const char*>(a.ints().data()), 8 * static_cast<size_t>(a.ints_size()));
+  } else {
+    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": constant ", a.name(), " is not supported");
+  }
+  return t;
+}
+
+json Importer::op_node(const ::onnx::NodeProto& n, size_t depth) {
+  const std::vector<std::string> inputs(n.input().begin(), n.input().end()),
+      outputs(n.output().begin(), n.output().end());
+  if (is_control_op(n.op_type())) {
+    json node = {{"control", n.op_type()}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", attributes(n)},
+                 {"graphs", json::array()}};
+    // ONNX's converter brings opset 8's Scan to 9 without its batch axis:
+    // the node keeps opset 8's meaning (sequence_lens, its first input, is dropped).
+    if (n.op_type() == "Scan" && original_opset_ > 0 && original_opset_ < 9) {
+      if (opset8_scan_lengths_)
+        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": opset 8's sequence_lens is not supported");
+      node["attrs"]["nnp_batched"] = 1;
+    }
+    const char* const names[] = {n.op_type() == "If" ? "then_branch" : "body", n.op_type() == "If" ? "else_branch" : ""};
+    for (const char* name : names) {
+      if (!*name) continue;
+      auto a = std::find_if(n.attribute().begin(), n.attribute().end(),
+                            [&](const ::onnx::AttributeProto& at) { return at.name() == name && at.has_g(); });
+      if (a == n.attribute().end()) corrupt(node_name(n) + " has no subgraph '" + name + "'");
+      node["graphs"].push_back(subgraph(a->g(), depth + 1));
+    }
+    return node;
+  }
+  if (is_sequence_op(n.op_type()))
+    return {{"sequence", n.op_type()}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", attributes(n)}};
   if (!graph_ops().find(n.op_type()))
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": nnplug does not run ONNX op ", n.op_type(),
          " (it runs the ops listed in docs/onnx.md, and those plugins register: nnp_api.graph_op_info)");
-  program_["nodes"].push_back({{"op", n.op_type()},
-                               {"inputs", std::vector<std::string>(n.input().begin(), n.input().end())},
-                               {"outputs", std::vector<std::string>(n.output().begin(), n.output().end())},
-                               {"attrs", attributes(n)}});
+  return {{"op", n.op_type()}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", attributes(n)}};
+}
+
+// A subgraph (If's branches, Loop's and Scan's bodies) as a nested program;
+// its initialisers and constants join the module's tensors, so the nested
+// program holds only nodes, which read its inputs and the enclosing scope.
+json Importer::subgraph(const ::onnx::GraphProto& g, size_t depth) {
+  if (depth > kMaxGraphNesting)
+    corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
+  json sub = {{"inputs", json::array()}, {"outputs", json::array()}, {"nodes", json::array()}};
+  for (const ::onnx::ValueInfoProto& v : g.input()) sub["inputs"].push_back(v.name());
+  for (const ::onnx::ValueInfoProto& v : g.output()) sub["outputs"].push_back(v.name());
+  for (const ::onnx::TensorProto& t : g.initializer())
+    add_tensor(t.name(), read_tensor(t, "initialiser '" + t.name() + "'"), false);
+  for (const ::onnx::NodeProto& n : g.node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": a subgraph runs ONNX's own ops only");
+    if (n.op_type() == "Constant")
+      add_tensor(n.output(0), constant_value(n), false);
+    else
+      sub["nodes"].push_back(op_node(n, depth));
+  }
+  return sub;
+}
+
+// How many node inputs (and graph outputs) read each value, subgraphs' included.
+void Importer::count_readers(const ::onnx::GraphProto& g) {
+  for (const ::onnx::NodeProto& n : g.node()) {
+    for (const std::string& input : n.input()) ++readers_[input];
+    for (const ::onnx::AttributeProto& a : n.attribute())
+      if (a.has_g()) count_readers(a.g());
+  }
+  for (const ::onnx::ValueInfoProto& v : g.output()) ++readers_[v.name()];
 }
 
 ModuleRef Importer::run() {
@@ -661,9 +759,7 @@ ModuleRef Importer::run() {
   upgrade_opset();
   const ::onnx::GraphProto& g = model_.graph();
   for (const ::onnx::TensorProto& t : g.initializer()) initializers_[t.name()] = &t;
-  for (const ::onnx::NodeProto& n : g.node())
-    for (const std::string& input : n.input()) ++readers_[input];
-  for (const ::onnx::ValueInfoProto& v : g.output()) ++readers_[v.name()];
+  count_readers(g);
   for (const ::onnx::ValueInfoProto& v : g.input())
     if (!initializers_.count(v.name())) program_["inputs"].push_back(v.name());
   for (const ::onnx::ValueInfoProto& v : g.output()) program_["outputs"].push_back(v.name());
@@ -673,33 +769,7 @@ ModuleRef Importer::run() {
     if (!onnx_domain) {
       add_vendor_layer(n);
     } else if (n.op_type() == "Constant") {
-      if (n.output_size() != 1 || n.attribute_size() != 1) corrupt(node_name(n) + " is malformed");
-      const ::onnx::AttributeProto& a = n.attribute(0);
-      HostTensor t;
-      if (a.name() == "value") {
-        t = read_tensor(a.t(), node_name(n));
-      } else if (a.name() == "value_float" || a.name() == "value_int") {
-        t.dtype = a.name() == "value_float" ? NNP_F32 : NNP_I64;
-        if (a.name() == "value_float") {
-          float v = a.f();
-          t.bytes.assign(reinterpret_cast<const char*>(&v), 4);
-        } else {
-          int64_t v = a.i();
-          t.bytes.assign(reinterpret_cast<const char*>(&v), 8);
-        }
-      } else if (a.name() == "value_ints" || a.name() == "value_floats") {
-        const bool f = a.name() == "value_floats";
-        t.dtype = f ? NNP_F32 : NNP_I64;
-        t.shape.ndim = 1;
-        t.shape.d[0] = f ? a.floats_size() : a.ints_size();
-        if (f)
-          t.bytes.assign(reinterpret_cast<const char*>(a.floats().data()), 4 * static_cast<size_t>(a.floats_size()));
-        else
-          t.bytes.assign(reinterpret_cast<const char*>(a.ints().data()), 8 * static_cast<size_t>(a.ints_size()));
-      } else {
-        fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": constant ", a.name(), " is not supported");
-      }
-      add_tensor(n.output(0), std::move(t), false);
+      add_tensor(n.output(0), constant_value(n), false);
     } else if (!((n.op_type() == "Conv" && try_conv(n)) || (n.op_type() == "Gemm" && try_gemm(n)) ||
                  (n.op_type() == "ConvTranspose" && try_conv_transpose(n)) ||
                  ((n.op_type() == "MaxPool" || n.op_type() == "AveragePool") && try_pool(n)) ||
@@ -710,7 +780,7 @@ ModuleRef Importer::run() {
         fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n),
              " uses LSTM options beyond PyTorch's (activations, clip, peepholes, sequence lengths, reverse, layout, "
              "computed weights), which nnplug does not run");
-      add_op(n);
+      program_["nodes"].push_back(op_node(n, 0));
     }
   }
   for (const ::onnx::TensorProto& t : g.initializer())
