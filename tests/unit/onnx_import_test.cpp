@@ -177,8 +177,14 @@ TEST_F(HostileOnnx, GarbageAndTruncatedFilesAreRefused) {
 
 TEST_F(HostileOnnx, UnsupportedOpsAreNamed) {
   ::onnx::ModelProto m = relu_model();
-  m.mutable_graph()->mutable_node(1)->set_op_type("DFT");  // an op the library does not run
-  expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "DFT"});
+  ::onnx::NodeProto& pool = *m.mutable_graph()->mutable_node(1);
+  pool.set_op_type("MaxRoiPool");  // an op the library does not run
+  ::onnx::AttributeProto& shape = *pool.add_attribute();
+  shape.set_name("pooled_shape");
+  shape.set_type(::onnx::AttributeProto::INTS);
+  shape.add_ints(1);
+  shape.add_ints(1);
+  expect_error([&] { nnp::onnx::load(write(m)); }, NNP_UNIMPLEMENTED, {"the_add", "MaxRoiPool"});
 }
 
 // ONNX's LpNormalization, which nnplug's library does not run, as an
@@ -197,7 +203,7 @@ nnp_status lp_normalization(const nnp_tensor* const* inputs, int32_t n_inputs, c
 }
 
 nnp_status always_fails(const nnp_tensor* const*, int32_t, const nnp_attrs*, int32_t, nnp_list*, void*) {
-  api().set_error(NNP_UNIMPLEMENTED, "Det: this test's op never runs");
+  api().set_error(NNP_UNIMPLEMENTED, "GlobalLpPool: this test's op never runs");
   return NNP_UNIMPLEMENTED;
 }
 
@@ -243,7 +249,7 @@ TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
   op.op_type = "Lp-Normalization";
   EXPECT_EQ(api().register_graph_op(nullptr, &op), NNP_INVALID_ARGUMENT);
   EXPECT_NE(std::string(api().last_error()).find("is not an ONNX op type"), std::string::npos);
-  op.op_type = "Det";
+  op.op_type = "GlobalLpPool";  // another op the library does not run
   op.struct_size = 16;
   EXPECT_EQ(api().register_graph_op(nullptr, &op), NNP_ABI_MISMATCH);
 
@@ -251,11 +257,11 @@ TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
   op.struct_size = sizeof op;
   op.run = always_fails;
   ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
-  m.mutable_graph()->mutable_node(0)->set_op_type("Det");
+  m.mutable_graph()->mutable_node(0)->set_op_type("GlobalLpPool");
   m.mutable_graph()->mutable_node(0)->clear_attribute();
-  nn::ModuleHandle failing = nnp::onnx::load(write(m, "model/det.onnx"));
+  nn::ModuleHandle failing = nnp::onnx::load(write(m, "model/lppool.onnx"));
   expect_error([&] { failing(from_vector<float>({1, 2})); }, NNP_UNIMPLEMENTED,
-               {"GraphModule: Det", "this test's op never runs"});
+               {"GraphModule: GlobalLpPool", "this test's op never runs"});
 }
 
 TEST_F(HostileOnnx, CountsFromTheFileAreCheckedBeforeAnythingIsMade) {
