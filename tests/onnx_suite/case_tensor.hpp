@@ -32,8 +32,8 @@ double value_at(const HostTensor& t, size_t i);
 int64_t numel(const HostTensor& t);
 
 // "" when got matches expected (equal types and shapes, integers exact,
-// floating values within rtol 1e-3 and atol 1e-7, NaN equal to NaN), else
-// what differs.
+// floating values within rtol 1e-3 (bfloat16: one unit in its last place,
+// 2^-7) and atol 1e-7, NaN equal to NaN), else what differs.
 std::string compare(const HostTensor& expected, const HostTensor& got);
 
 }  // namespace nnp::suite
