@@ -93,7 +93,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   static const nnp_backend backend = [] {
     nnp_backend b;
     nnp_host_backend_init(&b, "cpu", 100, &kKernels);
-    b.dtypes = NNP_DTYPES_1_7;  // declared (ABI 1.16): every dtype through i8, every unary op through round
+    b.dtypes = NNP_DTYPES_1_17;  // declared (ABI 1.16): every dtype through u64 (1.17), every unary op through round
     b.unary_ops = NNP_UNARY_OPS_1_7;
     b.flags |= NNP_BACKEND_SGD_IN_PLACE;  // sgd_step fails only on dtypes the core never hands it
     // An invalid NNP_CPU_THREADS leaves the backend without its device, and

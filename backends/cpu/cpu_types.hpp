@@ -72,6 +72,10 @@ decltype(auto) dispatch(nnp_dtype dtype, F&& f) {
     case NNP_I32: return f(Tag<int32_t>{});
     case NNP_U8: return f(Tag<uint8_t>{});
     case NNP_I8: return f(Tag<int8_t>{});
+    case NNP_I16: return f(Tag<int16_t>{});
+    case NNP_U16: return f(Tag<uint16_t>{});
+    case NNP_U32: return f(Tag<uint32_t>{});
+    case NNP_U64: return f(Tag<uint64_t>{});
     default: return f(Tag<bool>{});
   }
 }
@@ -79,11 +83,15 @@ decltype(auto) dispatch(nnp_dtype dtype, F&& f) {
 inline size_t element_size(nnp_dtype dtype) {
   switch (dtype) {
     case NNP_F64:
-    case NNP_I64: return 8;
+    case NNP_I64:
+    case NNP_U64: return 8;
     case NNP_F32:
-    case NNP_I32: return 4;
+    case NNP_I32:
+    case NNP_U32: return 4;
     case NNP_F16:
-    case NNP_BF16: return 2;
+    case NNP_BF16:
+    case NNP_I16:
+    case NNP_U16: return 2;
     default: return 1;
   }
 }

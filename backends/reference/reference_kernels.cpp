@@ -62,17 +62,21 @@ nnp_status k_binary(const nnp_kernel_ctx*, nnp_binary_op op, const nnp_view* a, 
                     const nnp_view* out) {
   int64_t index[NNP_MAX_DIMS] = {};
   if (numel_of(*out) == 0) return NNP_OK;
-  const bool floating = is_float(a->dtype);
+  const bool floating = is_float(a->dtype), unsigned64 = a->dtype == NNP_U64;
   do {
     int64_t ao = offset_of(*a, index), bo = offset_of(*b, index), oo = offset_of(*out, index);
     if (op >= NNP_BINARY_EQ) {
-      bool r = floating ? compare(op, load_f(*a, ao), load_f(*b, bo)) : compare(op, load_i(*a, ao), load_i(*b, bo));
+      bool r = floating     ? compare(op, load_f(*a, ao), load_f(*b, bo))
+               : unsigned64 ? compare(op, static_cast<uint64_t>(load_i(*a, ao)), static_cast<uint64_t>(load_i(*b, bo)))
+                            : compare(op, load_i(*a, ao), load_i(*b, bo));
       store_i(*out, oo, r ? 1 : 0);
     } else if (floating) {
       store_f(*out, oo, binary_f(op, load_f(*a, ao), load_f(*b, bo)));
     } else {
       int64_t r;
-      if (!binary_i(op, load_i(*a, ao), load_i(*b, bo), &r))
+      const bool done = unsigned64 ? binary_u64(op, load_i(*a, ao), load_i(*b, bo), &r)
+                                   : binary_i(op, load_i(*a, ao), load_i(*b, bo), &r);
+      if (!done)
         return error(NNP_INVALID_ARGUMENT, "pow: integers cannot be raised to negative integer powers");
       store_i(*out, oo, r);
     }

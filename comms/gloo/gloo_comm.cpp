@@ -97,6 +97,10 @@ ReduceFn reducer(nnp_dtype dtype, nnp_comm_op op) {
     case NNP_I32: return typed(int32_t{});
     case NNP_I8: return typed(int8_t{});
     case NNP_U8: return typed(uint8_t{});
+    case NNP_I16: return typed(int16_t{});
+    case NNP_U16: return typed(uint16_t{});
+    case NNP_U32: return typed(uint32_t{});
+    case NNP_U64: return typed(uint64_t{});
     case NNP_BOOL:
       return [op](void* c, const void* a, const void* b, size_t n) {
         combine_all<uint8_t>(

@@ -62,6 +62,8 @@ bool nccl_type(nnp_dtype dtype, ncclDataType_t& out) {
     case NNP_I64: out = ncclInt64; return true;
     case NNP_I32: out = ncclInt32; return true;
     case NNP_I8: out = ncclInt8; return true;
+    case NNP_U32: out = ncclUint32; return true;
+    case NNP_U64: out = ncclUint64; return true;
     case NNP_U8:
     case NNP_BOOL: out = ncclUint8; return true;
     default: return false;

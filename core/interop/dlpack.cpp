@@ -40,6 +40,10 @@ DLDataType dl_dtype(nnp_dtype dtype, bool versioned, const char* op) {
     case NNP_I32: return {kDLInt, 32, 1};
     case NNP_U8: return {kDLUInt, 8, 1};
     case NNP_I8: return {kDLInt, 8, 1};
+    case NNP_I16: return {kDLInt, 16, 1};
+    case NNP_U16: return {kDLUInt, 16, 1};
+    case NNP_U32: return {kDLUInt, 32, 1};
+    case NNP_U64: return {kDLUInt, 64, 1};
     case NNP_BOOL:
       if (!versioned)
         fail(NNP_DTYPE_MISMATCH, op,
@@ -65,9 +69,13 @@ nnp_dtype nnp_dtype_of(const DLDataType& t, const char* op) {
       if (bits == 64) return NNP_I64;
       if (bits == 32) return NNP_I32;
       if (bits == 8) return NNP_I8;
+      if (bits == 16) return NNP_I16;
       break;
     case kDLUInt:
       if (bits == 8) return NNP_U8;
+      if (bits == 16) return NNP_U16;
+      if (bits == 32) return NNP_U32;
+      if (bits == 64) return NNP_U64;
       break;
     case kDLBoolCode:
       if (bits == 8) return NNP_BOOL;

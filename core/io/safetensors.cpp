@@ -30,7 +30,9 @@ struct DtypeName {
 };
 constexpr DtypeName kDtypes[] = {{NNP_F32, "F32"},   {NNP_F64, "F64"},   {NNP_F16, "F16"},
                                  {NNP_BF16, "BF16"}, {NNP_I64, "I64"},   {NNP_I32, "I32"},
-                                 {NNP_U8, "U8"},     {NNP_BOOL, "BOOL"}, {NNP_I8, "I8"}};
+                                 {NNP_U8, "U8"},     {NNP_BOOL, "BOOL"}, {NNP_I8, "I8"},
+                                 {NNP_I16, "I16"},   {NNP_U16, "U16"},   {NNP_U32, "U32"},
+                                 {NNP_U64, "U64"}};
 
 nnp_dtype dtype_from_name(const std::string& path, const std::string& key, const std::string& name) {
   for (const DtypeName& d : kDtypes)

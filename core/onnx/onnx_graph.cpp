@@ -18,6 +18,10 @@ int32_t onnx_elem_type(nnp_dtype dtype) {
     case NNP_U8: return T::UINT8;
     case NNP_BOOL: return T::BOOL;
     case NNP_I8: return T::INT8;
+    case NNP_I16: return T::INT16;
+    case NNP_U16: return T::UINT16;
+    case NNP_U32: return T::UINT32;
+    case NNP_U64: return T::UINT64;
     default: fail(NNP_DTYPE_MISMATCH, "onnx export: dtype ", dtype, " has no ONNX element type");
   }
 }
@@ -158,7 +162,11 @@ std::string nnp_onnx_graph::scalar(double v, nnp_dtype dtype, const std::string&
     case NNP_I32:
     case NNP_BOOL:
     case NNP_U8:
-    case NNP_I8: init.add_int32_data(static_cast<int32_t>(v)); break;
+    case NNP_I8:
+    case NNP_I16:
+    case NNP_U16: init.add_int32_data(static_cast<int32_t>(v)); break;
+    case NNP_U32:
+    case NNP_U64: init.add_uint64_data(static_cast<uint64_t>(v)); break;
     default: fail(NNP_DTYPE_MISMATCH, "onnx export: no scalar constant of dtype ", dtype);
   }
   return name;

@@ -51,6 +51,10 @@ nnp_dtype dtype_of(int32_t elem_type, const std::string& what) {
     case T::UINT8: return NNP_U8;
     case T::INT8: return NNP_I8;
     case T::BOOL: return NNP_BOOL;
+    case T::INT16: return NNP_I16;
+    case T::UINT16: return NNP_U16;
+    case T::UINT32: return NNP_U32;
+    case T::UINT64: return NNP_U64;
     default: fail(NNP_UNIMPLEMENTED, what, ": element type ", elem_type, " has no nnplug dtype");
   }
 }
@@ -76,6 +80,10 @@ double only_value(const HostTensor& t, const std::string& what) {
     case NNP_I64: return read(int64_t{});
     case NNP_I32: return read(int32_t{});
     case NNP_I8: return read(int8_t{});
+    case NNP_I16: return read(int16_t{});
+    case NNP_U16: return read(uint16_t{});
+    case NNP_U32: return read(uint32_t{});
+    case NNP_U64: return read(uint64_t{});
     case NNP_U8:
     case NNP_BOOL: return read(uint8_t{});
     default: fail(NNP_UNIMPLEMENTED, what, ": a 16-bit floating constant value is not supported");
@@ -176,7 +184,9 @@ HostTensor Importer::read_tensor(const ::onnx::TensorProto& t, const std::string
   const int count = out.dtype == NNP_F32   ? t.float_data_size()
                     : out.dtype == NNP_F64 ? t.double_data_size()
                     : out.dtype == NNP_I64 ? t.int64_data_size()
-                                           : t.int32_data_size();  // int32, 16-bit floats' bits, 8-bit and bool
+                    : out.dtype == NNP_U32 || out.dtype == NNP_U64
+                        ? t.uint64_data_size()
+                        : t.int32_data_size();  // int32, 16-bit values (floats' bits too), 8-bit and bool
   if (count != numel)
     corrupt(what + " holds " + std::to_string(count) + " values for " + std::to_string(numel) + " elements");
   out.bytes.resize(bytes);
@@ -186,7 +196,11 @@ HostTensor Importer::read_tensor(const ::onnx::TensorProto& t, const std::string
     case NNP_I64: store_values<int64_t>(t.int64_data(), out.bytes); break;
     case NNP_I32: store_values<int32_t>(t.int32_data(), out.bytes); break;
     case NNP_F16:
-    case NNP_BF16: store_values<uint16_t>(t.int32_data(), out.bytes); break;
+    case NNP_BF16:
+    case NNP_U16: store_values<uint16_t>(t.int32_data(), out.bytes); break;
+    case NNP_I16: store_values<int16_t>(t.int32_data(), out.bytes); break;
+    case NNP_U32: store_values<uint32_t>(t.uint64_data(), out.bytes); break;
+    case NNP_U64: store_values<uint64_t>(t.uint64_data(), out.bytes); break;
     default: store_values<uint8_t>(t.int32_data(), out.bytes);
   }
   return out;

@@ -39,10 +39,12 @@ Tensors mod(const Tensors& in, const Node& a) {
   const Tensor &x = need(in, 0, "Mod"), &y = need(in, 1, "Mod");
   const bool fmod = attr_int(a, "fmod", 0) != 0;
   if (floating(x) && !fmod) invalid("Mod: floating operands need fmod=1");
+  const bool unsigned64 = x.dtype() == Dtype::u64;  // its int64 values carry uint64's bits
   return {host_elementwise(
       {x, y.to(x.dtype())}, [](const Reals& v) { return std::fmod(v[0], v[1]); },
-      [fmod](const Ints& v) {
+      [fmod, unsigned64](const Ints& v) {
         if (v[1] == 0) invalid("Mod: integer division by zero");
+        if (unsigned64) return static_cast<int64_t>(static_cast<uint64_t>(v[0]) % static_cast<uint64_t>(v[1]));
         const int64_t r = v[0] % v[1];
         return (!fmod && r != 0 && ((r < 0) != (v[1] < 0))) ? r + v[1] : r;  // the divisor's sign
       },
@@ -76,15 +78,20 @@ Tensors logical(const Tensors& in, const Node&) {
 }
 Tensors bit_shift(const Tensors& in, const Node& a) {
   const Tensor &x = need(in, 0, "BitShift"), &y = need(in, 1, "BitShift");
-  if (x.dtype() != Dtype::u8) refuse("BitShift: only uint8 operands are supported (nnplug has no wider unsigned dtype)");
+  const Dtype d = x.dtype();
+  if (d != Dtype::u8 && d != Dtype::u16 && d != Dtype::u32 && d != Dtype::u64)
+    invalid("BitShift: the operands must be unsigned integers (uint8 to uint64)");
   const std::string direction = attr_string(a, "direction", "");
   if (direction != "LEFT" && direction != "RIGHT") invalid("BitShift: direction must be LEFT or RIGHT");
   const bool left = direction == "LEFT";
+  const uint64_t bits = 8 * nnp::dtype_size(d), mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   return {host_elementwise(
-      {x, y.to(x.dtype())}, nullptr,
-      [left](const Ints& v) -> int64_t {
-        if (v[1] >= 8) return 0;
-        return left ? (v[0] << v[1]) & 0xFF : v[0] >> v[1];
+      {x, y.to(d)}, nullptr,
+      [left, bits, mask](const Ints& v) -> int64_t {
+        // Unsigned throughout: the int64 values carry the operands' bits.
+        const uint64_t value = static_cast<uint64_t>(v[0]) & mask, shift = static_cast<uint64_t>(v[1]) & mask;
+        if (shift >= bits) return 0;
+        return static_cast<int64_t>(left ? (value << shift) & mask : value >> shift);
       },
       "BitShift")};
 }

@@ -84,7 +84,8 @@ inline int32_t wrap(int64_t axis, int64_t rank, const char* op) {
 
 inline bool integral(const Tensor& t) {
   const Dtype d = t.dtype();
-  return d == Dtype::i64 || d == Dtype::i32 || d == Dtype::u8 || d == Dtype::i8;
+  return d == Dtype::i64 || d == Dtype::i32 || d == Dtype::u8 || d == Dtype::i8 || d == Dtype::i16 ||
+         d == Dtype::u16 || d == Dtype::u32 || d == Dtype::u64;
 }
 inline bool floating(const Tensor& t) { return !integral(t) && t.dtype() != Dtype::boolean; }
 
@@ -94,11 +95,15 @@ inline Dtype dtype_of_onnx(int64_t elem_type, const char* op) {
     case 1: return Dtype::f32;
     case 2: return Dtype::u8;
     case 3: return Dtype::i8;
+    case 4: return Dtype::u16;
+    case 5: return Dtype::i16;
     case 6: return Dtype::i32;
     case 7: return Dtype::i64;
     case 9: return Dtype::boolean;
     case 10: return Dtype::f16;
     case 11: return Dtype::f64;
+    case 12: return Dtype::u32;
+    case 13: return Dtype::u64;
     case 16: return Dtype::bf16;
     default: refuse(std::string(op) + ": ONNX element type " + std::to_string(elem_type) + " has no nnplug dtype");
   }

@@ -38,7 +38,9 @@ struct DtypePair {
 };
 constexpr DtypePair kPairs[] = {{P::FLOAT, Dtype::f32}, {P::DOUBLE, Dtype::f64}, {P::FLOAT16, Dtype::f16},
                                 {P::BFLOAT16, Dtype::bf16}, {P::INT64, Dtype::i64}, {P::INT32, Dtype::i32},
-                                {P::UINT8, Dtype::u8},     {P::INT8, Dtype::i8},   {P::BOOL, Dtype::boolean}};
+                                {P::UINT8, Dtype::u8},     {P::INT8, Dtype::i8},   {P::BOOL, Dtype::boolean},
+                                {P::INT16, Dtype::i16},    {P::UINT16, Dtype::u16}, {P::UINT32, Dtype::u32},
+                                {P::UINT64, Dtype::u64}};
 
 }  // namespace
 

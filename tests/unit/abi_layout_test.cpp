@@ -152,7 +152,7 @@ PIN(nnp_api, matmul_i8, 1648);
 static_assert(NNP_API_SIZE_1_7 == 1656, "nnp_api 1.7 is 1656 bytes");
 PIN(nnp_kernels, gemm_i8, 104);
 static_assert(NNP_KERNELS_SIZE_1_7 == 112, "nnp_kernels 1.7 is 112 bytes");
-static_assert(NNP_I8 == 8 && NNP_DTYPE_COUNT == 9 && NNP_UNARY_ROUND == 15, "1.7's dtype and op");
+static_assert(NNP_I8 == 8 && NNP_UNARY_ROUND == 15, "1.7's dtype and op");
 // ---- ABI 1.8 ----
 PIN(nnp_api, onnx_export, 1656);
 PIN(nnp_api, onnx_graph_opset, 1696);
@@ -291,6 +291,10 @@ PIN(nnp_backend_info, dtypes, 44);
 PIN(nnp_backend_info, unary_ops, 48);
 static_assert(sizeof(nnp_backend_info) == 56 && NNP_BACKEND_INFO_SIZE_1_16 == 52, "nnp_backend_info 1.16");
 static_assert(NNP_DTYPES_1_7 == 0x1FF && NNP_UNARY_OPS_1_7 == 0xFFFF, "the 1.7 sets");
+// ---- ABI 1.17 ----
+static_assert(NNP_I16 == 9 && NNP_U16 == 10 && NNP_U32 == 11 && NNP_U64 == 12 && NNP_DTYPE_COUNT == 13,
+              "1.17's dtypes, appended");
+static_assert(NNP_DTYPES_1_17 == 0x1FFF, "the 1.17 set");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

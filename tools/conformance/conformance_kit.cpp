@@ -22,8 +22,8 @@ using OpFn = std::function<Tensor(const Inputs&)>;
 constexpr double kExact = 0;
 
 const Dtype kFloats[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16};
-const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16,   Dtype::i64,
-                      Dtype::i32, Dtype::u8,  Dtype::i8,  Dtype::boolean};
+const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16, Dtype::i64, Dtype::i32, Dtype::u8,
+                      Dtype::i8,  Dtype::boolean, Dtype::i16, Dtype::u16, Dtype::u32, Dtype::u64};
 
 // nnp_unary_op's names, in its order.
 const char* const kUnaryNames[] = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt", "sin", "cos",
@@ -105,7 +105,8 @@ class Kit {
   Tensor values(const Shape& shape, Dtype dtype) {
     if (is_floating(dtype)) return normal(shape, dtype);
     if (dtype == Dtype::boolean) return integers(shape, 0, 2, Dtype::i64).to(Dtype::boolean);
-    return integers(shape, dtype == Dtype::u8 ? 0 : -20, 20, dtype);
+    const bool is_unsigned = dtype == Dtype::u8 || dtype == Dtype::u16 || dtype == Dtype::u32 || dtype == Dtype::u64;
+    return integers(shape, is_unsigned ? 0 : -20, 20, dtype);
   }
 
   void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,

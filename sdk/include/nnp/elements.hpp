@@ -69,6 +69,10 @@ NNP_HOST_DEVICE double load_f(const nnp_view& v, int64_t o) {
     case NNP_I32: return static_cast<const int32_t*>(v.data)[o];
     case NNP_U8: return static_cast<const uint8_t*>(v.data)[o];
     case NNP_I8: return static_cast<const int8_t*>(v.data)[o];
+    case NNP_I16: return static_cast<const int16_t*>(v.data)[o];
+    case NNP_U16: return static_cast<const uint16_t*>(v.data)[o];
+    case NNP_U32: return static_cast<const uint32_t*>(v.data)[o];
+    case NNP_U64: return static_cast<double>(static_cast<const uint64_t*>(v.data)[o]);
     default: return static_cast<const uint8_t*>(v.data)[o] ? 1.0 : 0.0;
   }
 }
@@ -79,6 +83,12 @@ NNP_HOST_DEVICE int64_t load_i(const nnp_view& v, int64_t o) {
     case NNP_I32: return static_cast<const int32_t*>(v.data)[o];
     case NNP_U8: return static_cast<const uint8_t*>(v.data)[o];
     case NNP_I8: return static_cast<const int8_t*>(v.data)[o];
+    case NNP_I16: return static_cast<const int16_t*>(v.data)[o];
+    case NNP_U16: return static_cast<const uint16_t*>(v.data)[o];
+    case NNP_U32: return static_cast<const uint32_t*>(v.data)[o];
+    // u64 travels as int64's bits (values past 2^63 read negative); the
+    // binary ops compare and divide it as unsigned (binary_u64).
+    case NNP_U64: return static_cast<int64_t>(static_cast<const uint64_t*>(v.data)[o]);
     case NNP_BOOL: return static_cast<const uint8_t*>(v.data)[o] ? 1 : 0;
     default: return nnp_float_to_i64(load_f(v, o));
   }
@@ -95,6 +105,10 @@ NNP_HOST_DEVICE void store_f(const nnp_view& v, int64_t o, double x) {
     case NNP_I32: static_cast<int32_t*>(v.data)[o] = static_cast<int32_t>(nnp_float_to_i64(x)); break;
     case NNP_U8: static_cast<uint8_t*>(v.data)[o] = static_cast<uint8_t>(nnp_float_to_i64(x)); break;
     case NNP_I8: static_cast<int8_t*>(v.data)[o] = static_cast<int8_t>(nnp_float_to_i64(x)); break;
+    case NNP_I16: static_cast<int16_t*>(v.data)[o] = static_cast<int16_t>(nnp_float_to_i64(x)); break;
+    case NNP_U16: static_cast<uint16_t*>(v.data)[o] = static_cast<uint16_t>(nnp_float_to_i64(x)); break;
+    case NNP_U32: static_cast<uint32_t*>(v.data)[o] = static_cast<uint32_t>(nnp_float_to_i64(x)); break;
+    case NNP_U64: static_cast<uint64_t*>(v.data)[o] = static_cast<uint64_t>(nnp_float_to_i64(x)); break;
     default: static_cast<uint8_t*>(v.data)[o] = x != 0.0 ? 1 : 0; break;
   }
 }
@@ -105,6 +119,10 @@ NNP_HOST_DEVICE void store_i(const nnp_view& v, int64_t o, int64_t x) {
     case NNP_I32: static_cast<int32_t*>(v.data)[o] = static_cast<int32_t>(x); break;
     case NNP_U8: static_cast<uint8_t*>(v.data)[o] = static_cast<uint8_t>(x); break;
     case NNP_I8: static_cast<int8_t*>(v.data)[o] = static_cast<int8_t>(x); break;
+    case NNP_I16: static_cast<int16_t*>(v.data)[o] = static_cast<int16_t>(x); break;
+    case NNP_U16: static_cast<uint16_t*>(v.data)[o] = static_cast<uint16_t>(x); break;
+    case NNP_U32: static_cast<uint32_t*>(v.data)[o] = static_cast<uint32_t>(x); break;
+    case NNP_U64: static_cast<uint64_t*>(v.data)[o] = static_cast<uint64_t>(x); break;
     case NNP_BOOL: static_cast<uint8_t*>(v.data)[o] = x != 0 ? 1 : 0; break;
     default: store_f(v, o, static_cast<double>(x)); break;
   }
@@ -196,6 +214,19 @@ NNP_HOST_DEVICE bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* o
       *out = static_cast<int64_t>(wrapping_pow(ua, b));
       return true;
     default: return false;
+  }
+}
+
+// u64 travels through load_i as int64's bits: maximum and minimum see them
+// unsigned (comparisons: compare on uint64_t); the wrapping arithmetic is
+// the same bits either way.
+NNP_HOST_DEVICE bool binary_u64(nnp_binary_op op, int64_t a, int64_t b, int64_t* out) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case NNP_BINARY_MAXIMUM: *out = static_cast<int64_t>(ua > ub ? ua : ub); return true;
+    case NNP_BINARY_MINIMUM: *out = static_cast<int64_t>(ua < ub ? ua : ub); return true;
+    case NNP_BINARY_POW: *out = static_cast<int64_t>(wrapping_pow(ua, b)); return true;  // every exponent is >= 0
+    default: return binary_i(op, a, b, out);
   }
 }
 

@@ -32,14 +32,19 @@ enum class Dtype : int32_t {
   i32 = NNP_I32,
   u8 = NNP_U8,
   boolean = NNP_BOOL,
-  i8 = NNP_I8
+  i8 = NNP_I8,
+  i16 = NNP_I16,  // (since 1.17)
+  u16 = NNP_U16,
+  u32 = NNP_U32,
+  u64 = NNP_U64
 };
 
 // libtorch's names for the dtypes, so a libtorch user's habits work.
 constexpr Dtype kFloat32 = Dtype::f32, kFloat = Dtype::f32, kFloat64 = Dtype::f64, kDouble = Dtype::f64,
                 kFloat16 = Dtype::f16, kHalf = Dtype::f16, kBFloat16 = Dtype::bf16, kInt64 = Dtype::i64,
                 kLong = Dtype::i64, kInt32 = Dtype::i32, kInt = Dtype::i32, kUInt8 = Dtype::u8, kByte = Dtype::u8,
-                kBool = Dtype::boolean, kInt8 = Dtype::i8, kChar = Dtype::i8;
+                kBool = Dtype::boolean, kInt8 = Dtype::i8, kChar = Dtype::i8, kInt16 = Dtype::i16,
+                kShort = Dtype::i16, kUInt16 = Dtype::u16, kUInt32 = Dtype::u32, kUInt64 = Dtype::u64;
 
 inline const char* dtype_name(Dtype dtype) { return api().dtype_name(static_cast<nnp_dtype>(dtype)); }
 inline size_t dtype_size(Dtype dtype) { return api().dtype_size(static_cast<nnp_dtype>(dtype)); }
@@ -71,6 +76,22 @@ struct DtypeOf<uint8_t> {
 template <>
 struct DtypeOf<int8_t> {
   static constexpr Dtype value = Dtype::i8;
+};
+template <>
+struct DtypeOf<int16_t> {
+  static constexpr Dtype value = Dtype::i16;
+};
+template <>
+struct DtypeOf<uint16_t> {
+  static constexpr Dtype value = Dtype::u16;
+};
+template <>
+struct DtypeOf<uint32_t> {
+  static constexpr Dtype value = Dtype::u32;
+};
+template <>
+struct DtypeOf<uint64_t> {
+  static constexpr Dtype value = Dtype::u64;
 };
 template <>
 struct DtypeOf<bool> {

@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 16
+#define NNP_ABI_MINOR 17
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -83,7 +83,15 @@ enum {
    * least NNP_KERNELS_SIZE_1_7 are given them; the core refuses to place
    * one on an older backend. */
   NNP_I8 = 8,
-  NNP_DTYPE_COUNT = 9 /* number of dtypes this version knows */
+  /* (since 1.17) 16-bit signed and 16-, 32- and 64-bit unsigned integers, for
+   * storage, copies and conversions, comparisons and the integer ops (what
+   * ONNX models hold in them). Only backends that declare them
+   * (nnp_backend.dtypes) are given them. */
+  NNP_I16 = 9,
+  NNP_U16 = 10,
+  NNP_U32 = 11,
+  NNP_U64 = 12,
+  NNP_DTYPE_COUNT = 13 /* number of dtypes this version knows */
 };
 
 /* (since 1.16) Sets of dtypes, one bit each (nnp_backend.dtypes,
@@ -91,6 +99,9 @@ enum {
 #define NNP_DTYPE_BIT(dtype) (1u << (dtype))
 #define NNP_DTYPES_1_0 0xFFu                              /* f32 to bool */
 #define NNP_DTYPES_1_7 (NNP_DTYPES_1_0 | NNP_DTYPE_BIT(NNP_I8)) /* and i8 */
+#define NNP_DTYPES_1_17                                                                           \
+  (NNP_DTYPES_1_7 | NNP_DTYPE_BIT(NNP_I16) | NNP_DTYPE_BIT(NNP_U16) | NNP_DTYPE_BIT(NNP_U32) | \
+   NNP_DTYPE_BIT(NNP_U64)) /* and i16, u16, u32, u64 */
 
 /* ---- devices ------------------------------------------------------------ */
 
