@@ -779,7 +779,9 @@ ModuleRef Importer::run() {
   for (const ::onnx::ValueInfoProto& v : g.output()) program_["outputs"].push_back(v.name());
 
   for (const ::onnx::NodeProto& n : g.node()) {
-    const bool onnx_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    // ONNX's training domain runs as graph ops too (Adagrad, Adam, Momentum).
+    const bool onnx_domain =
+        n.domain().empty() || n.domain() == "ai.onnx" || n.domain() == "ai.onnx.preview.training";
     if (!onnx_domain) {
       add_vendor_layer(n);
     } else if (n.op_type() == "Constant") {

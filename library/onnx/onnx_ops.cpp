@@ -514,6 +514,7 @@ const OpTable& ops() {
     add_detection_ops(t);
     add_signal_ops(t);
     add_tfidf_op(t);
+    add_training_ops(t);
     return t;
   }();
   return table;

@@ -40,7 +40,8 @@ void add_quantized_ops(OpTable& table);
 void add_einsum_op(OpTable& table);  // einsum_op.cpp
 void add_detection_ops(OpTable& table);  // detection_ops.cpp: NonMaxSuppression, RoiAlign, GridSample, MaxUnpool
 void add_signal_ops(OpTable& table);     // signal_ops.cpp: DFT, STFT, MelWeightMatrix
-void add_tfidf_op(OpTable& table);       // tfidf_op.cpp: TfIdfVectorizer  // quantized_ops.cpp: (De)QuantizeLinear, the integer and QLinear products  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
+void add_tfidf_op(OpTable& table);       // tfidf_op.cpp: TfIdfVectorizer
+void add_training_ops(OpTable& table);   // training_ops.cpp: ai.onnx.preview.training's Adagrad, Adam, Momentum  // quantized_ops.cpp: (De)QuantizeLinear, the integer and QLinear products  // window_ops.cpp: Conv, ConvTranspose and pooling in every ONNX form
 
 // The most elements an op that makes values from counts (Tile, Range) makes:
 // a stranger's file names the counts.

@@ -27,6 +27,12 @@ CODES = {0: "pass", 10: "wrong", 11: "refused at load", 12: "refused at run", 13
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
 BEGIN, END = "<!-- onnx-suite-table -->", "<!-- /onnx-suite-table -->"
+# Cases whose files contradict themselves: a "wrong" answer to one is shown
+# apart, with the evidence, rather than counted as wrong.
+DATA_DEFECTS = {
+    "node/test_adam_multiple": "its model.onnx has no epsilon attribute (ONNX's default is 1e-6), while its "
+    "expected outputs were computed with epsilon 0.01 (ONNX 1.12's export dropped it)",
+}
 
 
 def run_case(tool, case, runtime, timeout):
@@ -89,14 +95,22 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts = {r: {col: 0 for col in COLUMNS} for r in runtimes}
+    defects = []
     with open(out / "verdicts.tsv", "w") as f:
         for c in cases:
             for r in runtimes:
                 verdict, why = results[(c, r)]
-                counts[r][verdict] += 1
+                if verdict == "wrong" and names[c] in DATA_DEFECTS:
+                    verdict, why = "data defect", DATA_DEFECTS[names[c]] + "; " + why
+                    defects.append(f"{names[c]} ({r})")
+                else:
+                    counts[r][verdict] += 1
                 f.write(f"{names[c]}\t{r}\t{verdict}\t{why}\n")
     labels = {"nnplug": "nnplug", "ort": "ONNX Runtime 1.23"}
     text = table({labels[r]: counts[r] for r in runtimes}, len(cases))
+    for d in defects:
+        name = d.split(" ")[0]
+        text += f"\nNot counted: {d}, whose data contradicts itself: {DATA_DEFECTS[name]}.\n"
     (out / "table.md").write_text(text)
     print(text)
     print(f"every case's verdict: {out / 'verdicts.tsv'}")
