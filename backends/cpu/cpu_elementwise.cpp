@@ -113,7 +113,10 @@ C arithmetic(nnp_binary_op op, C a, C b) {
   } else if constexpr (std::is_same_v<C, bool>) {
     return op == NNP_BINARY_MAXIMUM ? (a || b) : (a && b);
   } else {
-    using U = std::make_unsigned_t<C>;  // wrapping arithmetic, as PyTorch's
+    // Wrapping arithmetic, as PyTorch's, in an unsigned type at least as
+    // wide as unsigned int: 16-bit operands would otherwise be promoted to
+    // int, whose products overflow.
+    using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
     switch (op) {
       case NNP_BINARY_ADD: return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
       case NNP_BINARY_SUB: return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));

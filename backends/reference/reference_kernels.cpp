@@ -29,7 +29,8 @@ nnp_status k_copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* ds
   if (numel_of(*dst) == 0) return NNP_OK;
   do {
     int64_t so = offset_of(*src, index), d = offset_of(*dst, index);
-    if (is_float(src->dtype))
+    // u64 into a floating dtype by value (its int64 bits would read negative past 2^63).
+    if (is_float(src->dtype) || (src->dtype == NNP_U64 && is_float(dst->dtype)))
       store_f(*dst, d, load_f(*src, so));
     else
       store_i(*dst, d, load_i(*src, so));
@@ -52,6 +53,8 @@ nnp_status k_unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, co
     int64_t xo = offset_of(*x, index), oo = offset_of(*out, index);
     if (is_float(x->dtype))
       store_f(*out, oo, unary_f(op, load_f(*x, xo)));
+    else if (x->dtype == NNP_U64)
+      store_i(*out, oo, unary_u64(op, load_i(*x, xo)));
     else
       store_i(*out, oo, unary_i(op, load_i(*x, xo)));
   } while (next_index(index, out->shape, out->ndim));
@@ -161,9 +164,11 @@ nnp_status k_reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, 
         result = static_cast<int64_t>(sum);
       } else {
         bool want_max = op == NNP_REDUCE_MAX || op == NNP_REDUCE_ARGMAX;
+        const bool unsigned64 = x->dtype == NNP_U64;  // ordered as unsigned
+        auto key = [unsigned64](int64_t v) { return unsigned64 ? u64_order(v) : v; };
         result = ivalues[0];
         for (int64_t i = 1; i < count; ++i)
-          if (want_max ? ivalues[i] > result : ivalues[i] < result) {
+          if (want_max ? key(ivalues[i]) > key(result) : key(ivalues[i]) < key(result)) {
             result = ivalues[i];
             arg = i;
           }

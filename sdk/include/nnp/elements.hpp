@@ -217,6 +217,20 @@ NNP_HOST_DEVICE bool binary_i(nnp_binary_op op, int64_t a, int64_t b, int64_t* o
   }
 }
 
+// u64's unary ops on its int64 bits: abs and relu are the identity, sign is
+// 0 or 1, neg wraps.
+NNP_HOST_DEVICE int64_t unary_u64(nnp_unary_op op, int64_t x) {
+  switch (op) {
+    case NNP_UNARY_NEG: return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x));
+    case NNP_UNARY_SIGN: return x != 0 ? 1 : 0;
+    default: return x;  // abs, relu, round
+  }
+}
+
+// An order key for u64 carried as int64's bits: compared as int64, the keys
+// order the values as unsigned.
+NNP_HOST_DEVICE int64_t u64_order(int64_t x) { return static_cast<int64_t>(static_cast<uint64_t>(x) ^ (uint64_t{1} << 63)); }
+
 // u64 travels through load_i as int64's bits: maximum and minimum see them
 // unsigned (comparisons: compare on uint64_t); the wrapping arithmetic is
 // the same bits either way.
