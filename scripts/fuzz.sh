@@ -3,7 +3,8 @@
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     (default: 600 s, every target)
 #   RUNS=1000000 bash scripts/fuzz.sh 0 store_protocol   (stop after RUNS inputs instead)
 # Builds the asan preset's fuzz targets into build-asan/ first. Each target
-# starts from a scratch copy of its seed corpus (tests/fuzz/corpus/NAME),
+# starts from a scratch copy of its seed corpus (tests/fuzz/corpus/NAME;
+# the onnx target also from ONNX's backend-test models),
 # so nothing it finds lands in the repository unasked; a finding is kept
 # under fuzz-findings/NAME/ with its log. Prints one line a target
 # (executions, coverage, finding or none) and exits non-zero on any finding.
@@ -23,10 +24,19 @@ cmake --build build-asan --target "${targets[@]/#/fuzz_}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 findings=0
+onnx_suite=/usr/share/libonnx-testdata/data
 printf '%-20s %14s %10s  %s\n' target executions coverage finding
 for name in "${targets[@]}"; do
   work=$(mktemp -d)
   cp -r "tests/fuzz/corpus/$name" "$work/corpus"
+  # ONNX's own backend tests (set-up installs them) seed the importer with
+  # every operator, control flow and dtype they cover.
+  if [ "$name" = onnx ] && [ -d "$onnx_suite" ]; then
+    for model in "$onnx_suite"/*/*/model.onnx; do
+      case_dir=$(dirname "$model")
+      cp "$model" "$work/corpus/suite_$(basename "$(dirname "$case_dir")")_$(basename "$case_dir").onnx"
+    done
+  fi
   status=0
   limit=(-max_total_time="$seconds")
   [ -n "${RUNS:-}" ] && limit=(-runs="$RUNS")

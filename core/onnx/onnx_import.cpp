@@ -5,11 +5,14 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_set>
+#include <vector>
 
 #include "../dtype.hpp"
 #include "../error.hpp"
@@ -132,6 +135,8 @@ class Importer {
     return it->second;
   }
   void check_external_data() const;
+  void check_graph_outputs(const ::onnx::GraphProto& g, std::vector<const std::unordered_set<std::string>*>& outer,
+                           size_t depth) const;
   void upgrade_opset();
   std::filesystem::path external_file(const std::string& location, const std::string& what) const;
   json attributes(const ::onnx::NodeProto& n) const;
@@ -277,6 +282,36 @@ void Importer::upgrade_opset() {
     if (opset < kOldestDirect)
       fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
            "which cannot bring this model to opset ", kUnified, ": ", e.what());
+  }
+}
+
+// onnx::checker leaves a graph output that names no value unchecked, and
+// ONNX's version converter dereferences the value it does not find: every
+// output of every graph must be one of its inputs, initialisers or node
+// outputs, or (in a subgraph) a value of an enclosing graph.
+void Importer::check_graph_outputs(const ::onnx::GraphProto& g,
+                                   std::vector<const std::unordered_set<std::string>*>& outer, size_t depth) const {
+  if (depth > kMaxGraphNesting)
+    corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
+  std::unordered_set<std::string> defined;
+  for (const ::onnx::ValueInfoProto& v : g.input()) defined.insert(v.name());
+  for (const ::onnx::TensorProto& t : g.initializer()) defined.insert(t.name());
+  for (const ::onnx::NodeProto& n : g.node()) defined.insert(n.output().begin(), n.output().end());
+  defined.erase("");  // an empty name is an absent optional value, never an output
+  outer.push_back(&defined);
+  for (const ::onnx::NodeProto& n : g.node())
+    for (const ::onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g()) check_graph_outputs(a.g(), outer, depth + 1);
+      for (const ::onnx::GraphProto& each : a.graphs()) check_graph_outputs(each, outer, depth + 1);
+    }
+  outer.pop_back();
+  for (const ::onnx::ValueInfoProto& v : g.output()) {
+    const bool seen = defined.count(v.name()) ||
+                      std::any_of(outer.begin(), outer.end(), [&](const auto* scope) { return scope->count(v.name()); });
+    if (!seen)
+      corrupt((depth ? "an output of subgraph '" + g.name() + "'" : std::string("graph output")) + " '" + v.name() +
+              "' is no input, initialiser or node output" + (depth ? " of it or an enclosing graph" : "") +
+              " (every output must name a value the graph computes)");
   }
 }
 
@@ -770,6 +805,8 @@ ModuleRef Importer::run() {
   } catch (const std::exception& e) {
     corrupt(std::string("fails onnx::checker: ") + e.what());
   }
+  std::vector<const std::unordered_set<std::string>*> scopes;
+  check_graph_outputs(model_.graph(), scopes, 0);
   upgrade_opset();
   const ::onnx::GraphProto& g = model_.graph();
   for (const ::onnx::TensorProto& t : g.initializer()) initializers_[t.name()] = &t;

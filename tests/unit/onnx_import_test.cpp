@@ -312,6 +312,58 @@ TEST_F(HostileOnnx, CyclesAndMissingInputsAreRefused) {
   expect_error([&] { nnp::onnx::load(write(missing)); }, NNP_CORRUPT_DATA, {"nowhere"});
 }
 
+// onnx::checker passes a graph output that names no value; ONNX's version
+// converter (opsets below 13) then dereferenced the value it did not find
+// (found by fuzz_onnx). Refused before the converter, at every opset, and
+// in subgraphs too.
+TEST_F(HostileOnnx, GraphOutputsThatNameNoValueAreRefused) {
+  for (int64_t opset : {11, 17}) {
+    ::onnx::ModelProto m = relu_model();
+    m.mutable_opset_import(0)->set_version(opset);
+    m.mutable_graph()->mutable_output(0)->set_name("s\xfe\xff\xffted");
+    expect_error([&] { nnp::onnx::load(write(m)); }, NNP_CORRUPT_DATA, {"graph output", "ted'", "no input"});
+  }
+  ::onnx::ModelProto branch = relu_model();
+  ::onnx::GraphProto& g = *branch.mutable_graph();
+  ::onnx::NodeProto& add = *g.mutable_node(1);
+  add.set_output(0, "sum");
+  ::onnx::NodeProto& positive = *g.add_node();  // a bool condition from the outer scope
+  positive.set_op_type("ReduceMax");
+  positive.add_input("sum");
+  positive.add_output("largest");
+  positive.add_attribute()->set_name("keepdims");
+  positive.mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+  positive.mutable_attribute(0)->set_i(0);
+  ::onnx::NodeProto& cast = *g.add_node();
+  cast.set_op_type("Cast");
+  cast.add_input("largest");
+  cast.add_output("cond");
+  cast.add_attribute()->set_name("to");
+  cast.mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+  cast.mutable_attribute(0)->set_i(::onnx::TensorProto::BOOL);
+  ::onnx::NodeProto& when = *g.add_node();
+  when.set_op_type("If");
+  when.add_input("cond");
+  when.add_output("output");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    ::onnx::AttributeProto& a = *when.add_attribute();
+    a.set_name(name);
+    a.set_type(::onnx::AttributeProto::GRAPH);
+    a.mutable_g()->set_name(name);
+    ::onnx::ValueInfoProto& out = *a.mutable_g()->add_output();
+    out.set_name("sum");  // the enclosing graph's value: allowed
+    out.mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  }
+  nn::ModuleHandle fine = nnp::onnx::load(write(branch));
+  EXPECT_EQ(fine(from_vector<float>({-1, 3})).to_vector<float>(), (std::vector<float>{1, 5}));
+  when.mutable_attribute(1)->mutable_g()->mutable_output(0)->set_name("nowhere");
+  expect_error([&] { nnp::onnx::load(write(branch)); }, NNP_CORRUPT_DATA,
+               {"subgraph 'else_branch'", "'nowhere'", "enclosing graph"});
+  // The file the fuzzer found (opset 11, NonMaxSuppression's test with its output renamed).
+  expect_error([&] { nnp::onnx::load(std::string(NNP_FUZZ_CORPUS_DIR) + "/onnx/regression_output_names_no_value.onnx"); },
+               NNP_CORRUPT_DATA, {"graph output", "no input"});
+}
+
 TEST_F(HostileOnnx, HugeOrShortInitialisersAreRefused) {
   ::onnx::ModelProto huge = relu_model();
   ::onnx::TensorProto& w = *huge.mutable_graph()->mutable_initializer(0);
