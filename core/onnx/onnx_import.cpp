@@ -2,8 +2,6 @@
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,6 +23,7 @@
 #include "../plugin_registry.hpp"
 #include "graph_ops.hpp"
 #include "graph_program.hpp"
+#include "version_upgrade.hpp"
 
 namespace nnp::core::onnx {
 
@@ -252,7 +251,8 @@ std::string Importer::external_bytes(const ::onnx::TensorProto& t, const std::st
   return out;
 }
 
-// Opsets before 13 are brought to 13 by ONNX's own version converter, so
+// Opsets before 13 are brought to 13 by ONNX's own version converter (in a
+// child process: version_upgrade.hpp), so
 // the ops run one meaning of each operator (Softmax's axis, Split's and the
 // reductions' axes as inputs, Upsample as Resize, broadcasting attributes
 // gone). Where the converter has no adapter for a node, a model of opset 9
@@ -269,19 +269,12 @@ void Importer::upgrade_opset() {
   for (const ::onnx::NodeProto& n : model_.graph().node())
     if (n.op_type() == "Scan" && opset < 9 && n.input_size() > 0 && !n.input(0).empty()) opset8_scan_lengths_ = true;
   if (opset == 0 || opset >= kUnified) return;
-  try {
-    // The converter's adapters read the values' shapes: inferred first.
-    ::onnx::ModelProto inferred = model_;
-    try {
-      ::onnx::shape_inference::InferShapes(inferred);
-    } catch (const std::exception&) {
-      inferred = model_;  // converted without the shapes it could not infer
-    }
-    model_ = ::onnx::version_conversion::ConvertVersion(inferred, static_cast<int>(kUnified));
-  } catch (const std::exception& e) {
-    if (opset < kOldestDirect)
-      fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
-           "which cannot bring this model to opset ", kUnified, ": ", e.what());
+  UpgradeResult upgraded = upgrade_in_child(model_, static_cast<int>(kUnified), path_);
+  if (upgraded.converted) {
+    model_ = std::move(upgraded.model);
+  } else if (opset < kOldestDirect) {
+    fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
+         "which cannot bring this model to opset ", kUnified, ": ", upgraded.why);
   }
 }
 

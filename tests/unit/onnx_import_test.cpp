@@ -364,6 +364,27 @@ TEST_F(HostileOnnx, GraphOutputsThatNameNoValueAreRefused) {
                NNP_CORRUPT_DATA, {"graph output", "no input"});
 }
 
+// libonnx's shape inference crashed (a null dereference) on this ConvTranspose
+// (found by fuzz_onnx); the opset upgrade runs in a child process, so the
+// crash is an error naming the model (opset 8: nothing else reads it) or,
+// from opset 9, the model is read as it is.
+TEST_F(HostileOnnx, ACrashInOnnxsConverterIsAnError) {
+  ::onnx::ModelProto m;
+  std::ifstream in(std::string(NNP_FUZZ_CORPUS_DIR) + "/onnx/regression_conv_transpose_shape_inference.onnx",
+                   std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  m.mutable_opset_import(0)->set_version(8);
+  const std::string path = write(m);
+  expect_error([&] { nnp::onnx::load(path); }, NNP_UNIMPLEMENTED, {path, "version converter", "signal"});
+  m.mutable_opset_import(0)->set_version(11);
+  const std::string direct = write(m);
+  try {
+    nnp::onnx::load(direct);
+  } catch (const nnp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(direct), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(HostileOnnx, HugeOrShortInitialisersAreRefused) {
   ::onnx::ModelProto huge = relu_model();
   ::onnx::TensorProto& w = *huge.mutable_graph()->mutable_initializer(0);
