@@ -18,12 +18,12 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-
 #include <nnp/detail/strings.hpp>
 
 #include "../device.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
+#include "../graph/inference_plan.hpp"
 #include "../io/strict_json.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
@@ -142,8 +142,7 @@ std::unique_ptr<nnp_attrs> op_attrs(const json& given, const std::string& where)
 }
 
 // A tensor whose values the program holds (small constants: shapes, axes).
-TensorRef inline_values(const json& data, const Dims& shape, int64_t numel, nnp_dtype dtype,
-                        const std::string& where) {
+TensorRef inline_values(const json& data, const Dims& shape, int64_t numel, nnp_dtype dtype, const std::string& where) {
   if (!data.is_array() || static_cast<int64_t>(data.size()) != numel)
     bad(where + "'s data does not have one number per element");
   const nnp_device cpu = parse_device("cpu");
@@ -175,6 +174,7 @@ struct Program {
   std::vector<TensorRef> run(const std::vector<TensorRef>& args) const;
 
  private:
+  mutable graph::PlanCache plan_;           // graph mode: the program as it runs without gradients
   std::map<std::string, int32_t> slot_of_;  // the names in scope while reading
   std::map<std::string, ModuleRef> layers_;
   int32_t define(const std::string& name, const std::string& where) {
@@ -262,7 +262,7 @@ std::vector<GraphNode> Program::read_nodes(const json& node_list, const std::str
 
 Program::Program(const std::string& program, nn::Module& m) {
   json g = io::parse_strict_json(program, 16 + 4 * kMaxGraphNesting,  // four JSON levels a subgraph
-                               [](const std::string& what) { bad(what); });
+                                 [](const std::string& what) { bad(what); });
   for (const json& name : list(g, "inputs", "")) inputs.push_back(define(text(name, "an input name"), "an input"));
   int64_t bytes = 0;
   for (const json& t : list(g, "tensors", "")) {
@@ -312,9 +312,8 @@ Program::Program(const std::string& program, nn::Module& m) {
 std::vector<TensorRef> run_op(const GraphNode& node, const std::vector<const nnp_tensor*>& in) {
   nnp_list results;
   const uint64_t since = last_error_serial();
-  const nnp_status status =
-      node.op->run(in.data(), static_cast<int32_t>(in.size()), node.attrs.get(),
-                   static_cast<int32_t>(node.outputs.size()), &results, node.op->user_data);
+  const nnp_status status = node.op->run(in.data(), static_cast<int32_t>(in.size()), node.attrs.get(),
+                                         static_cast<int32_t>(node.outputs.size()), &results, node.op->user_data);
   if (status != NNP_OK) check_plugin_status(status, node.op_type.c_str(), "run", since);
   std::vector<TensorRef> out;
   for (nnp_list::Entry& e : results.entries)
@@ -354,7 +353,12 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
   std::vector<GraphValue> values(static_cast<size_t>(slots));
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])].tensor = args[i];
   for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)].tensor = t;
-  run_nodes(nodes, values);
+  if (const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &outputs, &tensors, slots})) {
+    for (const auto& [slot, t] : plan->constants) values[static_cast<size_t>(slot)].tensor = t;
+    for (const GraphNode* node : plan->nodes) run_node(*node, values);
+  } else {
+    run_nodes(nodes, values);
+  }
   std::vector<TensorRef> results;
   for (int32_t s : outputs) results.push_back(tensor_of(values[static_cast<size_t>(s)], "the graph's output"));
   return results;
@@ -410,18 +414,20 @@ nnp_status create(const nnp_attrs* attrs, void*, nnp_module** out) {
 
 }  // namespace
 
-void run_nodes(const std::vector<GraphNode>& nodes, std::vector<GraphValue>& values) {
-  for (const GraphNode& node : nodes) {
-    try {
-      switch (node.kind) {
-        case GraphNodeKind::kControl: run_control(node, values); break;
-        case GraphNodeKind::kSequence: run_sequence_op(node, values); break;
-        default: run_compute(node, values);
-      }
-    } catch (const Error& e) {
-      fail(e.status(), "GraphModule: ", node.op_type, ": ", e.what());
+void run_node(const GraphNode& node, std::vector<GraphValue>& values) {
+  try {
+    switch (node.kind) {
+      case GraphNodeKind::kControl: run_control(node, values); break;
+      case GraphNodeKind::kSequence: run_sequence_op(node, values); break;
+      default: run_compute(node, values);
     }
+  } catch (const Error& e) {
+    fail(e.status(), "GraphModule: ", node.op_type, ": ", e.what());
   }
+}
+
+void run_nodes(const std::vector<GraphNode>& nodes, std::vector<GraphValue>& values) {
+  for (const GraphNode& node : nodes) run_node(node, values);
 }
 
 const TensorRef& tensor_of(const GraphValue& v, const std::string& who) {

@@ -46,7 +46,9 @@ struct GraphNode {
   std::vector<Subgraph> graphs;          // kControl: If's then and else, Loop's and Scan's body
 };
 
-// Runs nodes in order over values (sized to every slot of the program).
+// Runs one node, or nodes in order, over values (sized to every slot of the
+// program); an error names the node.
+void run_node(const GraphNode& node, std::vector<GraphValue>& values);
 void run_nodes(const std::vector<GraphNode>& nodes, std::vector<GraphValue>& values);
 
 // The control-flow and sequence node types, and how each runs (graph_control.cpp).

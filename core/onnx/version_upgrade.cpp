@@ -1,17 +1,16 @@
 #include "version_upgrade.hpp"
 
 #include <fcntl.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
-
 #include <cerrno>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 
 namespace nnp::core::onnx {
@@ -56,8 +55,8 @@ bool write_all(int fd, const void* data, size_t size) {
     payload = e.what();
   }
   const uint64_t size = payload.size();
-  const bool ok = write_all(fd, &status, 1) && write_all(fd, &size, sizeof size) &&
-                  write_all(fd, payload.data(), payload.size());
+  const bool ok =
+      write_all(fd, &status, 1) && write_all(fd, &size, sizeof size) && write_all(fd, payload.data(), payload.size());
   ::_exit(ok ? 0 : 1);  // no atexit handlers: they are the parent's
 }
 

@@ -1,0 +1,72 @@
+#include "inference_plan.hpp"
+
+#include <algorithm>
+
+#include "../autograd/grad_mode.hpp"
+#include "../autograd/record.hpp"
+#include "constant_folding.hpp"
+#include "dead_code.hpp"
+
+namespace nnp::core::graph {
+
+namespace {
+
+// Every slot the nodes (their subgraphs included) and the outputs read.
+void mark_reads(const std::vector<onnx::GraphNode>& nodes, std::vector<bool>& read) {
+  for (const onnx::GraphNode& n : nodes) {
+    for (int32_t s : n.inputs)
+      if (s >= 0) read[static_cast<size_t>(s)] = true;
+    for (const onnx::Subgraph& g : n.graphs) {
+      mark_reads(g.nodes, read);
+      for (int32_t s : g.outputs) read[static_cast<size_t>(s)] = true;
+    }
+  }
+}
+
+}  // namespace
+
+InferencePlan InferencePlan::make(const ProgramView& program) {
+  InferencePlan plan;
+  FoldedProgram folded = fold_constants(*program.nodes, *program.tensors, program.slots);
+  int dropped = 0;
+  plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
+  plan.notes = std::move(folded.notes);
+  if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
+  // Keep only the folded values something still reads.
+  std::vector<bool> read(static_cast<size_t>(program.slots), false);
+  for (int32_t s : *program.outputs) read[static_cast<size_t>(s)] = true;
+  for (const onnx::GraphNode* n : plan.nodes) {
+    for (int32_t s : n->inputs)
+      if (s >= 0) read[static_cast<size_t>(s)] = true;
+    for (const onnx::Subgraph& g : n->graphs) {
+      mark_reads(g.nodes, read);
+      for (int32_t s : g.outputs) read[static_cast<size_t>(s)] = true;
+    }
+  }
+  for (auto& [slot, value] : folded.constants)
+    if (read[static_cast<size_t>(slot)]) plan.constants.emplace_back(slot, std::move(value));
+  for (int32_t s : folded.sources) {
+    auto it = std::find_if(program.tensors->begin(), program.tensors->end(),
+                           [&](const auto& entry) { return entry.first == s; });
+    plan.sources.push_back(it->second.get());
+  }
+  plan.assumed = nn::fingerprint(plan.sources);
+  return plan;
+}
+
+bool InferencePlan::needs_gradients() const {
+  if (!autograd::grad_enabled()) return false;
+  return std::any_of(sources.begin(), sources.end(), [](const Tensor* t) { return autograd::requires_grad(*t); });
+}
+
+std::shared_ptr<const InferencePlan> PlanCache::get(const ProgramView& program) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Checked first: a training loop changes the weights every step, and the
+  // plan is not remade for calls that cannot use it.
+  if (plan_ && plan_->needs_gradients()) return nullptr;
+  if (!plan_ || !plan_->current()) plan_ = std::make_shared<const InferencePlan>(InferencePlan::make(program));
+  if (plan_->needs_gradients()) return nullptr;
+  return plan_;
+}
+
+}  // namespace nnp::core::graph

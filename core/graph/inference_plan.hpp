@@ -1,0 +1,55 @@
+// Graph mode (DESIGN §11): what a GraphModule runs when no gradient is
+// needed of the tensors it folded - its program after the passes (constant
+// folding, then dead-code elimination). The plan holds what the passes
+// assumed: the (storage id, version) of every module tensor it folded, so a
+// plan whose weights have been written since (load_state_dict, an
+// optimizer step, .to()) is made again before it runs.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../nn/derived_tensor.hpp"
+#include "../onnx/graph_program.hpp"
+
+namespace nnp::core::graph {
+
+// The program a plan is made from (a GraphModule's).
+struct ProgramView {
+  const std::vector<onnx::GraphNode>* nodes;
+  const std::vector<int32_t>* outputs;
+  const std::vector<std::pair<int32_t, TensorRef>>* tensors;  // the module's, by slot
+  int32_t slots;
+};
+
+struct InferencePlan {
+  std::vector<const onnx::GraphNode*> nodes;             // run in order
+  std::vector<std::pair<int32_t, TensorRef>> constants;  // folded values the nodes or outputs read
+  std::vector<const Tensor*> sources;                    // the module tensors they were computed from
+  nn::Fingerprint assumed;                               // the sources' storage ids and versions
+  std::vector<std::string> notes;                        // what the passes did (explain)
+
+  static InferencePlan make(const ProgramView& program);
+  // Whether a gradient of a source is wanted now (the program then runs as written).
+  bool needs_gradients() const;
+  // Whether the sources hold what they held when the plan was made.
+  bool current() const { return nn::fingerprint(sources) == assumed; }
+};
+
+// The plan of one module, made on first use and again whenever its sources
+// change; shared by the threads that call the module.
+class PlanCache {
+ public:
+  // The plan to run now, or null when the program must run as written
+  // (gradients of folded tensors are needed).
+  std::shared_ptr<const InferencePlan> get(const ProgramView& program);
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<const InferencePlan> plan_;
+};
+
+}  // namespace nnp::core::graph

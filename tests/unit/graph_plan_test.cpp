@@ -1,0 +1,100 @@
+// Graph mode's inference plan (core/graph/): a GraphModule called without
+// gradients runs its program with constant subexpressions of its tensors
+// computed once (constant folding) and unneeded nodes left out (dead code),
+// and gives what the program as written gives; a weight written since the
+// plan was made is seen; a call that needs the weights' gradients runs the
+// program as written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nnp/nnp.hpp>
+#include <nnp/profiler.hpp>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace nnp;
+
+// y = x @ transpose(w + w), plus a node nothing reads (exp of x). The sum
+// is a tensor of its own (a transpose alone would be a view of w, which
+// shows w's new values whether or not the plan is made again).
+const char* const kProgram = R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+    "tensors": [{"key": "w", "value": "w", "shape": [3, 4], "dtype": "f32", "parameter": true}],
+    "nodes": [{"op": "Add", "inputs": ["w", "w"], "outputs": ["ww"]},
+              {"op": "Transpose", "inputs": ["ww"], "outputs": ["wt"], "attrs": {"perm": [1, 0]}},
+              {"op": "Exp", "inputs": ["x"], "outputs": ["unused"]},
+              {"op": "MatMul", "inputs": ["x", "wt"], "outputs": ["y"]}]})";
+
+struct Fixture {
+  nn::ModuleHandle net = nn::GraphModule(kProgram);
+  Tensor w = net.named_parameters()[0].second;
+  Tensor x = from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}).reshape({2, 4});
+  Fixture() { set_weights(0.5f); }
+  void set_weights(float scale) {
+    std::vector<float> v(12);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = scale * static_cast<float>(i) - 1.0f;
+    NoGradGuard no_grad;
+    w.copy_(from_vector<float>(v).reshape({3, 4}));
+  }
+  std::vector<float> expected() const {
+    NoGradGuard no_grad;
+    return x.matmul((w + w).t()).contiguous().to_vector<float>();
+  }
+};
+
+// The op events one call leaves.
+std::vector<std::string> ops_of_call(nn::ModuleHandle& net, const Tensor& x) {
+  profiler::Profiler p;
+  net(x);
+  std::vector<std::string> names;
+  for (const profiler::Event& e : p.stop().events())
+    if (e.kind == profiler::EventKind::Op) names.push_back(e.name);
+  return names;
+}
+
+bool ran(const std::vector<std::string>& ops, const std::string& op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+TEST(GraphPlan, WithoutGradientsWhatTheWeightsGiveIsFoldedAndTheDeadNodeDropped) {
+  Fixture f;
+  std::vector<std::string> as_written, planned;
+  as_written = ops_of_call(f.net, f.x);  // grad mode, w requires grad: the program as written
+  {
+    NoGradGuard no_grad;
+    f.net(f.x);  // makes the plan
+    planned = ops_of_call(f.net, f.x);
+    EXPECT_EQ(f.net(f.x).to_vector<float>(), f.expected());
+  }
+  EXPECT_TRUE(ran(as_written, "exp"));
+  EXPECT_FALSE(ran(planned, "exp")) << "dead-code elimination left the unread Exp in";
+  EXPECT_LT(planned.size(), as_written.size()) << "constant folding left the sum and transpose of w in";
+  EXPECT_FALSE(ran(planned, "add")) << "constant folding left w + w in";
+  EXPECT_TRUE(ran(planned, "matmul"));
+}
+
+TEST(GraphPlan, AWeightWrittenSinceThePlanWasMadeIsSeen) {
+  Fixture f;
+  NoGradGuard no_grad;
+  EXPECT_EQ(f.net(f.x).to_vector<float>(), f.expected());
+  f.set_weights(-2.0f);  // an in-place write: the folded transpose is stale
+  EXPECT_EQ(f.net(f.x).to_vector<float>(), f.expected());
+}
+
+TEST(GraphPlan, ACallThatNeedsTheWeightsGradientRunsTheProgramAsWritten) {
+  Fixture f;
+  {
+    NoGradGuard no_grad;
+    f.net(f.x);  // a plan exists
+  }
+  Tensor y = f.net(f.x);
+  EXPECT_EQ(y.to_vector<float>(), f.expected());
+  y.sum().backward();
+  // d(sum(x @ (2w)^T)) / dw[i][j] = 2 * (the sum over the batch of x[b][j]).
+  EXPECT_EQ(f.w.grad().to_vector<float>(), (std::vector<float>{12, 16, 20, 24, 12, 16, 20, 24, 12, 16, 20, 24}));
+}
+
+}  // namespace
