@@ -61,6 +61,11 @@ struct MaxPool2dResult {
 };
 MaxPool2dResult max_pool2d_kernel(const Tensor& x, const nnp_pool2d_params& p, int64_t oh, int64_t ow,
                                   bool with_indices);
+// ops/layer_norm.cpp: the backend's fused layer normalization of x over its
+// last normalized_ndim dimensions; null where it does not apply (no kernel,
+// not f32, mixed devices, a gradient wanted, an export below opset 17).
+TensorRef layer_norm_kernel(const Tensor& x, const Tensor* weight, const Tensor* bias, int32_t normalized_ndim,
+                            double eps);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

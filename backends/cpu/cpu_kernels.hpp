@@ -42,6 +42,8 @@ nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d
 nnp_status sgd_step(const nnp_kernel_ctx*, const nnp_sgd_params* p, const nnp_view* param, const nnp_view* grad,
                     const nnp_view* buffer, const nnp_view* param_out, const nnp_view* buffer_out);
 nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
+nnp_status layer_norm(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* weight, const nnp_view* bias,
+                      double eps, const nnp_view* out);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);
 nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out);

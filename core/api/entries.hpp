@@ -119,6 +119,8 @@ nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tens
                         nnp_tensor** out);
 nnp_status max_pool2d_fused(const nnp_tensor* x, const nnp_pool2d_params* p, int64_t out_h, int64_t out_w,
                             nnp_tensor** values, nnp_tensor** indices);
+nnp_status layer_norm_fused(const nnp_tensor* x, const nnp_tensor* weight, const nnp_tensor* bias,
+                            int32_t normalized_ndim, double eps, nnp_tensor** out);  // (1.18)
 // optim.cpp (1.15)
 nnp_status register_optimizer(nnp_plugin_host* host, const nnp_optimizer_algorithm* algorithm);
 int32_t optimizer_kind_count();

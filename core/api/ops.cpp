@@ -104,6 +104,15 @@ nnp_status max_pool2d_fused(const nnp_tensor* x, const nnp_pool2d_params* p, int
   });
 }
 
+nnp_status layer_norm_fused(const nnp_tensor* x, const nnp_tensor* weight, const nnp_tensor* bias,
+                            int32_t normalized_ndim, double eps, nnp_tensor** out) {
+  return handle_out(out, "layer_norm_fused", [&] {
+    return layer_norm_kernel(tensor_arg(x, "layer_norm_fused", "x"),
+                             weight ? &tensor_arg(weight, "layer_norm_fused", "weight") : nullptr,
+                             bias ? &tensor_arg(bias, "layer_norm_fused", "bias") : nullptr, normalized_ndim, eps);
+  });
+}
+
 int32_t op_count() { return static_cast<int32_t>(dispatch::OpId::COUNT); }
 nnp_status op_info(int32_t i, nnp_op_info* out) {
   return guard([&] {

@@ -50,6 +50,8 @@ TraceSession::~TraceSession() {
   g_traces.fetch_sub(1, std::memory_order_relaxed);
 }
 
+int64_t traced_opset() { return t_trace.graph ? t_trace.graph->opset : 0; }
+
 nnp_onnx_graph* enter_op() {
   if (!t_trace.graph) return nullptr;
   return t_trace.depth++ == 0 ? t_trace.graph : nullptr;

@@ -31,6 +31,8 @@ class TraceSession {
 // One op call, entered and left by the dispatcher's tracer layer: returns
 // the graph when the call is the outermost of the thread's trace (the one to
 // write), nullptr otherwise.
+// The opset of the export running on this thread, 0 when none runs.
+int64_t traced_opset();
 nnp_onnx_graph* enter_op();
 void leave_op();
 
@@ -63,6 +65,8 @@ void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const 
 void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims,
                    bool keepdim, double correction, const Tensor& out);
 void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, const Tensor& out);
+void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
+                       int32_t normalized_ndim, double eps, const Tensor& out);
 void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out);
 // view, reshape, squeeze, unsqueeze: the result's shape says it all.
 void record_reshape(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);

@@ -186,6 +186,27 @@ void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, c
   g.bind(out, result, v.batch_axis, v.batch_lead);
 }
 
+// Written only at opset 17 and later (the fused op is not taken otherwise).
+void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
+                       int32_t normalized_ndim, double eps, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<std::string> in{v.name};
+  if (weight) {
+    in.push_back(g.value(*weight).name);
+  } else {  // ONNX's Scale is required
+    Dims dims;
+    dims.ndim = normalized_ndim;
+    for (int32_t i = 0; i < normalized_ndim; ++i) dims.d[i] = x.shape.d[x.shape.ndim - normalized_ndim + i];
+    in.push_back(g.constant(*full(dims, 1.0, x.dtype, x.device), "ln_scale"));
+  }
+  if (bias) in.push_back(g.value(*bias).name);
+  std::string result = g.fresh("LayerNormalization");
+  ::onnx::NodeProto& n = g.node("LayerNormalization", in, {result});
+  set_attr(n, "axis", -static_cast<int64_t>(normalized_ndim));
+  set_attr(n, "epsilon", static_cast<float>(eps));
+  g.bind(out, result, v.batch_axis, v.batch_lead);
+}
+
 void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out) {
   TracedValue va = g.value(a), vb = g.value(b);
   std::string result = g.node1("MatMul", {va.name, vb.name});

@@ -404,6 +404,15 @@ Tensors layer_norm(const Tensors& in, const Node& a) {
   const int32_t axis = wrap(attr_int(a, "axis", -1), x.ndim(), "LayerNormalization");
   std::vector<int32_t> dims;
   for (int32_t i = axis; i < x.ndim(); ++i) dims.push_back(i);
+  const Tensor& scale = need(in, 1, "LayerNormalization");
+  const Shape shape = x.shape();
+  const Shape normalized(shape.begin() + axis, shape.end());
+  if (a.outputs == 1 && scale.shape() == normalized && (!given(in, 2) || in[2].shape() == normalized)) {
+    F::LayerNormFuncOptions options(normalized);  // the backend's fused kernel where it has one
+    options.weight(scale).eps(attr_float(a, "epsilon", 1e-5));
+    if (given(in, 2)) options.bias(in[2]);
+    return {F::layer_norm(x, options)};
+  }
   const Tensor mean = x.mean(dims, true), centred = x - mean;
   const Tensor var = (centred * centred).mean(dims, true);
   const Tensor inv_std = (var + var.scalar_like(attr_float(a, "epsilon", 1e-5))).rsqrt();

@@ -176,7 +176,7 @@ PIN(nnp_kernels, max_pool2d, 120);
 static_assert(NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
 PIN(nnp_kernels, sgd_step, 128);
 PIN(nnp_kernels, conv2d_backward, 136);
-static_assert(sizeof(nnp_kernels) == 144 && NNP_KERNELS_SIZE_1_12 == 144, "nnp_kernels 1.12 is 144 bytes");
+static_assert(NNP_KERNELS_SIZE_1_12 == 144, "nnp_kernels 1.12 is 144 bytes");
 #define NNP_COUNT_SLOT(slot) +1
 static_assert(sizeof(size_t) +
                       (0 NNP_KERNELS_REQUIRED_SLOTS(NNP_COUNT_SLOT) NNP_KERNELS_OPTIONAL_SLOTS(NNP_COUNT_SLOT)) *
@@ -230,7 +230,7 @@ PIN(nnp_api, graph_op_count, 1944);
 PIN(nnp_api, graph_op_info, 1952);
 PIN(nnp_api, attrs_has, 1960);
 PIN(nnp_api, safetensors_metadata_all, 1968);
-static_assert(sizeof(nnp_api) == 1976 && NNP_API_SIZE_1_15 == 1976, "nnp_api 1.15 is 1976 bytes");
+static_assert(NNP_API_SIZE_1_15 == 1976, "nnp_api 1.15 is 1976 bytes");
 PIN(nnp_graph_op, op_type, 8);
 PIN(nnp_graph_op, doc, 16);
 PIN(nnp_graph_op, run, 24);
@@ -295,6 +295,11 @@ static_assert(NNP_DTYPES_1_7 == 0x1FF && NNP_UNARY_OPS_1_7 == 0xFFFF, "the 1.7 s
 static_assert(NNP_I16 == 9 && NNP_U16 == 10 && NNP_U32 == 11 && NNP_U64 == 12 && NNP_DTYPE_COUNT == 13,
               "1.17's dtypes, appended");
 static_assert(NNP_DTYPES_1_17 == 0x1FFF, "the 1.17 set");
+// ---- ABI 1.18 ----
+PIN(nnp_kernels, layer_norm, 144);
+static_assert(sizeof(nnp_kernels) == 152 && NNP_KERNELS_SIZE_1_18 == 152, "nnp_kernels 1.18 is 152 bytes");
+PIN(nnp_api, layer_norm_fused, 1976);
+static_assert(sizeof(nnp_api) == 1984 && NNP_API_SIZE_1_18 == 1984, "nnp_api 1.18 is 1984 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

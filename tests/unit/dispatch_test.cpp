@@ -124,6 +124,9 @@ std::vector<Sample> samples() {
     return fake_quantize_per_channel_affine(x, full({3}, 0.1), zeros({3}, Dtype::i32), 1, -128, 127);
   });
   s.push_back(sgd_sample);
+  s.push_back([](const Tensor& x) {  // the fused kernel (1.18): no gradient wanted of x or the constants
+    return F::layer_norm(x, F::LayerNormFuncOptions({3}).weight(full({3}, 0.5)).bias(full({3}, 0.1)));
+  });
   return s;
 }
 
@@ -222,15 +225,18 @@ TEST_F(DispatcherTrace, EveryOpShowsInATraceInItsForm) {
   }
 }
 
-// The fused convolution and pooling, written by the tracer itself (Conv, and
-// MaxPool with ceil_mode and padding), give nnplug's values in ONNX Runtime.
+// The fused convolution, pooling and layer normalization, written by the
+// tracer itself (Conv, MaxPool with ceil_mode and padding,
+// LayerNormalization over two dimensions), give nnplug's values in ONNX
+// Runtime.
 TEST_F(DispatcherTrace, FusedConvolutionAndPoolingRunInOnnxRuntime) {
   manual_seed(3);
-  const Tensor w = randn({4, 2, 3, 3}), bias = randn({4});
-  auto module = std::make_shared<SampleModule>([w, bias](const Tensor& x) {
+  const Tensor w = randn({4, 2, 3, 3}), bias = randn({4}), ln_weight = randn({4, 2});
+  auto module = std::make_shared<SampleModule>([w, bias, ln_weight](const Tensor& x) {
     const Tensor y = F::conv2d(x, w, F::Conv2dFuncOptions().bias(bias).padding(1).stride({1, 2}));
     auto [values, indices] = F::max_pool2d_with_indices(y, F::MaxPool2dFuncOptions(2).padding(1).ceil_mode(true));
-    return values + indices.to(Dtype::f32);  // the indices as PyTorch's: within each plane
+    const Tensor pooled = values + indices.to(Dtype::f32);  // the indices as PyTorch's: within each plane
+    return F::layer_norm(pooled, F::LayerNormFuncOptions({4, 2}).weight(ln_weight).eps(1e-3));
   });
   nn::ModuleHandle model(module);
   const std::string file = (dir_ / "conv_pool.onnx").string();
@@ -243,6 +249,7 @@ TEST_F(DispatcherTrace, FusedConvolutionAndPoolingRunInOnnxRuntime) {
   for (const auto& n : m.graph().node()) written.insert(n.op_type() + ":" + n.doc_string());
   EXPECT_EQ(written.count("Conv:conv2d"), 1u);
   EXPECT_EQ(written.count("MaxPool:max_pool2d"), 1u);
+  EXPECT_EQ(written.count("LayerNormalization:layer_norm"), 1u);
   const std::string reason = nnp::test::ort_unavailable();
   if (!reason.empty()) GTEST_SKIP() << "ONNX Runtime comparison skipped: " << reason;
   for (int64_t batch : {5, 3}) {
@@ -273,6 +280,40 @@ TEST(FusedEntries, GiveNullWhereNoKernelAppliesAndRefuseUnsizedParameters) {
   nnp_tensor* values = nullptr;
   EXPECT_EQ(api().max_pool2d_fused(x.to(Dtype::f32).get(), &pool, 2, 2, &values, nullptr), NNP_INVALID_ARGUMENT);
   EXPECT_EQ(values, nullptr);
+}
+
+// The fused layer normalization (1.18): NULL where the composition must run
+// (f64, a gradient wanted, weights of another shape, the reference
+// backend), the kernel's values elsewhere, equal to the composition's.
+TEST(FusedEntries, LayerNormGivesNullWhereTheCompositionMustRun) {
+  const Tensor x = randn({4, 3, 8}) * 3.0 + 100.0, w = randn({3, 8}), b = randn({3, 8});
+  auto fused = [](const Tensor& x, const Tensor* w, const Tensor* b, int32_t k) {
+    nnp_tensor* out = reinterpret_cast<nnp_tensor*>(&k);  // must be written
+    EXPECT_EQ(api().layer_norm_fused(x.get(), w ? w->get() : nullptr, b ? b->get() : nullptr, k, 1e-5, &out), NNP_OK)
+        << api().last_error();
+    return Tensor::adopt(out);
+  };
+  EXPECT_FALSE(fused(x.to(Dtype::f64), nullptr, nullptr, 1).defined()) << "f64 takes the composed path";
+  EXPECT_FALSE(fused(x.to(Device("reference")), nullptr, nullptr, 1).defined()) << "the reference has no kernel";
+  EXPECT_FALSE(fused(x, &w, &b, 1).defined()) << "weights shaped as two dimensions, one normalized";
+  Tensor needs_grad = w.clone().requires_grad_();
+  EXPECT_FALSE(fused(x, &needs_grad, &b, 2).defined()) << "a gradient of the weight is wanted";
+  EXPECT_EQ(api().layer_norm_fused(nullptr, nullptr, nullptr, 1, 1e-5, nullptr), NNP_INVALID_ARGUMENT);
+  for (int32_t k : {1, 2}) {
+    const Tensor wk = k == 2 ? w : w[0], bk = k == 2 ? b : b[1];
+    const Tensor got = fused(x, &wk, &bk, k);
+    ASSERT_TRUE(got.defined()) << k;
+    Tensor composed;
+    {
+      Tensor grad_wanted = x.clone().requires_grad_();  // the composition runs where a gradient is wanted
+      F::LayerNormFuncOptions options(k == 2 ? Shape{3, 8} : Shape{8});
+      composed = F::layer_norm(grad_wanted, options.weight(wk).bias(bk)).detach();
+    }
+    nnp::test::expect_close(got, composed, 2e-5);
+    const Tensor plain = fused(x, nullptr, nullptr, k);  // no weight or bias: scale 1, shift 0
+    ASSERT_TRUE(plain.defined());
+    EXPECT_NEAR(plain.mean().item<double>(), 0.0, 1e-5);
+  }
 }
 
 }  // namespace

@@ -856,6 +856,48 @@ void check_pool(Kit& kit) {
       kExact);
 }
 
+// ABI 1.18's optional layer_norm (LayerNorm and ONNX's LayerNormalization
+// take it where no gradient is wanted): against the reference backend's
+// composition, which has no such kernel. Rows of W7's width, odd widths
+// (a kernel's vector tail), rows with a large mean (the centred variance
+// keeps their precision), weight and bias or neither, and many rows (split
+// over threads).
+void check_norm(Kit& kit) {
+  struct Case {
+    const char* layout;
+    Shape input;
+    int32_t normalized;
+    bool affine;
+    double mean;
+  };
+  const Case cases[] = {
+      {"[32,64,128] over 128 (W7's)", {32, 64, 128}, 1, true, 0},
+      {"[5,37] over 37 (a vector tail)", {5, 37}, 1, true, 0},
+      {"[3,4,6] over [4,6], no weight or bias", {3, 4, 6}, 2, false, 0},
+      {"[6,200] mean 1000 (the centred variance)", {6, 200}, 1, true, 1000},
+      {"[4096,16] (many rows, threaded)", {4096, 16}, 1, true, 0},
+      {"[2,1] (one element a row: all zero)", {2, 1}, 1, true, 0},
+  };
+  for (const Case& c : cases) {
+    const Shape normalized(c.input.end() - c.normalized, c.input.end());
+    Inputs inputs{kit.normal(c.input, Dtype::f32) + c.mean};
+    if (c.affine) {
+      inputs.push_back(kit.normal(normalized, Dtype::f32));
+      inputs.push_back(kit.normal(normalized, Dtype::f32));
+    }
+    int64_t terms = 1;
+    for (int64_t d : normalized) terms *= d;
+    kit.check(
+        "layer_norm", Dtype::f32, c.layout, inputs,
+        [normalized](const Inputs& in) {
+          nn::functional::LayerNormFuncOptions options(normalized);
+          if (in.size() == 3) options.weight(in[1]).bias(in[2]);
+          return nn::functional::layer_norm(in[0], options.eps(1e-5));
+        },
+        static_cast<double>(terms));
+  }
+}
+
 // ABI 1.12's optional sgd_step (torch.optim.SGD takes it): three steps of
 // each variant, the parameter after them against the reference backend's
 // elementwise path, which has no such kernel. A backend flagged
@@ -924,7 +966,8 @@ const Family kFamilies[] = {
     {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
     {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
     {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
-    {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer}};
+    {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer},
+    {"norm", check_norm}};
 
 }  // namespace
 

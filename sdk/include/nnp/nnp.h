@@ -1069,6 +1069,18 @@ struct nnp_api {
    * load_safetensors checks it) and no tensor read: a program checks what it
    * needs before anything large is made, and asks once, not once per key. */
   nnp_status (*safetensors_metadata_all)(const char* path, nnp_list** out);
+
+  /* ---- since 1.18: fused kernels for inference ---- */
+  /* (since 1.18) The backend's fused layer normalization of x over its last
+   * normalized_ndim dimensions (f32; weight and bias NULL or shaped as those
+   * dimensions): one pass per row instead of the mean, variance, rsqrt and
+   * products nnp/functional/normalization.hpp composes. Not recorded by
+   * autograd. *out is NULL (status NNP_OK) where no fused kernel applies -
+   * the backend has none, another dtype, mixed devices, or a gradient is
+   * wanted (grad mode with x, weight or bias requiring grad) - and the
+   * caller composes it. */
+  nnp_status (*layer_norm_fused)(const nnp_tensor* x, const nnp_tensor* weight, const nnp_tensor* bias,
+                                 int32_t normalized_ndim, double eps, nnp_tensor** out);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1087,6 +1099,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_12 NNP_SIZE_THROUGH(nnp_api, comm_summary)
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
 #define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, safetensors_metadata_all)
+#define NNP_API_SIZE_1_18 NNP_SIZE_THROUGH(nnp_api, layer_norm_fused)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

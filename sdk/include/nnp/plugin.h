@@ -204,12 +204,26 @@ typedef struct nnp_kernels {
   nnp_status (*conv2d_backward)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w,
                                 const nnp_view* grad_out, const nnp_conv2d_params* p, const nnp_view* grad_x,
                                 const nnp_view* grad_w, const nnp_view* grad_bias);
+  /* ---- since 1.18 ---- */
+  /* Layer normalization over the last dimension, forward only (optional;
+   * NULL = the core composes mean, variance, rsqrt and products). Asked
+   * when no gradient is recorded (no_grad, eval inference): for each row r
+   * of x [R, N],
+   *   mean = sum_j x[r, j] / N,  var = sum_j (x[r, j] - mean)^2 / N,
+   *   out[r, j] = (x[r, j] - mean) / sqrt(var + eps) * weight[j] + bias[j]
+   * (weight and bias each NULL or [N]: NULL multiplies by 1, adds 0).
+   * x and out are contiguous NNP_F32 of one shape, R, N >= 1, eps >= 0.
+   * Accumulate in at least f32 with the centred variance (not E[x^2] -
+   * mean^2), so a row with a large mean keeps its precision. */
+  nnp_status (*layer_norm)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* weight,
+                           const nnp_view* bias, double eps, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
 #define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
+#define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, layer_norm)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -278,7 +292,7 @@ typedef struct nnp_backend {
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
-#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward)
+#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

@@ -90,6 +90,14 @@ inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& options) {
     throw Error(NNP_SHAPE_MISMATCH, "LayerNorm: normalized_shape " + detail::shape_text(normalized) +
                                         " does not match the trailing dimensions of input " +
                                         detail::shape_text(shape));
+  // The backend's fused kernel (nnp_api.layer_norm_fused, 1.18) where one
+  // applies (f32, no gradient wanted), else the composition.
+  const Tensor& weight = options.weight();
+  const Tensor& bias = options.bias();
+  if (Tensor fused = Tensor::call(api().layer_norm_fused, x.get(), weight.defined() ? weight.get() : nullptr,
+                                  bias.defined() ? bias.get() : nullptr, k, options.eps());
+      fused.defined())
+    return fused;
   std::vector<int32_t> dims;
   for (int32_t i = 0; i < k; ++i) dims.push_back(x.ndim() - k + i);
   Tensor y = (x - x.mean(dims, true)) * (x.var(dims, 0, true) + options.eps()).rsqrt();
