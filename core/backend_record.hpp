@@ -28,6 +28,8 @@ class BackendRecord {
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
   // Built against ABI 1.7 or later.
   bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
+  // Built against 1.18 or later: its conv2d reads nnp_conv2d_params.activation.
+  bool knows_1_18() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_18; }
   // What its kernels compute (nnp_backend 1.16), as declared; a backend that
   // declares nothing has ABI 1.0's sets, or 1.7's when built against 1.7 to
   // 1.15 (which promised i8 and round to every such backend).

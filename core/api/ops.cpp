@@ -1,4 +1,7 @@
 // Adapters: views and compute, each recorded by autograd.
+#include <algorithm>
+#include <cstring>
+
 #include "../autograd/functions.hpp"
 #include "../dispatch/op_table.hpp"
 #include "arguments.hpp"
@@ -86,7 +89,10 @@ nnp_status scatter_add(const nnp_tensor* x, int32_t dim, const nnp_tensor* index
 nnp_status conv2d_fused(const nnp_tensor* x, const nnp_tensor* w, const nnp_tensor* bias, const nnp_conv2d_params* p,
                         nnp_tensor** out) {
   return handle_out(out, "conv2d_fused", [&] {
-    const nnp_conv2d_params& params = params_arg(p, NNP_CONV2D_PARAMS_SIZE_1_9, "conv2d_fused");
+    const nnp_conv2d_params& given = params_arg(p, NNP_CONV2D_PARAMS_SIZE_1_9, "conv2d_fused");
+    nnp_conv2d_params params{};  // a caller's older struct: the fields it has, NONE for the activation
+    std::memcpy(&params, &given, std::min(given.struct_size, sizeof params));
+    params.struct_size = sizeof params;
     return conv2d_kernel(tensor_arg(x, "conv2d_fused", "x"), tensor_arg(w, "conv2d_fused", "w"),
                          bias ? &tensor_arg(bias, "conv2d_fused", "bias") : nullptr, params);
   });

@@ -5,6 +5,7 @@
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/record.hpp"
 #include "constant_folding.hpp"
+#include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
 
 namespace nnp::core::graph {
@@ -32,6 +33,11 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
+  FusedProgram fused = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
+  plan.nodes = std::move(fused.nodes);
+  plan.made = std::move(fused.made);
+  if (fused.fused > 0)
+    plan.notes.push_back(std::to_string(fused.fused) + " convolutions fused with the ReLU after them");
   // Keep only the folded values something still reads.
   std::vector<bool> read(static_cast<size_t>(program.slots), false);
   for (int32_t s : *program.outputs) read[static_cast<size_t>(s)] = true;

@@ -27,6 +27,7 @@ struct ProgramView {
 
 struct InferencePlan {
   std::vector<const onnx::GraphNode*> nodes;             // run in order
+  std::vector<std::unique_ptr<onnx::GraphNode>> made;    // the nodes the passes made (fused)
   std::vector<std::pair<int32_t, TensorRef>> constants;  // folded values the nodes or outputs read
   std::vector<const Tensor*> sources;                    // the module tensors they were computed from
   nn::Fingerprint assumed;                               // the sources' storage ids and versions

@@ -355,6 +355,15 @@ nnp_hook_handle* register_hook(Module& m, nnp_module_hook_kind kind, ModuleHookF
   return add_hook(m.hooks[kind], fn, std::move(user_data), prepend);
 }
 
+bool calls_plainly(const Module& m) {
+  if (!m.derived.empty()) return false;
+  GlobalHooks& g = global_hooks();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  for (int kind = 0; kind < 4; ++kind)
+    if (!g.lists[kind]->empty() || !m.hooks[kind]->empty()) return false;
+  return true;
+}
+
 nnp_hook_handle* register_global_hook(nnp_module_hook_kind kind, ModuleHookFn fn, std::shared_ptr<void> user_data) {
   check_hook(kind, fn, fn.values ? "register_global_module_values_hook" : "register_global_module_hook");
   return add_hook(global_hooks().lists[kind], fn, std::move(user_data), false);

@@ -22,6 +22,11 @@ TensorRef call(Module& m, const std::vector<TensorRef>& inputs);
 // (module_call_values).
 nnp_list call_values(Module& m, nnp_list args);
 
+// Whether a call of m runs its forward and nothing else: no hook of any
+// kind, its own or global, and no pruned or parametrized tensor. What graph
+// mode checks before it runs a layer's work fused with the next op's.
+bool calls_plainly(const Module& m);
+
 // Hooks of any kind that see tensors, and forward hooks that see values.
 nnp_hook_handle* register_hook(Module& m, nnp_module_hook_kind kind, ModuleHookFn fn, std::shared_ptr<void> user_data,
                                bool prepend);

@@ -419,6 +419,7 @@ void run_node(const GraphNode& node, std::vector<GraphValue>& values) {
     switch (node.kind) {
       case GraphNodeKind::kControl: run_control(node, values); break;
       case GraphNodeKind::kSequence: run_sequence_op(node, values); break;
+      case GraphNodeKind::kFused: node.fused(node, values); break;
       default: run_compute(node, values);
     }
   } catch (const Error& e) {

@@ -6,6 +6,7 @@
 // values rather than compute them (graph_control.cpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,9 @@ struct Subgraph {
   std::vector<GraphNode> nodes;
 };
 
-enum class GraphNodeKind { kOp, kLayer, kControl, kSequence };
+// kFused: a node graph mode's passes made of several (core/graph/), which
+// runs through `fused`.
+enum class GraphNodeKind { kOp, kLayer, kControl, kSequence, kFused };
 
 struct GraphNode {
   GraphNodeKind kind = GraphNodeKind::kOp;
@@ -44,6 +47,7 @@ struct GraphNode {
   std::unique_ptr<nnp_attrs> attrs;
   std::vector<int32_t> inputs, outputs;  // value slots; -1: an omitted optional input or output
   std::vector<Subgraph> graphs;          // kControl: If's then and else, Loop's and Scan's body
+  std::function<void(const GraphNode&, std::vector<GraphValue>&)> fused;  // kFused
 };
 
 // Runs one node, or nodes in order, over values (sized to every slot of the

@@ -359,6 +359,7 @@ void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Te
   set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
   set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
   set_attr(n, "group", p.groups);
+  if (p.activation == NNP_CONV_ACTIVATION_RELU) result = g.node1("Relu", {result});
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);  // channels and spatial sizes change
 }
 

@@ -51,7 +51,17 @@ struct Conv2dOp {
     TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
     nnp_view vx = kernel_view(*xc), vw = kernel_view(*wc), vo = kernel_view(*out), vb{};
     if (bc) vb = kernel_view(*bc);
-    run_kernel(x, "conv2d", x.backend().kernels().conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &p, &vo));
+    // A backend built before 1.18 is handed the 1.9 struct and never an
+    // activation: the core applies it after, in place.
+    const BackendRecord& backend = x.backend();
+    nnp_conv2d_params given = p;
+    const bool core_activates = p.activation != NNP_CONV_ACTIVATION_NONE && !backend.knows_1_18();
+    if (!backend.knows_1_18()) {
+      given.struct_size = NNP_CONV2D_PARAMS_SIZE_1_9;
+      given.activation = NNP_CONV_ACTIVATION_NONE;
+    }
+    run_kernel(x, "conv2d", backend.kernels().conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &given, &vo));
+    if (core_activates) run_kernel(x, "relu", backend.kernels().unary(&kernel_ctx(x), NNP_UNARY_RELU, &vo, &vo));
     return out;
   }
   void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_conv2d(g, *in[0], *in[1], in[2], p, *out); }
@@ -81,7 +91,7 @@ struct Conv2dOp {
           if (gb) vgb = kernel_view(*gb);
           run_kernel(*x, "conv2d_backward",
                      x->backend().conv2d_backward()(&kernel_ctx(*x), &vx, &vw, &vg, &params, gx ? &vgx : nullptr,
-                                                     gw ? &vgw : nullptr, gb ? &vgb : nullptr));
+                                                    gw ? &vgw : nullptr, gb ? &vgb : nullptr));
           return autograd::Grads{gx, gw, gb};
         });
   }
@@ -92,7 +102,11 @@ struct Conv2dOp {
 TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p) {
   const BackendRecord& backend = x.backend();
   if (!backend.conv2d()) return {};
-  if (autograd::should_record({&x, &w, bias}) && !backend.conv2d_backward()) return {};
+  if (p.activation != NNP_CONV_ACTIVATION_NONE && p.activation != NNP_CONV_ACTIVATION_RELU)
+    fail(NNP_INVALID_ARGUMENT, "conv2d: activation ", p.activation,
+         " is not NNP_CONV_ACTIVATION_NONE (0) or NNP_CONV_ACTIVATION_RELU (1)");
+  const bool records = autograd::should_record({&x, &w, bias});
+  if (records && (!backend.conv2d_backward() || p.activation != NNP_CONV_ACTIVATION_NONE)) return {};
   Dims out_shape;
   if (!conv2d_shape(x, w, bias, p, out_shape)) return {};
   return dispatch::dispatch(Conv2dOp{{&x, &w, bias}, p, out_shape}, dispatch::Face::PUBLIC);

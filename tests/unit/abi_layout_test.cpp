@@ -170,7 +170,7 @@ PIN(nnp_conv2d_params, stride, 8);
 PIN(nnp_conv2d_params, padding, 24);
 PIN(nnp_conv2d_params, dilation, 40);
 PIN(nnp_conv2d_params, groups, 56);
-static_assert(sizeof(nnp_conv2d_params) == 64 && NNP_CONV2D_PARAMS_SIZE_1_9 == 64, "nnp_conv2d_params 1.9");
+static_assert(NNP_CONV2D_PARAMS_SIZE_1_9 == 64, "nnp_conv2d_params 1.9");
 // ---- ABI 1.10 ----
 PIN(nnp_kernels, max_pool2d, 120);
 static_assert(NNP_KERNELS_SIZE_1_10 == 128, "nnp_kernels 1.10 is 128 bytes");
@@ -300,6 +300,9 @@ PIN(nnp_kernels, layer_norm, 144);
 static_assert(sizeof(nnp_kernels) == 152 && NNP_KERNELS_SIZE_1_18 == 152, "nnp_kernels 1.18 is 152 bytes");
 PIN(nnp_api, layer_norm_fused, 1976);
 static_assert(sizeof(nnp_api) == 1984 && NNP_API_SIZE_1_18 == 1984, "nnp_api 1.18 is 1984 bytes");
+PIN(nnp_conv2d_params, activation, 64);
+static_assert(sizeof(nnp_conv2d_params) == 72 && NNP_CONV2D_PARAMS_SIZE_1_18 == 72, "nnp_conv2d_params 1.18");
+static_assert(NNP_CONV_ACTIVATION_NONE == 0 && NNP_CONV_ACTIVATION_RELU == 1, "the 1.18 activations");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

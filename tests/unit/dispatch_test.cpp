@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -271,6 +272,22 @@ TEST(FusedEntries, GiveNullWhereNoKernelAppliesAndRefuseUnsizedParameters) {
   const Tensor xr = x.to(Device("reference"), Dtype::f32), wr = w.to(Device("reference"), Dtype::f32);
   EXPECT_EQ(api().conv2d_fused(xr.get(), wr.get(), nullptr, &conv, &out), NNP_OK);
   EXPECT_EQ(out, nullptr) << "the reference backend has no fused convolution";
+  // (1.18) The activation: RELU clamps as the kernel writes; a 1.9-sized
+  // struct has none; another value is refused.
+  const Tensor xf = x.to(Dtype::f32), wf = w.to(Dtype::f32);
+  conv.activation = NNP_CONV_ACTIVATION_RELU;
+  const Tensor relu = Tensor::call(api().conv2d_fused, xf.get(), wf.get(), nullptr, &conv);
+  conv.struct_size = NNP_CONV2D_PARAMS_SIZE_1_9;
+  const Tensor plain = Tensor::call(api().conv2d_fused, xf.get(), wf.get(), nullptr, &conv);
+  ASSERT_TRUE(relu.defined() && plain.defined());
+  EXPECT_EQ(relu.to_vector<float>(), plain.relu().to_vector<float>());
+  const std::vector<float> unclamped = plain.to_vector<float>();
+  EXPECT_LT(*std::min_element(unclamped.begin(), unclamped.end()), 0.0f) << "the 1.9 struct's call read an activation";
+  conv.struct_size = sizeof conv;
+  conv.activation = 7;
+  EXPECT_EQ(api().conv2d_fused(xf.get(), wf.get(), nullptr, &conv, &out), NNP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api().last_error()).find("activation 7"), std::string::npos) << api().last_error();
+  conv.activation = NNP_CONV_ACTIVATION_NONE;
   conv.struct_size = 0;
   EXPECT_EQ(api().conv2d_fused(x.to(Dtype::f32).get(), w.to(Dtype::f32).get(), nullptr, &conv, &out),
             NNP_INVALID_ARGUMENT);

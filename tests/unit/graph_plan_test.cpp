@@ -97,4 +97,39 @@ TEST(GraphPlan, ACallThatNeedsTheWeightsGradientRunsTheProgramAsWritten) {
   EXPECT_EQ(f.w.grad().to_vector<float>(), (std::vector<float>{12, 16, 20, 24, 12, 16, 20, 24, 12, 16, 20, 24}));
 }
 
+// A convolution whose output only a ReLU reads: under no_grad the plan runs
+// them as one kernel (no relu op of its own), with the values of the
+// program as written; a hook on the convolution still runs (the fused node
+// then calls the layer).
+const char* const kConvRelu = R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+    "layers": [{"name": "conv", "type": "nn.Conv2d",
+                "attrs": {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1, "stride": 2}}],
+    "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["c"]},
+              {"op": "Relu", "inputs": ["c"], "outputs": ["y"]}]})";
+
+TEST(GraphPlan, AConvolutionAndTheReluAfterItRunAsOneKernel) {
+  manual_seed(7);
+  nn::ModuleHandle net = nn::GraphModule(kConvRelu);
+  const Tensor x = randn({4, 2, 9, 9});
+  const std::vector<float> as_written = net(x).to_vector<float>();  // grad mode: the program as written
+  std::vector<std::string> planned;
+  {
+    NoGradGuard no_grad;
+    EXPECT_EQ(net(x).to_vector<float>(), as_written);
+    planned = ops_of_call(net, x);
+  }
+  EXPECT_TRUE(ran(planned, "conv2d"));
+  EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from the convolution";
+  int calls = 0;
+  nn::ModuleHandle conv = net.named_children()[0].second;
+  nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+    ++calls;
+    return Tensor();
+  };
+  HookHandle hook = conv.register_forward_hook(count);
+  NoGradGuard no_grad;
+  EXPECT_EQ(net(x).to_vector<float>(), as_written);
+  EXPECT_EQ(calls, 1) << "the convolution's hook did not run";
+}
+
 }  // namespace

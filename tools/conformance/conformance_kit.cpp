@@ -769,6 +769,37 @@ void check_conv(Kit& kit) {
           return conv(in[0]);
         },
         static_cast<double>(w[1] * w[2] * w[3]));
+    // ABI 1.18's activation: the ReLU applied by the kernel as it writes
+    // (graph mode fuses it), or composed where the backend has no kernel.
+    kit.check(
+        "conv2d relu", Dtype::f32, g.layout, inputs,
+        [spec](const Inputs& in) {
+          const nn::LayerSpec layer = *nn::layer_spec(nn::model_from_spec(spec));
+          const nn::Attrs& attrs = layer.attrs;
+          auto pair = [&attrs](const char* name, int64_t fallback, int64_t out[2]) {
+            std::vector<int64_t> v = attrs.has(name) ? attrs.integers(name) : std::vector<int64_t>{fallback};
+            out[0] = v.front();
+            out[1] = v.back();
+          };
+          nnp_conv2d_params p{};
+          p.struct_size = sizeof p;
+          pair("stride", 1, p.stride);
+          pair("padding", 0, p.padding);
+          pair("dilation", 1, p.dilation);
+          p.groups = attrs.has("groups") ? attrs.integer("groups") : 1;
+          p.activation = NNP_CONV_ACTIVATION_RELU;
+          NoGradGuard no_grad;
+          const Tensor* bias = in.size() > 2 ? &in[2] : nullptr;
+          if (Tensor fused = Tensor::call(api().conv2d_fused, in[0].get(), in[1].get(), bias ? bias->get() : nullptr, &p);
+              fused.defined())
+            return fused;
+          nn::functional::Conv2dFuncOptions options;
+          options.stride({p.stride[0], p.stride[1]}).padding({p.padding[0], p.padding[1]});
+          options.dilation({p.dilation[0], p.dilation[1]}).groups(p.groups);
+          if (bias) options.bias(*bias);
+          return nn::functional::conv2d(in[0], in[1], options).relu();
+        },
+        static_cast<double>(w[1] * w[2] * w[3]));
     // Training (ABI 1.12's conv2d_backward, or the core's im2col ops): the
     // gradients of sum(conv(x) * r) for x, the weight and the bias, one
     // after another. Not for the largest product: the reference's loops

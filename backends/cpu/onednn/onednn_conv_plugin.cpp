@@ -56,7 +56,7 @@ enum Pass : int64_t { kForward, kBackwardData, kBackwardWeights };
 // One plan's identity: geometry, pass and image count. All int64_t, so that
 // it has no padding and compares with memcmp.
 struct Key {
-  int64_t pass, images, c, h, w, o, kh, kw, oh, ow, groups, bias;
+  int64_t pass, images, c, h, w, o, kh, kw, oh, ow, groups, bias, relu;
   int64_t stride[2], padding[2], dilation[2];
   bool operator==(const Key& k) const { return std::memcmp(this, &k, sizeof(Key)) == 0; }
 };
@@ -71,6 +71,7 @@ Key key_of(Pass pass, const nnp_view& x, const nnp_view& w, const nnp_view& out,
   k.oh = out.shape[2], k.ow = out.shape[3];
   k.groups = p.groups;
   k.bias = bias ? 1 : 0;
+  k.relu = p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation == NNP_CONV_ACTIVATION_RELU ? 1 : 0;
   for (int i = 0; i < 2; ++i) k.stride[i] = p.stride[i], k.padding[i] = p.padding[i], k.dilation[i] = p.dilation[i];
   return k;
 }
@@ -171,9 +172,18 @@ void build(Plan& plan) {
   const memory::desc user_src = plain(src_dims(k), memory::format_tag::nchw);
   const memory::desc user_dst = plain(dst_dims(k), memory::format_tag::nchw);
   const memory::desc user_weights = plain(weight_dims(k), weight_tag(k));
-  const auto forward = forward_descriptor(k, attr);
+  const auto training_forward = forward_descriptor(k, attr);  // the backward passes' hint
   memory::desc scratchpad;
   if (k.pass == kForward) {
+    // ReLU as the primitive's post-op: applied as each output block is
+    // written, not in another pass over the output.
+    dnnl::primitive_attr forward_attr = attr;
+    if (k.relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      forward_attr.set_post_ops(ops);
+    }
+    const auto forward = k.relu ? forward_descriptor(k, forward_attr) : training_forward;
     if (!is_jit(forward.impl_info_str())) return void(plan.declined = true);
     plan.primitive = dnnl::convolution_forward(forward);
     plan.operands.push_back(operand(DNNL_ARG_SRC, false, user_src, forward.src_desc()));
@@ -187,7 +197,7 @@ void build(Plan& plan) {
     dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(src_dims(k)),
                                                any(weight_dims(k)), any(dst_dims(k)), strides, dilation, padding,
                                                padding);
-    dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine(), forward);
+    dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine(), training_forward);
     if (!is_jit(pd.impl_info_str())) return void(plan.declined = true);
     plan.primitive = dnnl::convolution_backward_data(pd);
     plan.operands.push_back(operand(DNNL_ARG_DIFF_DST, false, user_dst, pd.diff_dst_desc()));
@@ -198,7 +208,7 @@ void build(Plan& plan) {
     dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, any(src_dims(k)),
                                                   any(weight_dims(k)), any(dst_dims(k)), strides, dilation,
                                                   padding, padding);
-    dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine(), forward);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine(), training_forward);
     if (!is_jit(pd.impl_info_str())) return void(plan.declined = true);
     plan.primitive = dnnl::convolution_backward_weights(pd);
     plan.operands.push_back(operand(DNNL_ARG_SRC, false, user_src, pd.src_desc()));

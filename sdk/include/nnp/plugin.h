@@ -156,7 +156,9 @@ typedef struct nnp_kernels {
    * j*dilation[1]] (positions outside x read 0; g = o / (O/groups)).
    * x is [N, C, H, W], w [O, C/groups, KH, KW],
    * bias [O] or NULL, out [N, O, OH, OW]; all contiguous NNP_F32, every size
-   * >= 1. */
+   * >= 1. (since 1.18) A table at least NNP_KERNELS_SIZE_1_18 is also handed
+   * p->activation (p->struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18; NONE
+   * otherwise): RELU makes each output max(0, out) after the bias. */
   nnp_status (*conv2d)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* w, const nnp_view* bias,
                        const nnp_conv2d_params* p, const nnp_view* out);
   /* ---- since 1.10 ---- */

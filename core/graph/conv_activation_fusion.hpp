@@ -1,0 +1,27 @@
+// Graph mode's convolution epilogue: an nn.Conv2d layer whose output only a
+// Relu reads becomes one node that asks the backend for the convolution
+// with the ReLU applied as each output is written
+// (nnp_conv2d_params.activation, ABI 1.18): one pass over the output fewer,
+// and one tensor fewer. At run time the fused node takes the layer's
+// current weight and bias; where the layer has hooks, pruned or
+// parametrized tensors, or no kernel applies, it calls the layer and the
+// ReLU as the program did.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "../onnx/graph_program.hpp"
+
+namespace nnp::core::graph {
+
+struct FusedProgram {
+  std::vector<const onnx::GraphNode*> nodes;           // what runs, in order
+  std::vector<std::unique_ptr<onnx::GraphNode>> made;  // the fused nodes among them
+  int fused = 0;
+};
+
+FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
+                            int32_t slots);
+
+}  // namespace nnp::core::graph
