@@ -51,6 +51,9 @@ class BackendRecord {
     return since(kernels_.conv2d_backward, NNP_KERNELS_SIZE_1_12);
   }
   decltype(nnp_kernels::layer_norm) layer_norm() const { return since(kernels_.layer_norm, NNP_KERNELS_SIZE_1_18); }
+  decltype(nnp_kernels::gemm_epilogue) gemm_epilogue() const {
+    return since(kernels_.gemm_epilogue, NNP_KERNELS_SIZE_1_18);
+  }
   // Device timing events (nnp_backend 1.6): all three, or none.
   bool has_timing_events() const {
     return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&

@@ -66,6 +66,10 @@ MaxPool2dResult max_pool2d_kernel(const Tensor& x, const nnp_pool2d_params& p, i
 // not f32, mixed devices, a gradient wanted, an export below opset 17).
 TensorRef layer_norm_kernel(const Tensor& x, const Tensor* weight, const Tensor* bias, int32_t normalized_ndim,
                             double eps);
+// ops/gemm_epilogue.cpp: x [..., K] @ w [K, N] + bias [N] (bias may be
+// null), then the activation, by the backend's fused kernel; null where it
+// does not apply (no kernel, not f32, other shapes, a gradient wanted).
+TensorRef gemm_epilogue_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, int32_t activation);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

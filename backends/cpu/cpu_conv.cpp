@@ -152,7 +152,7 @@ nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, c
       finish(g, product.data(), pb, group, first, images, po);
     }
   }
-  if (p->struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p->activation == NNP_CONV_ACTIVATION_RELU)
+  if (p->struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p->activation == NNP_ACTIVATION_RELU)
     return unary(nullptr, NNP_UNARY_RELU, out, out);
   return NNP_OK;
 }

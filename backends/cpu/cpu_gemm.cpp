@@ -256,4 +256,43 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
   });
 }
 
+// The product with its epilogue: c starts as the bias rows (or zeros) and
+// the GEMM adds a @ b to it (beta 1), so no product tensor is made; the
+// ReLU then runs over c in place, split over the pool.
+nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
+                         int32_t activation, const nnp_view* out) {
+  if (a->dtype != NNP_F32 || b->dtype != NNP_F32 || out->dtype != NNP_F32 || (bias && bias->dtype != NNP_F32))
+    return fail(NNP_DTYPE_MISMATCH, "gemm_epilogue: the cpu kernel takes f32");
+  SingleThreadedBlas serial;
+  const int64_t m = out->shape[0], n = out->shape[1], k = a->shape[1];
+  const auto* pa = static_cast<const float*>(a->data);
+  const auto* pb = static_cast<const float*>(b->data);
+  auto* pc = static_cast<float*>(out->data);
+  BlasMatrix<float> ma = as_blas(pa, m, k, a->strides[0], a->strides[1]);
+  BlasMatrix<float> mb = as_blas(pb, k, n, b->strides[0], b->strides[1]);
+  if (!ma.usable) {
+    std::vector<float>& sa = scratch(0);
+    sa.resize(static_cast<size_t>(m * k));
+    pack(pa, m, k, a->strides[0], a->strides[1], sa.data());
+    ma = as_blas(sa.data(), m, k, k, 1);
+  }
+  if (!mb.usable) {
+    std::vector<float>& sb = scratch(1);
+    sb.resize(static_cast<size_t>(k * n));
+    pack(pb, k, n, b->strides[0], b->strides[1], sb.data());
+    mb = as_blas(sb.data(), k, n, n, 1);
+  }
+  const float* row = bias ? static_cast<const float*>(bias->data) : nullptr;
+  if (row)
+    parallel_for(m, n, [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) std::memcpy(pc + r * n, row, static_cast<size_t>(n) * sizeof(float));
+    });
+  call_gemm(ma, mb, pc, m, n, k, n, row ? 1.0 : 0.0);
+  if (activation == NNP_ACTIVATION_RELU)
+    parallel_for(m * n, 1, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) pc[i] = pc[i] < 0.0f ? 0.0f : pc[i];  // a NaN stays NaN
+    });
+  return NNP_OK;
+}
+
 }  // namespace nnp::cpu

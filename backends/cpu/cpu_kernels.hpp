@@ -24,6 +24,8 @@ nnp_status where(const nnp_kernel_ctx*, const nnp_view* cond, const nnp_view* a,
 nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, int32_t nreduce, double correction,
                   const nnp_view* out);
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
+                         int32_t activation, const nnp_view* out);
 // c[m, n] (leading dimension ldc) = op(a) @ op(b) + beta * c for row-major
 // f32 matrices (op(a) is [m, k]: a itself, or a stored [k, m] when trans_a),
 // as the gemm kernel runs its products: OpenBLAS on one thread, a large

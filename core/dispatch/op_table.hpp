@@ -94,7 +94,8 @@ enum class TraceForm : int32_t {
   X(FAKE_QUANTIZE_PER_CHANNEL, "fake_quantize_per_channel_affine",                         \
     "FakeQuantizePerChannelAffineCachemaskBackward", REFUSED)                              \
   X(SGD_STEP, "sgd_step", nullptr, REFUSED)                                                \
-  X(LAYER_NORM, "layer_norm", nullptr, NODES)
+  X(LAYER_NORM, "layer_norm", nullptr, NODES)                                              \
+  X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

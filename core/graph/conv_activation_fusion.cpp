@@ -5,6 +5,7 @@
 #include "../nn/module.hpp"
 #include "../nn/module_call.hpp"
 #include "../ops.hpp"
+#include "readers.hpp"
 
 namespace nnp::core::graph {
 
@@ -44,7 +45,7 @@ bool conv_params(const onnx::GraphNode& n, nnp_conv2d_params& p) {
     if (g->second.type != NNP_ATTR_INT) return false;
     p.groups = g->second.i;
   }
-  p.activation = NNP_CONV_ACTIVATION_RELU;
+  p.activation = NNP_ACTIVATION_RELU;
   return pair_of(a, "stride", 1, p.stride) && pair_of(a, "padding", 0, p.padding) &&
          pair_of(a, "dilation", 1, p.dilation);
 }
@@ -66,27 +67,7 @@ void run_conv_relu(const nnp_conv2d_params& p, const onnx::GraphNode& node, std:
 
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots) {
-  // How many times each slot is read: by nodes, subgraphs and the outputs.
-  std::vector<int> readers(static_cast<size_t>(slots), 0);
-  std::function<void(const std::vector<onnx::GraphNode>&)> count_subgraph = [&](const auto& inner) {
-    for (const onnx::GraphNode& n : inner) {
-      for (int32_t s : n.inputs)
-        if (s >= 0) ++readers[static_cast<size_t>(s)];
-      for (const onnx::Subgraph& g : n.graphs) {
-        count_subgraph(g.nodes);
-        for (int32_t s : g.outputs) ++readers[static_cast<size_t>(s)];
-      }
-    }
-  };
-  for (const onnx::GraphNode* n : nodes) {
-    for (int32_t s : n->inputs)
-      if (s >= 0) ++readers[static_cast<size_t>(s)];
-    for (const onnx::Subgraph& g : n->graphs) {
-      count_subgraph(g.nodes);
-      for (int32_t s : g.outputs) ++readers[static_cast<size_t>(s)];
-    }
-  }
-  for (int32_t s : outputs) ++readers[static_cast<size_t>(s)];
+  const std::vector<int> readers = count_readers(nodes, outputs, slots);
 
   FusedProgram out;
   std::vector<bool> absorbed(nodes.size(), false);

@@ -8,18 +8,11 @@
 // ReLU as the program did.
 #pragma once
 
-#include <memory>
 #include <vector>
 
-#include "../onnx/graph_program.hpp"
+#include "fused_program.hpp"
 
 namespace nnp::core::graph {
-
-struct FusedProgram {
-  std::vector<const onnx::GraphNode*> nodes;           // what runs, in order
-  std::vector<std::unique_ptr<onnx::GraphNode>> made;  // the fused nodes among them
-  int fused = 0;
-};
 
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots);

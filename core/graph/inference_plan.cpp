@@ -7,24 +7,10 @@
 #include "constant_folding.hpp"
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
+#include "gemm_epilogue_fusion.hpp"
+#include "readers.hpp"
 
 namespace nnp::core::graph {
-
-namespace {
-
-// Every slot the nodes (their subgraphs included) and the outputs read.
-void mark_reads(const std::vector<onnx::GraphNode>& nodes, std::vector<bool>& read) {
-  for (const onnx::GraphNode& n : nodes) {
-    for (int32_t s : n.inputs)
-      if (s >= 0) read[static_cast<size_t>(s)] = true;
-    for (const onnx::Subgraph& g : n.graphs) {
-      mark_reads(g.nodes, read);
-      for (int32_t s : g.outputs) read[static_cast<size_t>(s)] = true;
-    }
-  }
-}
-
-}  // namespace
 
 InferencePlan InferencePlan::make(const ProgramView& program) {
   InferencePlan plan;
@@ -33,24 +19,19 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
-  FusedProgram fused = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
-  plan.nodes = std::move(fused.nodes);
-  plan.made = std::move(fused.made);
-  if (fused.fused > 0)
-    plan.notes.push_back(std::to_string(fused.fused) + " convolutions fused with the ReLU after them");
+  FusedProgram convs = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
+  FusedProgram gemms = fuse_gemm_epilogues(convs.nodes, *program.outputs, program.slots);
+  plan.nodes = std::move(gemms.nodes);
+  for (FusedProgram* pass : {&convs, &gemms})
+    for (auto& node : pass->made) plan.made.push_back(std::move(node));
+  if (convs.fused > 0)
+    plan.notes.push_back(std::to_string(convs.fused) + " convolutions fused with the ReLU after them");
+  if (gemms.fused > 0)
+    plan.notes.push_back(std::to_string(gemms.fused) + " MatMuls fused with the bias Add and ReLU after them");
   // Keep only the folded values something still reads.
-  std::vector<bool> read(static_cast<size_t>(program.slots), false);
-  for (int32_t s : *program.outputs) read[static_cast<size_t>(s)] = true;
-  for (const onnx::GraphNode* n : plan.nodes) {
-    for (int32_t s : n->inputs)
-      if (s >= 0) read[static_cast<size_t>(s)] = true;
-    for (const onnx::Subgraph& g : n->graphs) {
-      mark_reads(g.nodes, read);
-      for (int32_t s : g.outputs) read[static_cast<size_t>(s)] = true;
-    }
-  }
+  const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, program.slots);
   for (auto& [slot, value] : folded.constants)
-    if (read[static_cast<size_t>(slot)]) plan.constants.emplace_back(slot, std::move(value));
+    if (readers[static_cast<size_t>(slot)] > 0) plan.constants.emplace_back(slot, std::move(value));
   for (int32_t s : folded.sources) {
     auto it = std::find_if(program.tensors->begin(), program.tensors->end(),
                            [&](const auto& entry) { return entry.first == s; });

@@ -186,6 +186,17 @@ void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, c
   g.bind(out, result, v.batch_axis, v.batch_lead);
 }
 
+// MatMul, Add of the bias, Relu: the nodes graph mode fused.
+void record_gemm_epilogue(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, int32_t activation,
+                          const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::string result = g.node1("MatMul", {v.name, g.value(w).name});
+  if (bias) result = g.node1("Add", {result, g.value(*bias).name});
+  if (activation == NNP_ACTIVATION_RELU) result = g.node1("Relu", {result});
+  // Rows keep their place: a batch axis other than the last stays where it is.
+  g.bind(out, result, v.batch_axis == x.shape.ndim - 1 ? -1 : v.batch_axis, v.batch_lead);
+}
+
 // Written only at opset 17 and later (the fused op is not taken otherwise).
 void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
                        int32_t normalized_ndim, double eps, const Tensor& out) {
@@ -359,7 +370,7 @@ void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Te
   set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
   set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
   set_attr(n, "group", p.groups);
-  if (p.activation == NNP_CONV_ACTIVATION_RELU) result = g.node1("Relu", {result});
+  if (p.activation == NNP_ACTIVATION_RELU) result = g.node1("Relu", {result});
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);  // channels and spatial sizes change
 }
 

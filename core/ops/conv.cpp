@@ -55,10 +55,10 @@ struct Conv2dOp {
     // activation: the core applies it after, in place.
     const BackendRecord& backend = x.backend();
     nnp_conv2d_params given = p;
-    const bool core_activates = p.activation != NNP_CONV_ACTIVATION_NONE && !backend.knows_1_18();
+    const bool core_activates = p.activation != NNP_ACTIVATION_NONE && !backend.knows_1_18();
     if (!backend.knows_1_18()) {
       given.struct_size = NNP_CONV2D_PARAMS_SIZE_1_9;
-      given.activation = NNP_CONV_ACTIVATION_NONE;
+      given.activation = NNP_ACTIVATION_NONE;
     }
     run_kernel(x, "conv2d", backend.kernels().conv2d(&kernel_ctx(x), &vx, &vw, bc ? &vb : nullptr, &given, &vo));
     if (core_activates) run_kernel(x, "relu", backend.kernels().unary(&kernel_ctx(x), NNP_UNARY_RELU, &vo, &vo));
@@ -102,11 +102,11 @@ struct Conv2dOp {
 TensorRef conv2d_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p) {
   const BackendRecord& backend = x.backend();
   if (!backend.conv2d()) return {};
-  if (p.activation != NNP_CONV_ACTIVATION_NONE && p.activation != NNP_CONV_ACTIVATION_RELU)
+  if (p.activation != NNP_ACTIVATION_NONE && p.activation != NNP_ACTIVATION_RELU)
     fail(NNP_INVALID_ARGUMENT, "conv2d: activation ", p.activation,
-         " is not NNP_CONV_ACTIVATION_NONE (0) or NNP_CONV_ACTIVATION_RELU (1)");
+         " is not NNP_ACTIVATION_NONE (0) or NNP_ACTIVATION_RELU (1)");
   const bool records = autograd::should_record({&x, &w, bias});
-  if (records && (!backend.conv2d_backward() || p.activation != NNP_CONV_ACTIVATION_NONE)) return {};
+  if (records && (!backend.conv2d_backward() || p.activation != NNP_ACTIVATION_NONE)) return {};
   Dims out_shape;
   if (!conv2d_shape(x, w, bias, p, out_shape)) return {};
   return dispatch::dispatch(Conv2dOp{{&x, &w, bias}, p, out_shape}, dispatch::Face::PUBLIC);

@@ -125,6 +125,16 @@ std::vector<Sample> samples() {
     return fake_quantize_per_channel_affine(x, full({3}, 0.1), zeros({3}, Dtype::i32), 1, -128, 127);
   });
   s.push_back(sgd_sample);
+  s.push_back([](const Tensor& x) {  // graph mode's fused product (1.18): a GraphModule's plan, no gradient wanted
+    static nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "w", "value": "w", "shape": [3, 4], "dtype": "f32",
+                     "data": [1, -2, 3, -4, 5, -6, 7, -8, 9, -1, 2, -3]},
+                    {"key": "b", "value": "b", "shape": [4], "dtype": "f32", "data": [0.5, -0.5, 1, -1]}],
+        "nodes": [{"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]},
+                  {"op": "Add", "inputs": ["p", "b"], "outputs": ["q"]},
+                  {"op": "Relu", "inputs": ["q"], "outputs": ["y"]}]})");
+    return net(x);
+  });
   s.push_back([](const Tensor& x) {  // the fused kernel (1.18): no gradient wanted of x or the constants
     return F::layer_norm(x, F::LayerNormFuncOptions({3}).weight(full({3}, 0.5)).bias(full({3}, 0.1)));
   });
@@ -275,7 +285,7 @@ TEST(FusedEntries, GiveNullWhereNoKernelAppliesAndRefuseUnsizedParameters) {
   // (1.18) The activation: RELU clamps as the kernel writes; a 1.9-sized
   // struct has none; another value is refused.
   const Tensor xf = x.to(Dtype::f32), wf = w.to(Dtype::f32);
-  conv.activation = NNP_CONV_ACTIVATION_RELU;
+  conv.activation = NNP_ACTIVATION_RELU;
   const Tensor relu = Tensor::call(api().conv2d_fused, xf.get(), wf.get(), nullptr, &conv);
   conv.struct_size = NNP_CONV2D_PARAMS_SIZE_1_9;
   const Tensor plain = Tensor::call(api().conv2d_fused, xf.get(), wf.get(), nullptr, &conv);
@@ -287,7 +297,7 @@ TEST(FusedEntries, GiveNullWhereNoKernelAppliesAndRefuseUnsizedParameters) {
   conv.activation = 7;
   EXPECT_EQ(api().conv2d_fused(xf.get(), wf.get(), nullptr, &conv, &out), NNP_INVALID_ARGUMENT);
   EXPECT_NE(std::string(api().last_error()).find("activation 7"), std::string::npos) << api().last_error();
-  conv.activation = NNP_CONV_ACTIVATION_NONE;
+  conv.activation = NNP_ACTIVATION_NONE;
   conv.struct_size = 0;
   EXPECT_EQ(api().conv2d_fused(x.to(Dtype::f32).get(), w.to(Dtype::f32).get(), nullptr, &conv, &out),
             NNP_INVALID_ARGUMENT);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "onnx_runtime_client.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -130,6 +131,37 @@ TEST(GraphPlan, AConvolutionAndTheReluAfterItRunAsOneKernel) {
   NoGradGuard no_grad;
   EXPECT_EQ(net(x).to_vector<float>(), as_written);
   EXPECT_EQ(calls, 1) << "the convolution's hook did not run";
+}
+
+// h = relu(x @ w1 + b1): one kernel under no_grad; y = h @ w2 + x: the
+// Add is a residual, not a bias, so that product runs as written (the fused
+// node's fallback); and the values are the program's as written.
+const char* const kMlp = R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+    "tensors": [{"key": "w1", "value": "w1", "shape": [6, 5], "dtype": "f32", "parameter": true},
+                {"key": "b1", "value": "b1", "shape": [5], "dtype": "f32", "parameter": true},
+                {"key": "w2", "value": "w2", "shape": [5, 6], "dtype": "f32", "parameter": true}],
+    "nodes": [{"op": "MatMul", "inputs": ["x", "w1"], "outputs": ["p"]},
+              {"op": "Add", "inputs": ["b1", "p"], "outputs": ["q"]},
+              {"op": "Relu", "inputs": ["q"], "outputs": ["h"]},
+              {"op": "MatMul", "inputs": ["h", "w2"], "outputs": ["r"]},
+              {"op": "Add", "inputs": ["r", "x"], "outputs": ["y"]}]})";
+
+TEST(GraphPlan, AMatMulWithItsBiasAndReluRunsAsOneKernel) {
+  manual_seed(11);
+  nn::ModuleHandle net = nn::GraphModule(kMlp);
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : net.named_parameters()) p.copy_(randn(p.shape()));
+  }
+  const Tensor x = randn({3, 4, 6});  // [..., K]: the leading dimensions are the rows
+  const Tensor as_written = net(x).detach();
+  std::vector<std::string> planned;
+  NoGradGuard no_grad;
+  nnp::test::expect_close(net(x), as_written, 1e-5);
+  planned = ops_of_call(net, x);
+  EXPECT_EQ(std::count(planned.begin(), planned.end(), "gemm_epilogue"), 1) << "the bias chain was not fused";
+  EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from its product";
+  EXPECT_EQ(std::count(planned.begin(), planned.end(), "add"), 1) << "only the residual Add runs as an op";
 }
 
 }  // namespace

@@ -467,6 +467,61 @@ void check_matmul(Kit& kit) {
           [ta, tb](const Inputs& in) { return (ta ? in[0].t() : in[0]).matmul(tb ? in[1].t() : in[1]); },
           static_cast<double>(std::max<int64_t>(k, 1)));
     }
+  // ABI 1.18's optional gemm_epilogue: graph mode fuses a MatMul with the
+  // bias Add and the ReLU after it (an nn.GraphModule under no_grad, whose
+  // plan asks the kernel; the reference backend composes). The weight is
+  // the program's tensor, transposed by a node the plan folds (a strided
+  // right operand) where the case says so.
+  struct Epilogue {
+    const char* layout;
+    Shape x;
+    int64_t n;
+    bool bias, relu, transposed;
+  };
+  const Epilogue epilogues[] = {
+      {"[64,128] @ [128,96] + bias, relu (W7's feed-forward shape)", {64, 128}, 96, true, true, false},
+      {"[2,5,7] @ [7,3] + bias", {2, 5, 7}, 3, true, false, false},
+      {"[33,40] @ [40,17]^T-stored + bias, relu", {33, 40}, 17, true, true, true},
+      {"[9,16] @ [16,300], relu, no bias (a split product)", {9, 16}, 300, false, true, false},
+  };
+  for (const Epilogue& e : epilogues) {
+    const int64_t k = e.x.back();
+    const Shape w_shape = e.transposed ? Shape{e.n, k} : Shape{k, e.n};
+    Inputs inputs{kit.normal(e.x, Dtype::f32), kit.normal(w_shape, Dtype::f32)};
+    if (e.bias) inputs.push_back(kit.normal({e.n}, Dtype::f32));
+    const auto dims = [](const Shape& s) {
+      std::string text;
+      for (int64_t d : s) text += (text.empty() ? "" : ", ") + std::to_string(d);
+      return "[" + text + "]";
+    };
+    std::string nodes = e.transposed ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wk"], "attrs": {"perm": [1, 0]}},
+        {"op": "MatMul", "inputs": ["x", "wk"], "outputs": ["p"]})"
+                                     : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
+    std::string tensors = R"({"key": "w", "value": "w", "shape": )" + dims(w_shape) + R"(, "dtype": "f32"})";
+    std::string last = "p";
+    if (e.bias) {
+      tensors += R"(, {"key": "b", "value": "b", "shape": [)" + std::to_string(e.n) + R"(], "dtype": "f32"})";
+      nodes += R"(, {"op": "Add", "inputs": ["p", "b"], "outputs": ["q"]})";
+      last = "q";
+    }
+    if (e.relu) {
+      nodes += R"(, {"op": "Relu", "inputs": [")" + last + R"("], "outputs": ["r"]})";
+      last = "r";
+    }
+    const std::string program = R"({"inputs": ["x"], "outputs": [")" + last + R"("], "layers": [], "tensors": [)" +
+                                tensors + R"(], "nodes": [)" + nodes + "]}";
+    kit.check(
+        "gemm_epilogue", Dtype::f32, e.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> buffers = net.buffers();
+          for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(in[i + 1]);
+          return net(in[0]);
+        },
+        static_cast<double>(k));
+  }
   kit.check("matmul", Dtype::f32, "[4,3] @ [4,3] is refused",
             {kit.normal({4, 3}, Dtype::f32), kit.normal({4, 3}, Dtype::f32)},
             [](const Inputs& in) { return in[0].matmul(in[1]); });
@@ -787,7 +842,7 @@ void check_conv(Kit& kit) {
           pair("padding", 0, p.padding);
           pair("dilation", 1, p.dilation);
           p.groups = attrs.has("groups") ? attrs.integer("groups") : 1;
-          p.activation = NNP_CONV_ACTIVATION_RELU;
+          p.activation = NNP_ACTIVATION_RELU;
           NoGradGuard no_grad;
           const Tensor* bias = in.size() > 2 ? &in[2] : nullptr;
           if (Tensor fused = Tensor::call(api().conv2d_fused, in[0].get(), in[1].get(), bias ? bias->get() : nullptr, &p);

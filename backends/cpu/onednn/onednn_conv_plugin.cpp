@@ -71,7 +71,7 @@ Key key_of(Pass pass, const nnp_view& x, const nnp_view& w, const nnp_view& out,
   k.oh = out.shape[2], k.ow = out.shape[3];
   k.groups = p.groups;
   k.bias = bias ? 1 : 0;
-  k.relu = p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation == NNP_CONV_ACTIVATION_RELU ? 1 : 0;
+  k.relu = p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation == NNP_ACTIVATION_RELU ? 1 : 0;
   for (int i = 0; i < 2; ++i) k.stride[i] = p.stride[i], k.padding[i] = p.padding[i], k.dilation[i] = p.dilation[i];
   return k;
 }

@@ -219,13 +219,24 @@ typedef struct nnp_kernels {
    * mean^2), so a row with a large mean keeps its precision. */
   nnp_status (*layer_norm)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* weight,
                            const nnp_view* bias, double eps, const nnp_view* out);
+  /* A matrix product with its epilogue, forward only (optional; NULL = the
+   * core's gemm, then the bias add and the activation as separate ops).
+   * Asked where no gradient is recorded (graph mode fuses a MatMul with the
+   * bias Add and the ReLU after it):
+   *   out[m, n] = act(sum_k a[m, k] * b[k, n] + bias[n])
+   * for NNP_F32 a [M, K] and b [K, N] with any strides (a transposed matrix
+   * has strides (1, rows)), bias [N] contiguous or NULL (adds 0), out [M, N]
+   * contiguous, M, N, K >= 1, activation NNP_ACTIVATION_NONE or
+   * NNP_ACTIVATION_RELU. */
+  nnp_status (*gemm_epilogue)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
+                              int32_t activation, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
 #define NNP_KERNELS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_kernels, conv2d)
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
-#define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, layer_norm)
+#define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -294,7 +305,8 @@ typedef struct nnp_backend {
   X(copy)                             \
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
-#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm)
+#define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
+  X(gemm_epilogue)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

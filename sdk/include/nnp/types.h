@@ -295,8 +295,8 @@ typedef struct nnp_conv2d_params {
   int64_t padding[2];  /* zeros before and after, per spatial axis; >= 0 */
   int64_t dilation[2]; /* >= 1 */
   int64_t groups;      /* >= 1, dividing both channel counts */
-  /* (since 1.18) What each output becomes after the bias: NNP_CONV_ACTIVATION_NONE,
-   * or NNP_CONV_ACTIVATION_RELU (max(0, v); a NaN stays NaN). Read only where
+  /* (since 1.18) What each output becomes after the bias: NNP_ACTIVATION_NONE,
+   * or NNP_ACTIVATION_RELU (max(0, v); a NaN stays NaN). Read only where
    * struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 (NONE otherwise), and only where
    * no gradient is recorded: graph mode fuses a ReLU into the convolution
    * before it. */
@@ -304,7 +304,9 @@ typedef struct nnp_conv2d_params {
 } nnp_conv2d_params;
 #define NNP_CONV2D_PARAMS_SIZE_1_9 NNP_SIZE_THROUGH(nnp_conv2d_params, groups)
 #define NNP_CONV2D_PARAMS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_conv2d_params, activation)
-enum { NNP_CONV_ACTIVATION_NONE = 0, NNP_CONV_ACTIVATION_RELU = 1 };
+/* (since 1.18) What a fused kernel applies to each output as it writes it
+ * (nnp_conv2d_params.activation, nnp_kernels.gemm_epilogue). */
+enum { NNP_ACTIVATION_NONE = 0, NNP_ACTIVATION_RELU = 1 };
 
 /* (since 1.10) The windows of a 2-D max pooling (nnp_kernels.max_pool2d, nnp_api.max_pool2d_fused). */
 typedef struct nnp_pool2d_params {
