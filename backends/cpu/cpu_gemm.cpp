@@ -102,18 +102,27 @@ void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, flo
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
 }
 
-// c[m, n] (leading dimension ldc) = a @ b + beta * c, on this thread: by the
-// backend's own kernels where they pay, else by OpenBLAS.
+// c[m, n] (leading dimension ldc) = a @ b + beta * c, then the epilogue,
+// on this thread: by the backend's own kernels where they pay (the epilogue
+// as they store), else by OpenBLAS and a pass over c.
 void blas_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c, int64_t m, int64_t n, int64_t k,
-               int64_t ldc, double beta) {
+               int64_t ldc, double beta, const SgemmEpilogue& epilogue = {}) {
   if (own_sgemm_pays(m, n, k)) {
     own_sgemm(a.trans == CblasTrans, b.trans == CblasTrans, m, n, k, a.data, a.ld, b.data, b.ld,
-              static_cast<float>(beta), c, ldc);
+              static_cast<float>(beta), c, ldc, epilogue);
     return;
   }
   cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
               static_cast<float>(beta), c, static_cast<blasint>(ldc));
+  if (!epilogue.bias && !epilogue.relu) return;
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    if (epilogue.bias)
+      for (int64_t j = 0; j < n; ++j) row[j] += epilogue.bias[j];
+    if (epilogue.relu)
+      for (int64_t j = 0; j < n; ++j) row[j] = row[j] < 0.0f ? 0.0f : row[j];  // a NaN stays NaN
+  }
 }
 
 void blas_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double* c, int64_t m, int64_t n, int64_t k,
@@ -135,16 +144,23 @@ BlasMatrix<C> columns_of(BlasMatrix<C> b, int64_t first) {
   return b;
 }
 
-// c ([m, n], leading dimension ldc, n by default) = a @ b + beta * c, a
+// The epilogue of the columns [first, ...): their bias.
+SgemmEpilogue columns_of(SgemmEpilogue e, int64_t first) {
+  if (e.bias) e.bias += first;
+  return e;
+}
+
+// c ([m, n], leading dimension ldc, n by default) = a @ b + beta * c (then
+// the epilogue, f32 only), a
 // large product split over the pool along its larger dimension in blocks of
 // whole cache lines of c.
-template <typename C>
+template <typename C, typename... Epilogue>
 void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, int64_t n, int64_t k, int64_t ldc = -1,
-               double beta = 0) {
+               double beta = 0, const Epilogue&... epilogue) {
   if (ldc < 0) ldc = n;
   const int threads = ThreadPool::instance().size();
   if (threads <= 1 || m * n * k < kSplitWork || std::max(m, n) < 32) {
-    blas_gemm(a, b, c, m, n, k, ldc, beta);
+    blas_gemm(a, b, c, m, n, k, ldc, beta, epilogue...);
     return;
   }
   bool by_columns = n >= m;
@@ -159,9 +175,9 @@ void call_gemm(const BlasMatrix<C>& a, const BlasMatrix<C>& b, C* c, int64_t m, 
     const int64_t first = extent * part / parts / align * align;
     const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / align * align;
     if (by_columns)
-      blas_gemm(a, columns_of(b, first), c + first, m, last - first, k, ldc, beta);
+      blas_gemm(a, columns_of(b, first), c + first, m, last - first, k, ldc, beta, columns_of(epilogue, first)...);
     else
-      blas_gemm(rows_of(a, first), b, c + first * ldc, last - first, n, k, ldc, beta);
+      blas_gemm(rows_of(a, first), b, c + first * ldc, last - first, n, k, ldc, beta, epilogue...);
   });
 }
 
@@ -256,9 +272,9 @@ nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, con
   });
 }
 
-// The product with its epilogue: c starts as the bias rows (or zeros) and
-// the GEMM adds a @ b to it (beta 1), so no product tensor is made; the
-// ReLU then runs over c in place, split over the pool.
+// The product with its epilogue: the bias and the ReLU applied as each
+// block of c is stored (the backend's own kernels), or in a pass over each
+// thread's share of c right after OpenBLAS wrote it.
 nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
                          int32_t activation, const nnp_view* out) {
   if (a->dtype != NNP_F32 || b->dtype != NNP_F32 || out->dtype != NNP_F32 || (bias && bias->dtype != NNP_F32))
@@ -282,16 +298,10 @@ nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_vie
     pack(pb, k, n, b->strides[0], b->strides[1], sb.data());
     mb = as_blas(sb.data(), k, n, n, 1);
   }
-  const float* row = bias ? static_cast<const float*>(bias->data) : nullptr;
-  if (row)
-    parallel_for(m, n, [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r) std::memcpy(pc + r * n, row, static_cast<size_t>(n) * sizeof(float));
-    });
-  call_gemm(ma, mb, pc, m, n, k, n, row ? 1.0 : 0.0);
-  if (activation == NNP_ACTIVATION_RELU)
-    parallel_for(m * n, 1, [&](int64_t first, int64_t last) {
-      for (int64_t i = first; i < last; ++i) pc[i] = pc[i] < 0.0f ? 0.0f : pc[i];  // a NaN stays NaN
-    });
+  SgemmEpilogue epilogue;
+  epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  epilogue.relu = activation == NNP_ACTIVATION_RELU;
+  call_gemm(ma, mb, pc, m, n, k, n, 0.0, epilogue);
   return NNP_OK;
 }
 

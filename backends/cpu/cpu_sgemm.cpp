@@ -63,11 +63,11 @@ bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {
 }
 
 void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc) {
+               int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
   if (own_sgemm_kernel() == SgemmKernel::avx512)
-    sgemm_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    sgemm_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
   else
-    sgemm_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    sgemm_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
 }
 
 float* sgemm_packing_buffer(int slot, int64_t floats) {

@@ -25,19 +25,27 @@ const char* sgemm_engine();
 // product is large enough in every dimension for packing to pay.
 bool own_sgemm_pays(int64_t m, int64_t n, int64_t k);
 
+// What the last pass over each block of c adds as it stores it (the
+// gemm_epilogue kernel): bias[j] to column j (NULL: nothing), then the ReLU
+// (a NaN stays NaN).
+struct SgemmEpilogue {
+  const float* bias = nullptr;
+  bool relu = false;
+};
+
 // c[m, n] (row-major, leading dimension ldc) = op(a) @ op(b) + beta * c, as
 // cblas_sgemm with CblasRowMajor and alpha 1: op(a) is a[m, k] (lda), or a
 // stored as [k, m] when trans_a; op(b) likewise. With beta 0, c is not read
 // (it may hold NaN). Runs on the calling thread; m, n, k >= 1. Only call it
 // where own_sgemm_pays() said so.
 void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc);
+               int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue = {});
 
 // The kernels themselves, for own_sgemm and for tests/unit/cpu_sgemm_test.cpp,
 // which checks each one the CPU has against a double-precision loop.
 void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue);
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue);
 
 }  // namespace nnp::cpu

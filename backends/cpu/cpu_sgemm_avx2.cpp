@@ -97,7 +97,7 @@ struct Avx2 {
 
   // c[rows, cols] (at most 6 x 16) = pa @ pb + beta * c over kc.
   NNP_AVX2 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
-                              int rows, int cols, float beta) {
+                              int rows, int cols, float beta, const float* bias, bool relu) {
     __m256 acc[kMr][2];
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
@@ -112,8 +112,20 @@ struct Avx2 {
       pa += kMr;
       pb += kNr;
     }
-    const __m256 scale = _mm256_set1_ps(beta);
+    const __m256 scale = _mm256_set1_ps(beta), zero = _mm256_setzero_ps();
+    // The epilogue: the bias of the block's columns, then max(0, v) (v when NaN).
+    auto finish = [&](__m256& r0, __m256& r1, __m256 bias0, __m256 bias1) NNP_AVX2 {
+      if (bias) {
+        r0 = _mm256_add_ps(r0, bias0);
+        r1 = _mm256_add_ps(r1, bias1);
+      }
+      if (relu) {
+        r0 = _mm256_max_ps(zero, r0);
+        r1 = _mm256_max_ps(zero, r1);
+      }
+    };
     if (rows == kMr && cols == kNr) {
+      const __m256 bias0 = bias ? _mm256_loadu_ps(bias) : zero, bias1 = bias ? _mm256_loadu_ps(bias + 8) : zero;
 #pragma GCC unroll 6
       for (int i = 0; i < kMr; ++i) {
         float* row = c + i * ldc;
@@ -122,6 +134,7 @@ struct Avx2 {
           r0 = _mm256_fmadd_ps(scale, _mm256_loadu_ps(row), r0);
           r1 = _mm256_fmadd_ps(scale, _mm256_loadu_ps(row + 8), r1);
         }
+        finish(r0, r1, bias0, bias1);
         _mm256_storeu_ps(row, r0);
         _mm256_storeu_ps(row + 8, r1);
       }
@@ -130,6 +143,8 @@ struct Avx2 {
     // Indexed by constants only (the loop unrolled, rows tested inside), so
     // the accumulators stay in registers through the k loop.
     const __m256i left = first_lanes(cols), right = first_lanes(cols - 8);
+    const __m256 bias0 = bias ? _mm256_maskload_ps(bias, left) : zero;
+    const __m256 bias1 = bias ? _mm256_maskload_ps(bias + 8, right) : zero;
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       if (i >= rows) break;
@@ -139,6 +154,7 @@ struct Avx2 {
         r0 = _mm256_fmadd_ps(scale, _mm256_maskload_ps(row, left), r0);
         r1 = _mm256_fmadd_ps(scale, _mm256_maskload_ps(row + 8, right), r1);
       }
+      finish(r0, r1, bias0, bias1);
       _mm256_maskstore_ps(row, left, r0);
       _mm256_maskstore_ps(row + 8, right, r1);
     }
@@ -148,8 +164,8 @@ struct Avx2 {
 }  // namespace
 
 void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  sgemm_blocked<Avx2>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
+  sgemm_blocked<Avx2>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
 }
 
 }  // namespace nnp::cpu

@@ -101,7 +101,7 @@ struct Avx512 {
 
   // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc.
   NNP_AVX512 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c,
-                                int64_t ldc, int rows, int cols, float beta) {
+                                int64_t ldc, int rows, int cols, float beta, const float* bias, bool relu) {
     __m512 acc[kMr][2];
 #pragma GCC unroll 12
     for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -117,7 +117,9 @@ struct Avx512 {
       pb += kNr;
     }
     const __mmask16 left = first_lanes(cols), right = first_lanes(cols - 16);
-    const __m512 scale = _mm512_set1_ps(beta);
+    const __m512 scale = _mm512_set1_ps(beta), zero = _mm512_setzero_ps();
+    const __m512 bias0 = bias ? _mm512_maskz_loadu_ps(left, bias) : zero;
+    const __m512 bias1 = bias ? _mm512_maskz_loadu_ps(right, bias + 16) : zero;
 #pragma GCC unroll 12
     for (int i = 0; i < kMr; ++i) {
       if (i >= rows) break;
@@ -126,6 +128,14 @@ struct Avx512 {
       if (beta != 0.0f) {  // beta 0 never reads c, which may hold NaN
         r0 = _mm512_fmadd_ps(scale, _mm512_maskz_loadu_ps(left, row), r0);
         r1 = _mm512_fmadd_ps(scale, _mm512_maskz_loadu_ps(right, row + 16), r1);
+      }
+      if (bias) {
+        r0 = _mm512_add_ps(r0, bias0);
+        r1 = _mm512_add_ps(r1, bias1);
+      }
+      if (relu) {  // max(0, v) gives v when v is NaN
+        r0 = _mm512_max_ps(zero, r0);
+        r1 = _mm512_max_ps(zero, r1);
       }
       _mm512_mask_storeu_ps(row, left, r0);
       _mm512_mask_storeu_ps(row + 16, right, r1);
@@ -136,8 +146,8 @@ struct Avx512 {
 }  // namespace
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  sgemm_blocked<Avx512>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
+  sgemm_blocked<Avx512>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
 }
 
 }  // namespace nnp::cpu

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_sgemm.hpp"
+
 namespace nnp::cpu {
 
 // This thread's packing buffer `slot` (0: a, 1: b), 64-byte aligned, with at
@@ -41,7 +43,7 @@ inline int64_t sgemm_even_block(int64_t total, int64_t most, int64_t unit) {
 //       c[rows, cols] = panel_a @ panel_b + beta * c; beta 0 reads no c
 template <class Isa>
 void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
   const int64_t kc_block = sgemm_even_block(k, Isa::kKc, 1);
   const int64_t mc_block = sgemm_even_block(m, Isa::kMc, Isa::kMr);
   const int64_t nc_block = sgemm_even_block(n, Isa::kNc, Isa::kNr);
@@ -52,6 +54,7 @@ void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
     for (int64_t pc = 0; pc < k; pc += kc_block) {
       const int64_t kc = std::min(kc_block, k - pc);
       const float block_beta = pc == 0 ? beta : 1.0f;  // later blocks of k add to the first's
+      const bool last = pc + kc == k;                  // the epilogue runs as the last block stores
       for (int64_t q = 0; q < nc; q += Isa::kNr) {
         const int64_t cols = std::min<int64_t>(Isa::kNr, nc - q);
         if (trans_b)
@@ -74,7 +77,8 @@ void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
           for (int64_t ir = 0; ir < mc; ir += Isa::kMr)
             Isa::kernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
                         static_cast<int>(std::min<int64_t>(Isa::kMr, mc - ir)),
-                        static_cast<int>(std::min<int64_t>(Isa::kNr, nc - jr)), block_beta);
+                        static_cast<int>(std::min<int64_t>(Isa::kNr, nc - jr)), block_beta,
+                        last && epilogue.bias ? epilogue.bias + jc + jr : nullptr, last && epilogue.relu);
       }
     }
   }

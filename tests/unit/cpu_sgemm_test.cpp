@@ -23,13 +23,14 @@ namespace {
 
 using nnp::cpu::SgemmKernel;
 using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float,
-                        float*, int64_t);
+                        float*, int64_t, const nnp::cpu::SgemmEpilogue&);
 
 struct Case {
   bool trans_a, trans_b;
   int64_t m, n, k;
   int64_t pad;  // leading dimensions exceed the stored width by this much
   float beta;
+  bool epilogue = false;  // bias of each column, then ReLU, as the last block of k stores
 };
 
 // Fails with the case and the worst element unless kernel(case) matches the
@@ -48,7 +49,14 @@ void check(Kernel kernel, const Case& c) {
   for (float& x : out) x = c.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : uniform(rng);
   const std::vector<float> before = out;
 
-  kernel(c.trans_a, c.trans_b, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc);
+  std::vector<float> bias(static_cast<size_t>(c.n));
+  for (float& x : bias) x = uniform(rng);
+  nnp::cpu::SgemmEpilogue epilogue;
+  if (c.epilogue) {
+    epilogue.bias = bias.data();
+    epilogue.relu = true;
+  }
+  kernel(c.trans_a, c.trans_b, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc, epilogue);
 
   auto at_a = [&](int64_t i, int64_t p) { return c.trans_a ? a[p * lda + i] : a[i * lda + p]; };
   auto at_b = [&](int64_t p, int64_t j) { return c.trans_b ? b[j * ldb + p] : b[p * ldb + j]; };
@@ -63,6 +71,7 @@ void check(Kernel kernel, const Case& c) {
       }
       double sum = c.beta == 0.0f ? 0.0 : static_cast<double>(c.beta) * before[at];
       for (int64_t p = 0; p < c.k; ++p) sum += static_cast<double>(at_a(i, p)) * at_b(p, j);
+      if (c.epilogue) sum = std::max(0.0, sum + bias[static_cast<size_t>(j)]);
       const double error = std::fabs(out[at] - sum);
       if (!(error <= worst)) {  // also catches NaN
         worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
@@ -72,7 +81,7 @@ void check(Kernel kernel, const Case& c) {
     }
   EXPECT_LE(worst, 1e-6 * static_cast<double>(c.k) + 1e-6)
       << (c.trans_a ? "a^T " : "a ") << (c.trans_b ? "b^T " : "b ") << c.m << "x" << c.n << "x" << c.k << " pad "
-      << c.pad << " beta " << c.beta << ": " << where;
+      << c.pad << " beta " << c.beta << (c.epilogue ? " bias+relu" : "") << ": " << where;
 }
 
 const Case kCases[] = {
@@ -97,6 +106,11 @@ const Case kCases[] = {
     {false, false, 50, 60, 70, 4, 1.0f},
     {true, false, 30, 100, 600, 0, 0.5f},
     {false, true, 24, 32, 32, 0, -2.0f},
+    // The epilogue (gemm_epilogue): on the last block of k only (k over
+    // two blocks), short row and column blocks, after beta.
+    {false, false, 50, 45, 600, 3, 0.0f, true},
+    {true, true, 13, 70, 64, 0, 0.0f, true},
+    {false, false, 30, 33, 40, 0, 1.0f, true},
 };
 
 void check_all(Kernel kernel) {
