@@ -44,10 +44,16 @@ FoldedProgram fold_constants(const std::vector<onnx::GraphNode>& nodes,
     const bool all_known = !n.inputs.empty() && std::all_of(n.inputs.begin(), n.inputs.end(), [&](int32_t s) {
       return s < 0 || is_constant[static_cast<size_t>(s)];
     });
-    if (!all_known || n.kind != onnx::GraphNodeKind::kOp || is_random(n.op_type)) {
+    // nnplug's own ops ("core") are functions of their inputs but for the
+    // random ones; a plugin's or the application's may not be.
+    const bool foreign = n.kind == onnx::GraphNodeKind::kOp && n.op->origin != "core";
+    if (!all_known || n.kind != onnx::GraphNodeKind::kOp || is_random(n.op_type) || foreign) {
       if (all_known)
         out.notes.push_back(n.op_type + ": inputs known, not folded (" +
-                            (is_random(n.op_type) ? "random" : "a layer or control flow") + ")");
+                            (foreign                ? "an op of " + n.op->origin
+                             : is_random(n.op_type) ? std::string("random")
+                                                    : std::string("a layer or control flow")) +
+                            ")");
       out.nodes.push_back(&n);
       continue;
     }

@@ -21,8 +21,9 @@ struct FoldedProgram {
 };
 
 // Folds nodes over `known` (slot, tensor: the module's tensors). Runs without
-// recording autograd history. Random ops, control flow, layers and results
-// much larger than their inputs stay in the program.
+// recording autograd history. Random ops, a plugin's or the application's
+// ops (nnplug cannot know they are functions of their inputs), control
+// flow, layers and results much larger than their inputs stay in the program.
 FoldedProgram fold_constants(const std::vector<onnx::GraphNode>& nodes,
                              const std::vector<std::pair<int32_t, TensorRef>>& known, int32_t slots);
 

@@ -164,4 +164,31 @@ TEST(GraphPlan, AMatMulWithItsBiasAndReluRunsAsOneKernel) {
   EXPECT_EQ(std::count(planned.begin(), planned.end(), "add"), 1) << "only the residual Add runs as an op";
 }
 
+// An op the application registered may not be a function of its inputs
+// alone (this one counts its calls): it runs on every call, never folded,
+// even over the module's tensors.
+int g_counted_calls = 0;
+nnp_status counted_identity(const nnp_tensor* const* inputs, int32_t, const nnp_attrs*, int32_t, nnp_list* outputs,
+                            void*) {
+  ++g_counted_calls;
+  return api().list_append_tensor(outputs, "", inputs[0]);
+}
+
+TEST(GraphPlan, AnOpTheApplicationRegisteredIsNeverFolded) {
+  nnp_graph_op op{};
+  op.struct_size = sizeof op;
+  op.op_type = "GraphPlanTestCountedIdentity";
+  op.doc = "gives its input back and counts its calls";
+  op.run = counted_identity;
+  ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "w", "value": "w", "shape": [3], "dtype": "f32", "data": [1, 2, 3]}],
+      "nodes": [{"op": "GraphPlanTestCountedIdentity", "inputs": ["w"], "outputs": ["v"]},
+                {"op": "Add", "inputs": ["x", "v"], "outputs": ["y"]}]})");
+  NoGradGuard no_grad;
+  const Tensor x = from_vector<float>({1, 1, 1});
+  for (int call = 0; call < 3; ++call) EXPECT_EQ(net(x).to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(g_counted_calls, 3);
+}
+
 }  // namespace
