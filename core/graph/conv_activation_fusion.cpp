@@ -5,29 +5,12 @@
 #include "../nn/module.hpp"
 #include "../nn/module_call.hpp"
 #include "../ops.hpp"
+#include "layer_sizes.hpp"
 #include "readers.hpp"
 
 namespace nnp::core::graph {
 
 namespace {
-
-// An attribute of two sizes (one value means both), or `fallback` when absent.
-bool pair_of(const nnp_attrs& a, const char* name, int64_t fallback, int64_t out[2]) {
-  auto it = a.values.find(name);
-  if (it == a.values.end()) {
-    out[0] = out[1] = fallback;
-    return true;
-  }
-  const nn::AttrValue& v = it->second;
-  if (v.type == NNP_ATTR_INT) {
-    out[0] = out[1] = v.i;
-    return true;
-  }
-  if (v.type != NNP_ATTR_INTS || (v.ints.size() != 1 && v.ints.size() != 2)) return false;
-  out[0] = v.ints.front();
-  out[1] = v.ints.back();
-  return true;
-}
 
 // The geometry of an nn.Conv2d layer, false where the fused kernel does not
 // apply (padding by rule or by a mode other than zeros).
@@ -46,8 +29,9 @@ bool conv_params(const onnx::GraphNode& n, nnp_conv2d_params& p) {
     p.groups = g->second.i;
   }
   p.activation = NNP_ACTIVATION_RELU;
-  return pair_of(a, "stride", 1, p.stride) && pair_of(a, "padding", 0, p.padding) &&
-         pair_of(a, "dilation", 1, p.dilation);
+  const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+  return two_sizes(a, "stride", one, p.stride) && two_sizes(a, "padding", zero, p.padding) &&
+         two_sizes(a, "dilation", one, p.dilation);
 }
 
 void run_conv_relu(const nnp_conv2d_params& p, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {

@@ -8,6 +8,7 @@
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
 #include "gemm_epilogue_fusion.hpp"
+#include "pool_layer_direct.hpp"
 #include "readers.hpp"
 
 namespace nnp::core::graph {
@@ -21,8 +22,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
   FusedProgram convs = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
   FusedProgram gemms = fuse_gemm_epilogues(convs.nodes, *program.outputs, program.slots);
-  plan.nodes = std::move(gemms.nodes);
-  for (FusedProgram* pass : {&convs, &gemms})
+  FusedProgram pools = call_pool_kernels_directly(gemms.nodes);
+  plan.nodes = std::move(pools.nodes);
+  for (FusedProgram* pass : {&convs, &gemms, &pools})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (convs.fused > 0)
     plan.notes.push_back(std::to_string(convs.fused) + " convolutions fused with the ReLU after them");

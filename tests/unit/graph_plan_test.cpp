@@ -164,6 +164,36 @@ TEST(GraphPlan, AMatMulWithItsBiasAndReluRunsAsOneKernel) {
   EXPECT_EQ(std::count(planned.begin(), planned.end(), "add"), 1) << "only the residual Add runs as an op";
 }
 
+// A MaxPool2d layer runs the backend's kernel without the module call
+// around it (no module event), with the layer's values; with a hook on it,
+// the layer is called and the hook runs.
+TEST(GraphPlan, AMaxPoolLayerRunsItsKernelDirectly) {
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+      "layers": [{"name": "pool", "type": "nn.MaxPool2d", "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}}],
+      "nodes": [{"layer": "pool", "inputs": ["x"], "outputs": ["y"]}]})");
+  nn::ModuleHandle pool = net.named_children()[0].second;
+  const Tensor x = randn({2, 3, 9, 8});
+  const std::vector<float> as_written = pool(x).to_vector<float>();
+  NoGradGuard no_grad;
+  EXPECT_EQ(net(x).to_vector<float>(), as_written);
+  int pool_modules = 0;
+  {
+    profiler::Profiler p;
+    EXPECT_EQ(net(x).to_vector<float>(), as_written);
+    for (const profiler::Event& e : p.stop().events())
+      if (e.kind == profiler::EventKind::Module && e.name.find("MaxPool2d") != std::string::npos) ++pool_modules;
+  }
+  EXPECT_EQ(pool_modules, 0) << "the layer was called";
+  int calls = 0;
+  nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+    ++calls;
+    return Tensor();
+  };
+  HookHandle hook = pool.register_forward_hook(count);
+  EXPECT_EQ(net(x).to_vector<float>(), as_written);
+  EXPECT_EQ(calls, 1) << "the pooling layer's hook did not run";
+}
+
 // An op the application registered may not be a function of its inputs
 // alone (this one counts its calls): it runs on every call, never folded,
 // even over the module's tensors.

@@ -1,0 +1,18 @@
+// Graph mode's direct pooling: an nn.MaxPool2d layer node (no indices, no
+// ceil_mode) runs the backend's max_pool2d kernel itself, without the
+// module call around it (the hook lists read, the arguments boxed, the
+// functional's checks): at batch 1 that call costs as much as the pooling.
+// Where the layer has hooks, or the sizes are ones the kernel does not take,
+// the node calls the layer as the program did, which checks and refuses as
+// it always has.
+#pragma once
+
+#include <vector>
+
+#include "fused_program.hpp"
+
+namespace nnp::core::graph {
+
+FusedProgram call_pool_kernels_directly(const std::vector<const onnx::GraphNode*>& nodes);
+
+}  // namespace nnp::core::graph
