@@ -10,6 +10,10 @@
 
 namespace nnp::core::graph {
 
+// Adds one to readers[s] for each read of slot s by node n (inputs, and
+// its subgraphs' nodes and outputs).
+void count_reads(const onnx::GraphNode& n, std::vector<int>& readers);
+
 std::vector<int> count_readers(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                                int32_t slots);
 
