@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_18, "nnp_api grew: add NNP_API_SIZE_1_19 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_19, "nnp_api grew: add NNP_API_SIZE_1_20 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -221,6 +221,7 @@ nnp_api make_table() {
   t.conv2d_fused = api::conv2d_fused;
   t.max_pool2d_fused = api::max_pool2d_fused;
   t.layer_norm_fused = api::layer_norm_fused;
+  t.quantized_matmul = api::quantized_matmul;
   t.register_optimizer = api::register_optimizer;
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;

@@ -77,6 +77,11 @@ TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tens
 TensorRef dequantize_per_tensor(const Tensor& q, double scale, int64_t zero_point);
 TensorRef dequantize_per_channel(const Tensor& q, const Tensor& scales, const Tensor& zero_points, int64_t axis);
 TensorRef matmul_i8(const Tensor& a, const Tensor& b);  // i8 [M,K] @ i8 [N,K]^T -> i32 [M,N], exact
+// ops/quantized_matmul.cpp: f32 x [M,K] quantized to offsets
+// max(quantize_per_tensor(x, scale, 0, i8), -zero_point), times i8 w [N,K]
+// transposed, then * col_scale [N] + bias [N] (bias may be null): f32 [M,N].
+TensorRef quantized_matmul(const Tensor& x, double scale, int64_t zero_point, const Tensor& w, const Tensor& col_scale,
+                           const Tensor* bias);
 // Quantize-then-dequantize in f32; mask: where the clamp left x alone.
 struct FakeQuantized {
   TensorRef out, mask;

@@ -1,13 +1,20 @@
 // The int8 GEMM of quantized layers: out[m, n] = sum_k a[m, k] * b[n, k] in
 // exact int32. Both operands are read along k, so each output is a dot
-// product of two contiguous rows. With AVX2, 16 bytes at a time widen to
-// int16 and vpmaddwd multiplies and adds pairs into int32 lanes (no
-// saturation, unlike vpmaddubsw); a tile of 2 rows of a by 4 rows of b
-// reuses every load. Without AVX2, plain loops give the same integers.
+// product of two contiguous rows, and b (a layer's weights, [out, in] as
+// stored) needs no packing. With AVX512-VNNI, vpdpbusd multiplies 64 bytes
+// at a time and adds each four products into an int32 lane. With AVX2, 16
+// bytes at a time widen to int16 and vpmaddwd multiplies and adds pairs
+// into int32 lanes (no saturation, unlike vpmaddubsw); a tile of 2 rows of
+// a by 4 rows of b reuses every load. Without either, plain loops give the
+// same integers.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -75,11 +82,237 @@ __attribute__((target("avx2"))) void columns_avx2(const int8_t* a, const int8_t*
     for (int64_t i = 0; i < m; ++i) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
 }
 
+// Where a tile's sums go: as they are (gemm_i8), or rescaled to floats
+// (quantized_gemm: out = float(sum) * scale[n] + bias[n]; the file is built
+// with -ffp-contract=off, so the product and the sum round separately).
+struct StoreSums {
+  int32_t* out;
+  int64_t n;
+  void operator()(const int32_t* sums, int64_t i, int64_t j, int64_t count) const {
+    std::copy(sums, sums + count, out + i * n + j);
+  }
+};
+struct StoreScaled {
+  float* out;
+  int64_t n;
+  const float* scale;
+  const float* bias;  // or null
+  void operator()(const int32_t* sums, int64_t i, int64_t j, int64_t count) const {
+    float* row = out + i * n + j;
+    for (int64_t c = 0; c < count; ++c) {
+      const float y = static_cast<float>(sums[c]) * scale[j + c];
+      row[c] = bias ? y + bias[j + c] : y;
+    }
+  }
+};
+
+// ---- AVX512-VNNI ----
+// vpdpbusd multiplies unsigned bytes by signed ones: a is shifted into u8
+// once per call (a + 128, the sign bit flipped) into a scratch copy whose
+// rows are padded with zeros to 64 bytes. Its products then carry
+// 128 * sum_k b[n, k], which is subtracted per column. int32 lanes wrap,
+// and the true result fits (|a.b| <= 2^30), so the wrapped arithmetic is
+// exact. A tile of 4 rows of a by 4 rows of b keeps 16 accumulators of 16
+// lanes; one transposing reduction turns them into the tile's 16 sums.
+#define NNP_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+// Lane 4q + c of the result: the sum of the 16 lanes of acc[4q + c].
+NNP_VNNI_TARGET __attribute__((always_inline)) inline __m512i sums_of_16(const __m512i (&acc)[16]) {
+  __m512i pairs[8], quads[4];
+  for (int i = 0; i < 8; ++i)  // per 128-bit lane: [x0+x2, y0+y2, x1+x3, y1+y3] of x = acc[2i], y = acc[2i+1]
+    pairs[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(acc[2 * i], acc[2 * i + 1]),
+                                _mm512_unpackhi_epi32(acc[2 * i], acc[2 * i + 1]));
+  for (int i = 0; i < 4; ++i)  // per 128-bit lane: a partial sum of each of acc[4i] .. acc[4i+3]
+    quads[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(pairs[2 * i], pairs[2 * i + 1]),
+                                _mm512_unpackhi_epi64(pairs[2 * i], pairs[2 * i + 1]));
+  // Adding the four 128-bit lanes of quad q lands in lane q.
+  const __m512i h01 =
+      _mm512_add_epi32(_mm512_shuffle_i32x4(quads[0], quads[1], 0x88), _mm512_shuffle_i32x4(quads[0], quads[1], 0xdd));
+  const __m512i h23 =
+      _mm512_add_epi32(_mm512_shuffle_i32x4(quads[2], quads[3], 0x88), _mm512_shuffle_i32x4(quads[2], quads[3], 0xdd));
+  return _mm512_add_epi32(_mm512_shuffle_i32x4(h01, h23, 0x88), _mm512_shuffle_i32x4(h01, h23, 0xdd));
+}
+
+NNP_VNNI_TARGET inline __mmask64 tail_mask(int64_t left) {
+  return left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
+}
+
+// 128 * sum_k b[j + c, k] for the 4 rows of b at b0, in lanes 4q + c.
+NNP_VNNI_TARGET inline __m512i shifted_column_sums(const int8_t* b0, int64_t k) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i acc[16];
+  for (auto& v : acc) v = _mm512_setzero_si512();
+  for (int64_t p = 0; p < k; p += 64)
+    for (int c = 0; c < 4; ++c)
+      acc[c] = _mm512_dpbusd_epi32(acc[c], ones, _mm512_maskz_loadu_epi8(tail_mask(k - p), b0 + c * k + p));
+  for (int q = 1; q < 4; ++q)
+    for (int c = 0; c < 4; ++c) acc[4 * q + c] = acc[c];
+  return _mm512_slli_epi32(sums_of_16(acc), 7);
+}
+
+// Rows [i, i + R) by columns [j, j + 4) of out; a_u8 points at row i. The
+// 16 accumulators are named variables: GCC keeps an array of them in
+// memory, storing each after every vpdpbusd.
+#define NNP_VNNI_ROW(r)                                          \
+  if (R > r) {                                                   \
+    const __m512i x = _mm512_loadu_si512(a_u8 + r * stride + p); \
+    acc##r##0 = _mm512_dpbusd_epi32(acc##r##0, x, w0);           \
+    acc##r##1 = _mm512_dpbusd_epi32(acc##r##1, x, w1);           \
+    acc##r##2 = _mm512_dpbusd_epi32(acc##r##2, x, w2);           \
+    acc##r##3 = _mm512_dpbusd_epi32(acc##r##3, x, w3);           \
+  }
+template <int R, typename Store>
+NNP_VNNI_TARGET inline void vnni_tile(const uint8_t* a_u8, int64_t stride, const int8_t* b0, int64_t k, __m512i shift,
+                                      const Store& store, int64_t i, int64_t j) {
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i acc00 = zero, acc01 = zero, acc02 = zero, acc03 = zero, acc10 = zero, acc11 = zero, acc12 = zero,
+          acc13 = zero, acc20 = zero, acc21 = zero, acc22 = zero, acc23 = zero, acc30 = zero, acc31 = zero,
+          acc32 = zero, acc33 = zero;
+  for (int64_t p = 0; p < k; p += 64) {
+    const __mmask64 mask = tail_mask(k - p);
+    const __m512i w0 = _mm512_maskz_loadu_epi8(mask, b0 + p), w1 = _mm512_maskz_loadu_epi8(mask, b0 + k + p),
+                  w2 = _mm512_maskz_loadu_epi8(mask, b0 + 2 * k + p),
+                  w3 = _mm512_maskz_loadu_epi8(mask, b0 + 3 * k + p);
+    NNP_VNNI_ROW(0)
+    NNP_VNNI_ROW(1)
+    NNP_VNNI_ROW(2)
+    NNP_VNNI_ROW(3)
+  }
+  const __m512i acc[16] = {acc00, acc01, acc02, acc03, acc10, acc11, acc12, acc13,
+                           acc20, acc21, acc22, acc23, acc30, acc31, acc32, acc33};
+  alignas(64) int32_t sums[16];
+  _mm512_store_si512(sums, _mm512_sub_epi32(sums_of_16(acc), shift));
+  for (int r = 0; r < R; ++r) store(sums + 4 * r, i + r, j, 4);
+}
+#undef NNP_VNNI_ROW
+
+template <typename Store>
+NNP_VNNI_TARGET void columns_vnni(const uint8_t* a_u8, int64_t stride, const int8_t* b, const Store& store, int64_t m,
+                                  int64_t n0, int64_t n1, int64_t k) {
+  int64_t j = n0;
+  for (; j + 4 <= n1; j += 4) {
+    const int8_t* b0 = b + j * k;
+    const __m512i shift = shifted_column_sums(b0, k);
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) vnni_tile<4>(a_u8 + i * stride, stride, b0, k, shift, store, i, j);
+    const uint8_t* rest = a_u8 + i * stride;
+    switch (m - i) {
+      case 3: vnni_tile<3>(rest, stride, b0, k, shift, store, i, j); break;
+      case 2: vnni_tile<2>(rest, stride, b0, k, shift, store, i, j); break;
+      case 1: vnni_tile<1>(rest, stride, b0, k, shift, store, i, j); break;
+      default: break;
+    }
+  }
+  for (; j < n1; ++j)  // the last n % 4 columns
+    for (int64_t i = 0; i < m; ++i) {
+      int32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += (int32_t{a_u8[i * stride + p]} - 128) * int32_t{b[j * k + p]};
+      store(&sum, i, j, 1);
+    }
+}
+
+// a + 128 as bytes, rows padded with zeros to a multiple of 64 (the padding
+// meets b's masked-off bytes, so it only needs to be there to be read).
+NNP_VNNI_TARGET void shift_to_u8(const int8_t* a, int64_t m, int64_t k, int64_t stride, uint8_t* a_u8) {
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < stride; p += 64) {
+      const __mmask64 mask = p < k ? tail_mask(k - p) : 0;
+      const __m512i v = _mm512_maskz_loadu_epi8(mask, a + i * k + p);
+      _mm512_storeu_si512(a_u8 + i * stride + p, _mm512_maskz_mov_epi8(mask, _mm512_xor_si512(v, sign)));
+    }
+}
+
+// x quantized as quantized_gemm defines, plus 128, as bytes: rows padded
+// with zeros to `stride`, as shift_to_u8.
+NNP_VNNI_TARGET void quantize_to_u8(const float* x, int64_t m, int64_t k, int64_t stride, float inv_scale,
+                                    int32_t offset_min, uint8_t* a_u8) {
+  const __m512 inv = _mm512_set1_ps(inv_scale), lo = _mm512_set1_ps(static_cast<float>(offset_min)),
+               hi = _mm512_set1_ps(127.0f);
+  const __m512i shift = _mm512_set1_epi32(128);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < stride; p += 16) {
+      const __mmask16 mask = p >= k ? 0 : (k - p >= 16 ? 0xffff : static_cast<__mmask16>((1u << (k - p)) - 1));
+      __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i * k + p), inv);
+      v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      const __m512i u = _mm512_maskz_add_epi32(mask, _mm512_cvtps_epi32(v), shift);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(a_u8 + i * stride + p), _mm512_cvtepi32_epi8(u));
+    }
+}
+
+bool has_vnni() {
+  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+  return yes;
+}
+
 bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
 #endif
+
+// The widest path this CPU has, or a narrower one NNP_CPU_GEMM_I8 asks for
+// (avx2, scalar: to compare them, or to test them on a wider CPU).
+enum class I8Path { vnni, avx2, scalar };
+I8Path choose_path() {
+  const char* asked = std::getenv("NNP_CPU_GEMM_I8");
+  const std::string want = asked ? asked : "";
+#if defined(__x86_64__)
+  if (has_vnni() && want != "avx2" && want != "scalar") return I8Path::vnni;
+  if (has_avx2() && want != "scalar") return I8Path::avx2;
+#endif
+  return I8Path::scalar;
+}
+I8Path path() {
+  static const I8Path chosen = choose_path();
+  return chosen;
+}
+
+// Scratch that grows to the largest size asked on this thread, then is
+// reused: no allocation per call in steady state.
+template <typename T>
+T* scratch(size_t count) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < count) buffer.resize(count);
+  return buffer.data();
+}
+
+// out = a @ b^T in int32 on the AVX2 or scalar path; the pool splits the
+// columns (rows of b) in blocks of four.
+void products_narrow(I8Path which, const int8_t* a, const int8_t* b, int32_t* out, int64_t m, int64_t n, int64_t k) {
+  parallel_for((n + 3) / 4, 4 * m * k, [&](int64_t first, int64_t last) {
+    const int64_t n0 = first * 4, n1 = std::min(n, last * 4);
+#if defined(__x86_64__)
+    if (which == I8Path::avx2) {
+      columns_avx2(a, b, out, m, n0, n1, n, k);
+      return;
+    }
+#endif
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = n0; j < n1; ++j) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
+  });
+}
+
+#if defined(__x86_64__)
+// The VNNI product of a_u8 (stride bytes per row) and b, stored by store;
+// the pool splits the columns in blocks of four.
+template <typename Store>
+void products_vnni(const uint8_t* a_u8, int64_t stride, const int8_t* b, const Store& store, int64_t m, int64_t n,
+                   int64_t k) {
+  parallel_for((n + 3) / 4, 4 * m * k, [&](int64_t first, int64_t last) {
+    columns_vnni(a_u8, stride, b, store, m, first * 4, std::min(n, last * 4), k);
+  });
+}
+#endif
+
+int8_t quantize_scalar(float x, float inv_scale, int32_t offset_min) {
+  const float v = x * inv_scale;
+  if (std::isnan(v)) return 0;
+  const float r = std::min(std::max(std::nearbyint(v), static_cast<float>(offset_min)), 127.0f);
+  return static_cast<int8_t>(r);
+}
 
 }  // namespace
 
@@ -91,17 +324,54 @@ nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, 
   const auto* pa = static_cast<const int8_t*>(a->data);
   const auto* pb = static_cast<const int8_t*>(b->data);
   auto* po = static_cast<int32_t*>(out->data);
-  // The pool splits the columns (rows of b) in blocks of four.
-  parallel_for((n + 3) / 4, 4 * m * k, [&](int64_t first, int64_t last) {
-    const int64_t n0 = first * 4, n1 = std::min(n, last * 4);
 #if defined(__x86_64__)
-    if (has_avx2()) {
-      columns_avx2(pa, pb, po, m, n0, n1, n, k);
-      return;
-    }
+  if (path() == I8Path::vnni) {
+    const int64_t stride = (k + 63) / 64 * 64;
+    uint8_t* a_u8 = scratch<uint8_t>(static_cast<size_t>(m * stride));
+    shift_to_u8(pa, m, k, stride, a_u8);
+    products_vnni(a_u8, stride, pb, StoreSums{po, n}, m, n, k);
+    return NNP_OK;
+  }
 #endif
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = n0; j < n1; ++j) po[i * n + j] = dot_scalar(pa + i * k, pb + j * k, k);
+  products_narrow(path(), pa, pb, po, m, n, k);
+  return NNP_OK;
+}
+
+nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_scale, int32_t offset_min,
+                          const nnp_view* w, const nnp_view* scale, const nnp_view* bias, const nnp_view* out) {
+  if (x->dtype != NNP_F32 || w->dtype != NNP_I8 || scale->dtype != NNP_F32 || out->dtype != NNP_F32 ||
+      (bias && bias->dtype != NNP_F32) || x->ndim != 2 || w->ndim != 2 || out->ndim != 2 ||
+      x->shape[1] != w->shape[1] || out->shape[0] != x->shape[0] || out->shape[1] != w->shape[0] || offset_min < -128 ||
+      offset_min > 0)
+    return fail(NNP_INVALID_ARGUMENT,
+                "quantized_gemm: expects f32 x [M,K], i8 w [N,K], f32 scale and bias [N], f32 out [M,N] and "
+                "-128 <= offset_min <= 0");
+  const int64_t m = x->shape[0], n = w->shape[0], k = x->shape[1];
+  const auto* px = static_cast<const float*>(x->data);
+  const auto* pw = static_cast<const int8_t*>(w->data);
+  const StoreScaled store{static_cast<float*>(out->data), n, static_cast<const float*>(scale->data),
+                          bias ? static_cast<const float*>(bias->data) : nullptr};
+#if defined(__x86_64__)
+  if (path() == I8Path::vnni) {
+    // The activations are quantized as they are packed, rows split over
+    // the pool, and the sums rescaled as each tile stores them.
+    const int64_t stride = (k + 63) / 64 * 64;
+    uint8_t* a_u8 = scratch<uint8_t>(static_cast<size_t>(m * stride));
+    parallel_for(m, k, [&](int64_t first, int64_t last) {
+      quantize_to_u8(px + first * k, last - first, k, stride, inv_scale, offset_min, a_u8 + first * stride);
+    });
+    products_vnni(a_u8, stride, pw, store, m, n, k);
+    return NNP_OK;
+  }
+#endif
+  int8_t* q = scratch<int8_t>(static_cast<size_t>(m * k));
+  parallel_for(m * k, 1, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) q[i] = quantize_scalar(px[i], inv_scale, offset_min);
+  });
+  int32_t* sums = scratch<int32_t>(static_cast<size_t>(m * n));
+  products_narrow(path(), q, pw, sums, m, n, k);
+  parallel_for(m, n, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) store(sums + i * n, i, 0, n);
   });
   return NNP_OK;
 }

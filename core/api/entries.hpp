@@ -92,6 +92,8 @@ nnp_status fake_quantize_per_tensor(const nnp_tensor* x, double scale, int64_t z
 nnp_status fake_quantize_per_channel(const nnp_tensor* x, const nnp_tensor* scales, const nnp_tensor* zero_points,
                                      int64_t axis, int64_t quant_min, int64_t quant_max, nnp_tensor** out);
 nnp_status matmul_i8(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out);
+nnp_status quantized_matmul(const nnp_tensor* x, double scale, int64_t zero_point, const nnp_tensor* w,
+                            const nnp_tensor* col_scale, const nnp_tensor* bias, nnp_tensor** out);  // 1.19
 
 // onnx.cpp (1.8)
 nnp_status onnx_export(nnp_module* module, const nnp_tensor* const* inputs, int32_t n_inputs, const char* path,
@@ -131,7 +133,7 @@ nnp_status sgd_step_fused(const nnp_tensor* param, const nnp_tensor* grad, const
 nnp_status register_graph_op(nnp_plugin_host* host, const nnp_graph_op* op);
 int32_t graph_op_count();
 nnp_status graph_op_info(int32_t i, nnp_graph_op* out);
-int32_t attrs_has(const nnp_attrs* attrs, const char* name);  // layers.cpp
+int32_t attrs_has(const nnp_attrs* attrs, const char* name);            // layers.cpp
 nnp_status safetensors_metadata_all(const char* path, nnp_list** out);  // io.cpp
 nnp_status process_group_new(const nnp_process_group_options* options, nnp_process_group** out);
 void process_group_release(nnp_process_group* group);

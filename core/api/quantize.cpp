@@ -52,5 +52,14 @@ nnp_status matmul_i8(const nnp_tensor* a, const nnp_tensor* b, nnp_tensor** out)
   return handle_out(out, "matmul_i8",
                     [&] { return core::matmul_i8(tensor_arg(a, "matmul_i8", "a"), tensor_arg(b, "matmul_i8", "b")); });
 }
+nnp_status quantized_matmul(const nnp_tensor* x, double scale, int64_t zero_point, const nnp_tensor* w,
+                            const nnp_tensor* col_scale, const nnp_tensor* bias, nnp_tensor** out) {
+  constexpr const char* op = "quantized_matmul";
+  return handle_out(out, op, [&] {
+    return core::quantized_matmul(tensor_arg(x, op, "x"), scale, zero_point, tensor_arg(w, op, "w"),
+                                  tensor_arg(col_scale, op, "col_scale"),
+                                  bias ? &tensor_arg(bias, op, "bias") : nullptr);
+  });
+}
 
 }  // namespace nnp::core::api

@@ -95,7 +95,8 @@ enum class TraceForm : int32_t {
     "FakeQuantizePerChannelAffineCachemaskBackward", REFUSED)                              \
   X(SGD_STEP, "sgd_step", nullptr, REFUSED)                                                \
   X(LAYER_NORM, "layer_norm", nullptr, NODES)                                              \
-  X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)
+  X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)                                        \
+  X(QUANTIZED_MATMUL, "quantized_matmul", nullptr, REFUSED)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

@@ -39,15 +39,6 @@ ActivationParams choose_activation_params(float lo, float hi) {
   return {static_cast<float>(scale), zero_point};
 }
 
-// x's values as i8 offsets from the zero point: clamp(round(x / scale),
-// -zero_point, 127), which is the quint8 value minus its zero point with the
-// top clamped to fit int8 (calibrated ranges use [0, 127]; only inputs past
-// twice the calibrated range meet that clamp).
-Tensor activation_offsets(const Tensor& x, double scale, int64_t zero_point) {
-  Tensor q = quantize_per_tensor(x, scale, 0, kQInt8).int_repr();
-  return zero_point == 0 ? q : q.maximum(full({}, static_cast<double>(-zero_point), Dtype::i8, q.device()));
-}
-
 // The parts every quantized layer holds: the int8 weight [out, K] with its
 // per-channel scales, the float bias.
 struct QuantizedWeights : nnp::nn::Module {
@@ -61,13 +52,19 @@ struct QuantizedWeights : nnp::nn::Module {
     weight_zero_point = register_buffer("weight_zero_point", zeros({out}, Dtype::i64));
     if (has_bias) bias = register_buffer("bias", zeros({out}));
   }
-  // acc [M, out] int32 sums of (activation offsets x weights) -> floats.
-  Tensor rescale(const Tensor& acc, double input_scale) const {
-    const Tensor w = get_buffer("weight_scale").to(Dtype::f32);
-    Tensor y = acc.to(Dtype::f32) * (w * static_cast<double>(static_cast<float>(input_scale)));
-    return bias.defined() ? y + get_buffer("bias") : y;
+  // rows [M, K] (floats) quantized with the activations' parameters, times
+  // the weights, rescaled to floats and biased: [M, out]. The activations
+  // become i8 offsets from their zero point, clamp(round(x / scale),
+  // -zero_point, 127): the quint8 value minus its zero point with the top
+  // clamped to fit int8 (calibrated ranges use [0, 127]; only inputs past
+  // twice the calibrated range meet that clamp). Each column's int32 sum is
+  // then scaled by weight_scale * input_scale, in f32.
+  Tensor quantized_product(const Tensor& rows, double input_scale, int64_t input_zero_point) const {
+    const Tensor column_scale =
+        get_buffer("weight_scale").to(Dtype::f32) * static_cast<double>(static_cast<float>(input_scale));
+    return quantized_matmul(rows, input_scale, input_zero_point, get_buffer("weight").reshape({out_features, k}),
+                            column_scale, bias.defined() ? get_buffer("bias") : Tensor());
   }
-  Tensor weight_rows() const { return get_buffer("weight").reshape({out_features, k}); }
 };
 
 std::string qscheme_text() { return "qscheme=torch.per_channel_affine"; }
@@ -89,8 +86,7 @@ struct DynamicQuantizedLinear : QuantizedWeights {
     if (rows.size(0) == 0) return zeros(out_shape, Dtype::f32, x.device());
     const Tensor flat = rows.detach();
     const ActivationParams p = choose_activation_params(flat.amin().item<float>(), flat.amax().item<float>());
-    const Tensor acc = matmul_i8(activation_offsets(flat, p.scale, p.zero_point), weight_rows());
-    return rescale(acc, p.scale).reshape(out_shape);
+    return quantized_product(flat, p.scale, p.zero_point).reshape(out_shape);
   }
   std::string extra_repr() const override {
     return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) +
@@ -146,8 +142,7 @@ struct QuantizedLinear : StaticQuantized {
     out_shape.back() = out_features;
     const Tensor rows = x.reshape({-1, in_features}).detach();
     if (rows.size(0) == 0) return zeros(out_shape, Dtype::f32, x.device());
-    const Tensor acc = matmul_i8(activation_offsets(rows, input_scale(), input_zero_point()), weight_rows());
-    return requantize(rescale(acc, input_scale())).reshape(out_shape);
+    return requantize(quantized_product(rows, input_scale(), input_zero_point())).reshape(out_shape);
   }
   std::string extra_repr() const override {
     return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) + ", " +
@@ -155,8 +150,8 @@ struct QuantizedLinear : StaticQuantized {
   }
 };
 
-// torch.ao.nn.quantized.Conv2d (and ConvReLU2d): im2col of the input's
-// offsets (padding reads offset 0, the quantized zero), one int8 GEMM.
+// torch.ao.nn.quantized.Conv2d (and ConvReLU2d): im2col of the input (its
+// padding, 0.0, quantizes to offset 0, the quantized zero), one int8 GEMM.
 // in_channels * kh * kw, refused before it could overflow.
 int64_t conv_columns(const Attrs& a, const std::vector<int64_t>& kernel) {
   const int64_t c = a.integer("in_channels");
@@ -202,11 +197,9 @@ struct QuantizedConv2d : StaticQuantized {
     namespace d = nnp::nn::functional::detail;
     const d::Geometry g = d::geometry(type_name(), x, window);
     const int64_t n = x.size(0);
-    const Tensor offsets = activation_offsets(x.detach(), input_scale(), input_zero_point());
-    // int8 columns [K, N * L] -> rows [N * L, K]
-    const Tensor cols = d::im2col(offsets, window, g, cache).t().contiguous();
-    const Tensor acc = matmul_i8(cols, weight_rows());  // [N * L, out]
-    const Tensor y = requantize(rescale(acc, input_scale()));
+    // columns [K, N * L] -> rows [N * L, K]
+    const Tensor cols = d::im2col(x.detach(), window, g, cache).t().contiguous();
+    const Tensor y = requantize(quantized_product(cols, input_scale(), input_zero_point()));  // [N * L, out]
     return y.reshape({n, g.oh, g.ow, out_features}).permute({0, 3, 1, 2}).contiguous();
   }
   std::string extra_repr() const override {
@@ -232,8 +225,7 @@ void register_quantized_layers(nnp_plugin_host* host) {
                                       "int8 Linear; activations quantized per batch", linear);
   std::vector<AttrDecl> static_linear = linear;
   static_linear.push_back({"relu", NNP_ATTR_BOOL, false, "false", "a ReLU fused in (LinearReLU)"});
-  add_builtin<QuantizedLinear>(host, "nn.quantized.Linear", "int8 Linear with calibrated activations",
-                               static_linear);
+  add_builtin<QuantizedLinear>(host, "nn.quantized.Linear", "int8 Linear with calibrated activations", static_linear);
   add_builtin<QuantizedConv2d>(host, "nn.quantized.Conv2d", "int8 Conv2d with calibrated activations (groups 1)",
                                {{"in_channels", NNP_ATTR_INT, true, nullptr, "input channels"},
                                 {"out_channels", NNP_ATTR_INT, true, nullptr, "output channels"},

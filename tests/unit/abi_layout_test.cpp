@@ -298,12 +298,17 @@ static_assert(NNP_DTYPES_1_17 == 0x1FFF, "the 1.17 set");
 // ---- ABI 1.18 ----
 PIN(nnp_kernels, layer_norm, 144);
 PIN(nnp_kernels, gemm_epilogue, 152);
-static_assert(sizeof(nnp_kernels) == 160 && NNP_KERNELS_SIZE_1_18 == 160, "nnp_kernels 1.18 is 160 bytes");
+static_assert(NNP_KERNELS_SIZE_1_18 == 160, "nnp_kernels 1.18 is 160 bytes");
 PIN(nnp_api, layer_norm_fused, 1976);
-static_assert(sizeof(nnp_api) == 1984 && NNP_API_SIZE_1_18 == 1984, "nnp_api 1.18 is 1984 bytes");
+static_assert(NNP_API_SIZE_1_18 == 1984, "nnp_api 1.18 is 1984 bytes");
 PIN(nnp_conv2d_params, activation, 64);
 static_assert(sizeof(nnp_conv2d_params) == 72 && NNP_CONV2D_PARAMS_SIZE_1_18 == 72, "nnp_conv2d_params 1.18");
 static_assert(NNP_ACTIVATION_NONE == 0 && NNP_ACTIVATION_RELU == 1, "the 1.18 activations");
+// ---- ABI 1.19 ----
+PIN(nnp_kernels, quantized_gemm, 160);
+static_assert(sizeof(nnp_kernels) == 168 && NNP_KERNELS_SIZE_1_19 == 168, "nnp_kernels 1.19 is 168 bytes");
+PIN(nnp_api, quantized_matmul, 1984);
+static_assert(sizeof(nnp_api) == 1992 && NNP_API_SIZE_1_19 == 1992, "nnp_api 1.19 is 1992 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

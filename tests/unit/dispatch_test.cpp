@@ -138,6 +138,9 @@ std::vector<Sample> samples() {
   s.push_back([](const Tensor& x) {  // the fused kernel (1.18): no gradient wanted of x or the constants
     return F::layer_norm(x, F::LayerNormFuncOptions({3}).weight(full({3}, 0.5)).bias(full({3}, 0.1)));
   });
+  s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
+    return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
+  });
   return s;
 }
 

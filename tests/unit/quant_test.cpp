@@ -2,6 +2,9 @@
 // int8 GEMM on every backend against plain sums, and the refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <nnp/nnp.hpp>
 #include <nnp/quantization.hpp>
@@ -80,6 +83,71 @@ TEST(QuantTensor, MatmulI8IsExactOnEveryBackendAndShape) {
             matmul_i8(a, b).to(Dtype::i64).to_vector<int64_t>());
 }
 
+// quantized_matmul's values from the host: offsets as quantize_per_tensor
+// rounds them (NaN -> 0), exact sums, then a product and a sum in f32.
+std::vector<float> host_quantized_matmul(const std::vector<float>& x, double scale, int64_t zero_point,
+                                         const std::vector<int64_t>& w, const std::vector<float>& col_scale,
+                                         const std::vector<float>& bias, int64_t m, int64_t n, int64_t k) {
+  const float inv = 1.0f / static_cast<float>(scale);
+  std::vector<int64_t> q(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i] * inv;
+    q[i] = std::isnan(v)
+               ? 0
+               : static_cast<int64_t>(std::min(
+                     std::max(std::nearbyint(v), static_cast<float>(std::max<int64_t>(-128, -zero_point))), 127.0f));
+  }
+  const std::vector<int64_t> sums = plain_products(q, w, m, n, k);
+  std::vector<float> out(sums.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      volatile float y = static_cast<float>(sums[i * n + j]) * col_scale[j];  // rounded before the sum
+      out[i * n + j] = bias.empty() ? y : y + bias[j];
+    }
+  return out;
+}
+
+TEST(QuantTensor, QuantizedMatmulEqualsItsCompositionExactly) {
+  // The cpu kernel (quantization in the packing, rescaling in the
+  // epilogue) against the reference backend, which composes the same values
+  // from quantize_per_tensor, matmul_i8 and elementwise ops, and against the
+  // host. Shapes cover the tiles' edges (rows by 4, columns by 4, k by 64
+  // and 16); inputs hold ties (x / scale = n + 0.5), NaN, infinities and
+  // values past the int8 range; zero points 0, inside, and 128.
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {1, 37, 33},   {3, 5, 17},
+                                                      {4, 8, 64},    {5, 9, 65},    {7, 13, 130},
+                                                      {64, 70, 200}, {1, 300, 784}, {2, 3, 2000}};
+  const double scale = 0.0625;
+  int64_t round = 0;
+  for (auto [m, n, k] : shapes) {
+    const int64_t zero_point = std::array<int64_t, 3>{0, 37, 128}[round % 3];
+    const bool with_bias = round++ % 2 == 0;
+    std::vector<float> x = (randn({m, k}) * 4.0).to_vector<float>();
+    const float specials[] = {2.5f * 0.0625f, -3.5f * 0.0625f, NAN, INFINITY, -INFINITY, 1e6f, -1e6f, 0.5f * 0.0625f};
+    for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) x[i * 7 % x.size()] = specials[i];
+    const Tensor xt = from_vector<float>(x).reshape({m, k});
+    const Tensor w = randint(-128, 128, {n, k}, Dtype::i64), col_scale = rand({n}) * 0.01, bias = randn({n});
+    const std::vector<float> want =
+        host_quantized_matmul(x, scale, zero_point, w.to_vector<int64_t>(), col_scale.to_vector<float>(),
+                              with_bias ? bias.to_vector<float>() : std::vector<float>{}, m, n, k);
+    for (const char* device : {"cpu", "reference"}) {
+      const Device d(device);
+      const Tensor got = quantized_matmul(xt.to(d), scale, zero_point, w.to(Dtype::i8).to(d), col_scale.to(d),
+                                          with_bias ? bias.to(d) : Tensor());
+      EXPECT_EQ(got.shape(), (Shape{m, n}));
+      EXPECT_FALSE(got.requires_grad());
+      EXPECT_EQ(got.to(Device("cpu")).to_vector<float>(), want)
+          << device << " " << m << "x" << n << "x" << k << " zero_point " << zero_point;
+    }
+  }
+  // Empty sizes: no rows, no columns, no depth (then out is the bias).
+  EXPECT_EQ(quantized_matmul(zeros({0, 4}), 0.1, 0, zeros({3, 4}, Dtype::i8), ones({3})).shape(), (Shape{0, 3}));
+  EXPECT_EQ(quantized_matmul(zeros({2, 4}), 0.1, 0, zeros({0, 4}, Dtype::i8), ones({0})).shape(), (Shape{2, 0}));
+  EXPECT_EQ(
+      quantized_matmul(zeros({2, 0}), 0.1, 0, zeros({3, 0}, Dtype::i8), ones({3}), full({3}, 1.5)).to_vector<float>(),
+      std::vector<float>(6, 1.5f));
+}
+
 TEST(QuantTensor, RefusalsNameTheProblem) {
   Tensor x = randn({4, 3});
   expect_error([&] { quantize_per_tensor(x, 0.0, 0, kQUInt8); }, NNP_INVALID_ARGUMENT, {"scale 0", "positive"});
@@ -110,6 +178,18 @@ TEST(QuantTensor, RefusalsNameTheProblem) {
       NNP_INVALID_ARGUMENT, {"exceeds 65536"});
   QTensor q = quantize_per_tensor(x, 0.1, 0, kQInt8);
   expect_error([&] { q.q_per_channel_axis(); }, NNP_INVALID_ARGUMENT, {"quantized per tensor"});
+  const Tensor w = zeros({2, 3}, Dtype::i8), s = ones({2});
+  expect_error([&] { quantized_matmul(x.t(), 0.1, 0, w, s); }, NNP_SHAPE_MISMATCH, {"x [M,K], w [N,K]", "[3,4]"});
+  expect_error([&] { quantized_matmul(x, 0.1, 0, w.to(Dtype::u8), s); }, NNP_DTYPE_MISMATCH, {"i8 w", "u8"});
+  expect_error([&] { quantized_matmul(x, 0.1, 129, w, s); }, NNP_INVALID_ARGUMENT, {"zero_point 129", "[0, 128]"});
+  expect_error([&] { quantized_matmul(x, 0.0, 0, w, s); }, NNP_INVALID_ARGUMENT, {"scale 0"});
+  expect_error([&] { quantized_matmul(x, 0.1, 0, w, ones({3})); }, NNP_SHAPE_MISMATCH, {"col_scale [N]"});
+  expect_error(
+      [&] {
+        quantized_matmul(zeros({1, 70000}), 0.1, 0, zeros({1, 70000}, Dtype::i8), ones({1}));
+      },
+      NNP_INVALID_ARGUMENT, {"exceeds 65536"});
+  expect_error([&] { quantized_matmul(x, 0.1, 0, w.to(Device("reference")), s); }, NNP_DEVICE_MISMATCH, {});
 }
 
 TEST(QuantTensor, QuantizeOnTheReferenceBackendEqualsCpu) {

@@ -22,8 +22,8 @@ using OpFn = std::function<Tensor(const Inputs&)>;
 constexpr double kExact = 0;
 
 const Dtype kFloats[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16};
-const Dtype kAll[] = {Dtype::f32, Dtype::f64, Dtype::f16, Dtype::bf16, Dtype::i64, Dtype::i32, Dtype::u8,
-                      Dtype::i8,  Dtype::boolean, Dtype::i16, Dtype::u16, Dtype::u32, Dtype::u64};
+const Dtype kAll[] = {Dtype::f32, Dtype::f64,     Dtype::f16, Dtype::bf16, Dtype::i64, Dtype::i32, Dtype::u8,
+                      Dtype::i8,  Dtype::boolean, Dtype::i16, Dtype::u16,  Dtype::u32, Dtype::u64};
 
 // nnp_unary_op's names, in its order.
 const char* const kUnaryNames[] = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt", "sin", "cos",
@@ -111,8 +111,7 @@ class Kit {
 
   void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,
              double atol_terms = 1) {
-    if (!declares(dtype) || !declares_conversion(layout) ||
-        (op == "round" && !declares_unary(NNP_UNARY_ROUND)) ||
+    if (!declares(dtype) || !declares_conversion(layout) || (op == "round" && !declares_unary(NNP_UNARY_ROUND)) ||
         (op.find("quantize") != std::string::npos && !(declares(Dtype::i8) && declares_unary(NNP_UNARY_ROUND))))
       return;
     if (options_.on_start) options_.on_start(op, dtype_name(dtype), layout);
@@ -494,9 +493,10 @@ void check_matmul(Kit& kit) {
       for (int64_t d : s) text += (text.empty() ? "" : ", ") + std::to_string(d);
       return "[" + text + "]";
     };
-    std::string nodes = e.transposed ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wk"], "attrs": {"perm": [1, 0]}},
+    std::string nodes = e.transposed
+                            ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wk"], "attrs": {"perm": [1, 0]}},
         {"op": "MatMul", "inputs": ["x", "wk"], "outputs": ["p"]})"
-                                     : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
+                            : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
     std::string tensors = R"({"key": "w", "value": "w", "shape": )" + dims(w_shape) + R"(, "dtype": "f32"})";
     std::string last = "p";
     if (e.bias) {
@@ -679,6 +679,24 @@ void check_semantics(Kit& kit) {
       kit.check(
           name, dtype, "rows with NaN (the first NaN wins), ties (the first wins)", {rows},
           [op = op](const Inputs& in) { return in[0].reduce(op, {1}, false); }, kExact);
+    // Rows long enough for vector code: NaN in the body, in the tail, none;
+    // the extreme in the body and in the tail.
+    Tensor long_rows = kit.normal({5, 301}, Dtype::f32).to(dtype);
+    long_rows.index_put_({0, 17}, NAN);
+    long_rows.index_put_({1, 300}, NAN);
+    long_rows.index_put_({2, 40}, 1e4), long_rows.index_put_({2, 41}, -1e4);
+    long_rows.index_put_({3, 299}, 1e4), long_rows.index_put_({3, 298}, -INFINITY);
+    for (const auto& [name, op] : {std::pair{"amax", NNP_REDUCE_MAX}, std::pair{"amin", NNP_REDUCE_MIN}}) {
+      kit.check(
+          name, dtype, "rows of 301 with NaN in the body or the tail, extremes in the tail", {long_rows},
+          [op = op](const Inputs& in) { return in[0].reduce(op, {1}, false); }, kExact);
+      kit.check(
+          name, dtype, "all of [5,301] (one output)", {long_rows.narrow(0, 2, 3)},
+          [op = op](const Inputs& in) {
+            return in[0].reduce(op, {0, 1}, false);
+          },
+          kExact);
+    }
     kit.check(
         "var", dtype, "of nothing is NaN ([3,0] dim 1)", {empty({3, 0}, dtype, kit.reference())},
         [](const Inputs& in) { return in[0].var({1}); }, kExact);
@@ -761,6 +779,31 @@ void check_int8(Kit& kit) {
   kit.check(
       "gemm_i8", Dtype::i8, "all -128 (the largest products), [2,1024]", {full({2, 1024}, -128, Dtype::i8)},
       [](const Inputs& in) { return matmul_i8(in[0], in[0]); }, kExact);
+  // ABI 1.19's optional quantized_gemm (the quantized layers' whole GEMM:
+  // activations quantized in, sums rescaled out), against the reference's
+  // composition: ties, NaN, infinities and values past int8 in x, zero
+  // points 0 (negative offsets clamped), inside and 128, with and without
+  // bias, on the shapes of the int8 GEMM.
+  const std::array<int64_t, 3> zero_points = {0, 37, 128};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [m, n, k] = shapes[i];
+    const int64_t zero_point = zero_points[i % 3];
+    const bool with_bias = i % 2 == 0;
+    std::vector<double> specials = {2.5 / 16, -3.5 / 16, NAN, INFINITY, -INFINITY, 1e6, -1e6, 0.5 / 16};
+    Tensor x = kit.normal({m, k}, Dtype::f32, 4.0).reshape({m * k});
+    for (size_t j = 0; j < specials.size() && static_cast<int64_t>(j) < m * k; ++j)
+      x.index_put_({static_cast<int64_t>(j * 7 % static_cast<size_t>(m * k))}, specials[j]);
+    kit.check(
+        "quantized_gemm", Dtype::f32,
+        "[" + std::to_string(m) + "," + std::to_string(k) + "] x [" + std::to_string(n) + "," + std::to_string(k) +
+            "]^T, zero point " + std::to_string(zero_point) + (with_bias ? ", bias" : ""),
+        {x.reshape({m, k}), kit.integers({n, k}, -128, 128, Dtype::i8), kit.normal({n}, Dtype::f32, 0.01),
+         kit.normal({n}, Dtype::f32)},
+        [zero_point, with_bias](const Inputs& in) {
+          return quantized_matmul(in[0], 1.0 / 16, zero_point, in[1], in[2], with_bias ? in[3] : Tensor());
+        },
+        kExact);
+  }
   kit.check(
       "quantize_per_tensor", Dtype::f32, "ties, out of range, quint8 zero point 128",
       {from_vector<double>({-0.25, 0.25, 0.75, -1.25, 40, -40, 0.1, -0.0}, kit.reference())},
@@ -845,7 +888,8 @@ void check_conv(Kit& kit) {
           p.activation = NNP_ACTIVATION_RELU;
           NoGradGuard no_grad;
           const Tensor* bias = in.size() > 2 ? &in[2] : nullptr;
-          if (Tensor fused = Tensor::call(api().conv2d_fused, in[0].get(), in[1].get(), bias ? bias->get() : nullptr, &p);
+          if (Tensor fused =
+                  Tensor::call(api().conv2d_fused, in[0].get(), in[1].get(), bias ? bias->get() : nullptr, &p);
               fused.defined())
             return fused;
           nn::functional::Conv2dFuncOptions options;
@@ -1047,13 +1091,14 @@ struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {
-    {"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
-    {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
-    {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
-    {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
-    {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer},
-    {"norm", check_norm}};
+const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},
+                            {"binary", check_binary},       {"where", check_where},
+                            {"reduce", check_reduce},       {"matmul", check_matmul},
+                            {"softmax", check_softmax},     {"indexing", check_indexing},
+                            {"random", check_random},       {"semantics", check_semantics},
+                            {"timing", check_timing},       {"int8", check_int8},
+                            {"conv", check_conv},           {"pool", check_pool},
+                            {"optimizer", check_optimizer}, {"norm", check_norm}};
 
 }  // namespace
 

@@ -1081,6 +1081,19 @@ struct nnp_api {
    * caller composes it. */
   nnp_status (*layer_norm_fused)(const nnp_tensor* x, const nnp_tensor* weight, const nnp_tensor* bias,
                                  int32_t normalized_ndim, double eps, nnp_tensor** out);
+
+  /* ---- since 1.19 ---- */
+  /* The GEMM of the quantized layers in one call: f32 x [M, K] quantized as
+   * quantize_per_tensor(x, scale, 0, i8) and kept at or above -zero_point
+   * (0 <= zero_point <= 128: the offsets of quint8 values from their zero
+   * point), times i8 w [N, K] transposed in exact int32, each column then
+   * rescaled and shifted: out[m, n] = float(sum) * col_scale[n] + bias[n]
+   * (f32 col_scale [N]; bias f32 [N] or NULL). K <= 65536. The backend's
+   * quantized_gemm kernel where it has one and no gradient is recorded
+   * (nothing here has a gradient: out never requires grad), else the same
+   * values from quantize_per_tensor, matmul_i8 and elementwise ops. */
+  nnp_status (*quantized_matmul)(const nnp_tensor* x, double scale, int64_t zero_point, const nnp_tensor* w,
+                                 const nnp_tensor* col_scale, const nnp_tensor* bias, nnp_tensor** out);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1100,6 +1113,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
 #define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, safetensors_metadata_all)
 #define NNP_API_SIZE_1_18 NNP_SIZE_THROUGH(nnp_api, layer_norm_fused)
+#define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, quantized_matmul)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -230,6 +230,21 @@ typedef struct nnp_kernels {
    * NNP_ACTIVATION_RELU. */
   nnp_status (*gemm_epilogue)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
                               int32_t activation, const nnp_view* out);
+  /* ---- since 1.19 ---- */
+  /* The GEMM of a quantized Linear or Conv2d with the quantization of its
+   * activations fused into the packing and the rescaling of its sums into
+   * the epilogue (optional; NULL = the core's elementwise ops around
+   * gemm_i8; nothing here has a gradient):
+   *   q[m, k]   = max(min(max(round_half_even(x[m, k] * inv_scale), -128), 127), offset_min)
+   *               (the product rounded to f32; a NaN gives 0)
+   *   out[m, n] = float(sum_k q[m, k] * w[n, k]) * scale[n] + bias[n]
+   *               (the sum exact, then a product and a sum each rounded to
+   *               f32: no fused multiply-add)
+   * x [M, K] and out [M, N] NNP_F32, w [N, K] NNP_I8, scale [N] NNP_F32,
+   * bias [N] NNP_F32 or NULL (adds 0); all contiguous, M, N, K >= 1,
+   * K <= 65536, inv_scale positive and finite, -128 <= offset_min <= 0. */
+  nnp_status (*quantized_gemm)(const nnp_kernel_ctx* ctx, const nnp_view* x, float inv_scale, int32_t offset_min,
+                               const nnp_view* w, const nnp_view* scale, const nnp_view* bias, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -237,6 +252,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 #define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
+#define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, quantized_gemm)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -306,7 +322,7 @@ typedef struct nnp_backend {
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-  X(gemm_epilogue)
+  X(gemm_epilogue) X(quantized_gemm)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

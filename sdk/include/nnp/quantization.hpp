@@ -191,4 +191,16 @@ inline QParams qparams_from_range(const std::vector<float>& min_val, const std::
 // int8 GEMM kernel, or its floating gemm where it has none.
 inline Tensor matmul_i8(const Tensor& a, const Tensor& b) { return Tensor::call(api().matmul_i8, a.get(), b.get()); }
 
+// The quantized layers' GEMM in one call (1.19): f32 x [M, K] quantized to
+// offsets max(quantize_per_tensor(x, scale, 0, qint8), -zero_point), times
+// i8 w [N, K] transposed in exact int32, each column's sum then times
+// col_scale[n] plus bias[n] (f32 [N]; bias may be undefined): f32 [M, N].
+// One pass on a backend with the quantized_gemm kernel (the cpu backend's
+// quantizes the activations as it packs them and rescales as it stores).
+inline Tensor quantized_matmul(const Tensor& x, double scale, int64_t zero_point, const Tensor& w,
+                               const Tensor& col_scale, const Tensor& bias = Tensor()) {
+  return Tensor::call(api().quantized_matmul, x.get(), scale, zero_point, w.get(), col_scale.get(),
+                      bias.defined() ? bias.get() : nullptr);
+}
+
 }  // namespace nnp
