@@ -222,6 +222,8 @@ nnp_api make_table() {
   t.max_pool2d_fused = api::max_pool2d_fused;
   t.layer_norm_fused = api::layer_norm_fused;
   t.quantized_matmul = api::quantized_matmul;
+  t.module_compile = api::module_compile;
+  t.module_compile_explain = api::module_compile_explain;
   t.register_optimizer = api::register_optimizer;
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;

@@ -8,6 +8,8 @@
 
 #include <nnp/nnp.h>
 
+#include <vector>
+
 #include "tensor.hpp"
 
 namespace nnp::core {
@@ -70,6 +72,13 @@ TensorRef layer_norm_kernel(const Tensor& x, const Tensor* weight, const Tensor*
 // null), then the activation, by the backend's fused kernel; null where it
 // does not apply (no kernel, not f32, other shapes, a gradient wanted).
 TensorRef gemm_epilogue_kernel(const Tensor& x, const Tensor& w, const Tensor* bias, int32_t activation);
+// ops/elementwise_chain.cpp: the steps (unary ops, and Add, Sub, Mul, Div)
+// over the inputs broadcast together, in one pass by the backend's kernel;
+// null where it does not apply (no kernel, not all f32 on one device, a
+// gradient wanted, an op the backend lacks, shapes that do not broadcast),
+// and the caller runs the ops one at a time.
+TensorRef elementwise_chain_kernel(const std::vector<const Tensor*>& inputs,
+                                   const std::vector<nnp_elementwise_step>& steps);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

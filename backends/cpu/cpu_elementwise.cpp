@@ -7,46 +7,12 @@
 
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
+#include "cpu_scalar_math.hpp"
 
 namespace nnp::cpu {
 namespace {
 
 // ---- unary ----
-
-template <typename C>
-C unary_value(nnp_unary_op op, C x) {
-  if constexpr (std::is_floating_point_v<C>) {
-    switch (op) {
-      case NNP_UNARY_NEG: return -x;
-      case NNP_UNARY_ABS: return std::fabs(x);
-      case NNP_UNARY_EXP: return std::exp(x);
-      case NNP_UNARY_LOG: return std::log(x);
-      case NNP_UNARY_SQRT: return std::sqrt(x);
-      case NNP_UNARY_RSQRT: return C(1) / std::sqrt(x);
-      case NNP_UNARY_SIN: return std::sin(x);
-      case NNP_UNARY_COS: return std::cos(x);
-      case NNP_UNARY_TANH: return std::tanh(x);
-      case NNP_UNARY_SIGMOID: return C(1) / (C(1) + std::exp(-x));
-      case NNP_UNARY_RELU: return std::isnan(x) ? x : (x > C(0) ? x : C(0));
-      case NNP_UNARY_GELU: return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
-      case NNP_UNARY_SILU: return x / (C(1) + std::exp(-x));
-      case NNP_UNARY_ERF: return std::erf(x);
-      case NNP_UNARY_ROUND: return std::nearbyint(x);  // ties to even, as torch.round
-      default: return static_cast<C>((x > C(0)) - (x < C(0)));
-    }
-  } else if constexpr (std::is_same_v<C, bool>) {
-    return op == NNP_UNARY_SIGN || op == NNP_UNARY_ABS || op == NNP_UNARY_RELU ? x
-                                                                               : !x;  // never asked: core refuses bool
-  } else {
-    using U = std::make_unsigned_t<C>;
-    switch (op) {
-      case NNP_UNARY_NEG: return static_cast<C>(U(0) - static_cast<U>(x));
-      case NNP_UNARY_ABS: return x < C(0) ? static_cast<C>(U(0) - static_cast<U>(x)) : x;
-      case NNP_UNARY_RELU: return x > C(0) ? x : C(0);
-      default: return static_cast<C>((x > C(0)) - (x < C(0)));
-    }
-  }
-}
 
 // The op is a template argument so each inner loop is specialised.
 template <typename T, nnp_unary_op Op>
@@ -97,38 +63,6 @@ void unary_typed(nnp_unary_op op, const nnp_view* x, const nnp_view* out) {
 }
 
 // ---- binary ----
-
-template <typename C>
-C arithmetic(nnp_binary_op op, C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    switch (op) {
-      case NNP_BINARY_ADD: return a + b;
-      case NNP_BINARY_SUB: return a - b;
-      case NNP_BINARY_MUL: return a * b;
-      case NNP_BINARY_DIV: return a / b;
-      case NNP_BINARY_POW: return std::pow(a, b);
-      case NNP_BINARY_MAXIMUM: return (std::isnan(a) || std::isnan(b)) ? C(NAN) : (a > b ? a : b);
-      default: return (std::isnan(a) || std::isnan(b)) ? C(NAN) : (a < b ? a : b);
-    }
-  } else if constexpr (std::is_same_v<C, bool>) {
-    return op == NNP_BINARY_MAXIMUM ? (a || b) : (a && b);
-  } else {
-    // Wrapping arithmetic, as PyTorch's, in an unsigned type at least as
-    // wide as unsigned int: 16-bit operands would otherwise be promoted to
-    // int, whose products overflow.
-    using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-    switch (op) {
-      case NNP_BINARY_ADD: return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-      case NNP_BINARY_SUB: return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-      case NNP_BINARY_MUL: return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-      case NNP_BINARY_POW:  // the core refuses negative integer exponents before this runs
-        return static_cast<C>(
-            elements::wrapping_pow(static_cast<uint64_t>(static_cast<int64_t>(a)), static_cast<int64_t>(b)));
-      case NNP_BINARY_MAXIMUM: return a > b ? a : b;
-      default: return a < b ? a : b;
-    }
-  }
-}
 
 template <typename T, typename R, typename F>
 void binary_loop(const nnp_view* a, const nnp_view* b, const nnp_view* out, F f) {

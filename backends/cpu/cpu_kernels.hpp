@@ -37,6 +37,8 @@ nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_v
                            const nnp_conv2d_params* p, const nnp_view* grad_x, const nnp_view* grad_w,
                            const nnp_view* grad_bias);
 nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
+nnp_status elementwise_chain(const nnp_kernel_ctx*, const nnp_view* const* inputs, int32_t n_inputs,
+                             const nnp_elementwise_step* steps, int32_t n_steps, const nnp_view* out);
 nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_scale, int32_t offset_min,
                           const nnp_view* w, const nnp_view* scale, const nnp_view* bias, const nnp_view* out);
 nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* bias,

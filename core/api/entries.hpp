@@ -107,7 +107,10 @@ nnp_status onnx_graph_tensor_name(nnp_onnx_graph* graph, nnp_module* module, con
 nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const char** name);
 int64_t onnx_graph_opset(const nnp_onnx_graph* graph);
 nnp_status onnx_load(const char* path, nnp_module** out);
-nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs** attrs);  // layers.cpp
+nnp_status module_compile(nnp_module* module, const nnp_tensor* const* example_inputs, int32_t n_inputs,
+                          const nnp_compile_options* options, nnp_module** out);                        // 1.19
+nnp_status module_compile_explain(const nnp_module* compiled, char* buf, size_t size, size_t* needed);  // 1.19
+nnp_status module_layer_attrs(const nnp_module* m, const char** type, nnp_attrs** attrs);               // layers.cpp
 
 // comm.cpp (1.10)
 nnp_status register_comm(nnp_plugin_host* host, const nnp_comm* comm);

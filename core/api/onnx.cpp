@@ -1,5 +1,6 @@
 // Adapters: ONNX export and import, the graph a layer's to_onnx writes, and
 // the ops imported graphs run.
+#include "../graph/compiled_module.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../onnx/graph_ops.hpp"
 #include "../onnx/lowering.hpp"
@@ -96,6 +97,32 @@ nnp_status onnx_graph_new_name(nnp_onnx_graph* graph, const char* hint, const ch
 }
 
 int64_t onnx_graph_opset(const nnp_onnx_graph* graph) { return graph ? graph->opset : 0; }
+
+nnp_status module_compile(nnp_module* module, const nnp_tensor* const* example_inputs, int32_t n_inputs,
+                          const nnp_compile_options* options, nnp_module** out) {
+  const char* op = "module_compile";
+  return handle_out(out, op, [&] {
+    nn::Module& m = module_arg(module, op);
+    if (n_inputs < 1 || !example_inputs)
+      fail(NNP_INVALID_ARGUMENT, op, ": give at least one example input (n_inputs is ", n_inputs, ")");
+    std::vector<TensorRef> examples;
+    for (int32_t i = 0; i < n_inputs; ++i)
+      examples.push_back(TensorRef::share(&tensor_arg(example_inputs[i], op, "example_inputs")));
+    graph::CompileOptions o;
+    if (options) {
+      if (options->struct_size < NNP_COMPILE_OPTIONS_SIZE_1_19)
+        fail(NNP_INVALID_ARGUMENT, op, ": options struct_size ", options->struct_size,
+             " is too small (set it to sizeof(nnp_compile_options))");
+      o.dynamic_batch = options->fixed_batch == 0;
+    }
+    return graph::compile(m, examples, o);
+  });
+}
+
+nnp_status module_compile_explain(const nnp_module* compiled, char* buf, size_t size, size_t* needed) {
+  return guard(
+      [&] { detail::write_string(graph::explain(module_arg(compiled, "module_compile_explain")), buf, size, needed); });
+}
 
 nnp_status onnx_load(const char* path, nnp_module** out) {
   return handle_out(out, "onnx_load", [&] { return onnx::import_model(path_arg(path, "onnx_load")); });

@@ -96,7 +96,8 @@ enum class TraceForm : int32_t {
   X(SGD_STEP, "sgd_step", nullptr, REFUSED)                                                \
   X(LAYER_NORM, "layer_norm", nullptr, NODES)                                              \
   X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)                                        \
-  X(QUANTIZED_MATMUL, "quantized_matmul", nullptr, REFUSED)
+  X(QUANTIZED_MATMUL, "quantized_matmul", nullptr, REFUSED)                                \
+  X(ELEMENTWISE_CHAIN, "elementwise_chain", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

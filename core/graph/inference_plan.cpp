@@ -7,6 +7,7 @@
 #include "constant_folding.hpp"
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
+#include "elementwise_fusion.hpp"
 #include "gemm_epilogue_fusion.hpp"
 #include "pool_layer_direct.hpp"
 #include "readers.hpp"
@@ -22,14 +23,18 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
   FusedProgram convs = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
   FusedProgram gemms = fuse_gemm_epilogues(convs.nodes, *program.outputs, program.slots);
-  FusedProgram pools = call_pool_kernels_directly(gemms.nodes);
+  ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
+  FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   plan.nodes = std::move(pools.nodes);
-  for (FusedProgram* pass : {&convs, &gemms, &pools})
+  for (FusedProgram* pass : {&convs, &gemms, &chains.program, &pools})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (convs.fused > 0)
     plan.notes.push_back(std::to_string(convs.fused) + " convolutions fused with the ReLU after them");
   if (gemms.fused > 0)
     plan.notes.push_back(std::to_string(gemms.fused) + " MatMuls fused with the bias Add and ReLU after them");
+  if (chains.program.fused > 0)
+    plan.notes.push_back(std::to_string(chains.program.fused) + " chains of elementwise ops (" +
+                         std::to_string(chains.ops) + " ops) fused into one pass each");
   // Keep only the folded values something still reads.
   const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, program.slots);
   for (auto& [slot, value] : folded.constants)

@@ -172,6 +172,15 @@ struct Program {
   // Reads the program and registers its tensors and layers on m.
   Program(const std::string& program, nn::Module& m);
   std::vector<TensorRef> run(const std::vector<TensorRef>& args) const;
+  // What the plan of a call now would run, and what its passes did.
+  std::vector<std::string> plan_notes() const {
+    const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &outputs, &tensors, slots});
+    if (!plan) return {"the program runs as written (gradients of the tensors it would fold are wanted)"};
+    std::vector<std::string> notes = {std::to_string(plan->nodes.size()) + " nodes run (" +
+                                      std::to_string(nodes.size()) + " in the program)"};
+    notes.insert(notes.end(), plan->notes.begin(), plan->notes.end());
+    return notes;
+  }
 
  private:
   mutable graph::PlanCache plan_;           // graph mode: the program as it runs without gradients
@@ -435,6 +444,12 @@ const TensorRef& tensor_of(const GraphValue& v, const std::string& who) {
   if (v.sequence) fail(NNP_INVALID_ARGUMENT, who, " reads a sequence where a tensor is needed");
   if (!v.tensor) fail(NNP_INTERNAL, who, " reads a value nothing has written");
   return v.tensor;
+}
+
+std::vector<std::string> graph_plan_notes(const nn::Module& m) {
+  if (m.type_name != "GraphModule" || m.vtable.forward_values != forward_values || !m.self)
+    fail(NNP_INVALID_ARGUMENT, m.type_name, " is not an nn.GraphModule");
+  return static_cast<const Program*>(m.self)->plan_notes();
 }
 
 void register_graph_module(nn::LayerRegistry& registry) {

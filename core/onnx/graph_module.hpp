@@ -1,10 +1,18 @@
 // nn.GraphModule, the module ONNX import builds (graph_module.cpp).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "../nn/layer_registry.hpp"
+#include "../nn/module.hpp"
 
 namespace nnp::core::onnx {
 
 void register_graph_module(nn::LayerRegistry& registry);
+
+// What graph mode's plan for m (an nn.GraphModule) runs, and what its
+// passes did: one line each.
+std::vector<std::string> graph_plan_notes(const nn::Module& m);
 
 }  // namespace nnp::core::onnx

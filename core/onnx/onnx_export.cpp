@@ -165,7 +165,7 @@ std::string serialize(const ::onnx::ModelProto& model) {
 
 }  // namespace
 
-void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
+bool export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
                   const ExportOptions& options) {
   ::onnx::ModelProto model = trace_model(module, inputs, path, options);
   std::string bytes = serialize(model);
@@ -194,6 +194,7 @@ void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, cons
     }
   }
   write_atomically(bytes, path);
+  return !options.fixed_batch && model.doc_string().empty() && inputs[0]->shape.ndim > 0;
 }
 
 }  // namespace nnp::core::onnx

@@ -17,7 +17,9 @@ struct ExportOptions {
   std::vector<std::string> input_names, output_names;  // empty: "input", "input1", ...
 };
 
-void export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
+// True when the file keeps the batch symbolic: dimension 0 of each input
+// whose size there is the first input's may change.
+bool export_model(nn::Module& module, const std::vector<TensorRef>& inputs, const std::string& path,
                   const ExportOptions& options);
 
 }  // namespace nnp::core::onnx

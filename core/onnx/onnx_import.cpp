@@ -19,8 +19,8 @@
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
 #include "../ops.hpp"
-#include "../shape.hpp"
 #include "../plugin_registry.hpp"
+#include "../shape.hpp"
 #include "graph_ops.hpp"
 #include "graph_program.hpp"
 #include "version_upgrade.hpp"
@@ -284,8 +284,7 @@ void Importer::upgrade_opset() {
 // outputs, or (in a subgraph) a value of an enclosing graph.
 void Importer::check_graph_outputs(const ::onnx::GraphProto& g,
                                    std::vector<const std::unordered_set<std::string>*>& outer, size_t depth) const {
-  if (depth > kMaxGraphNesting)
-    corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
+  if (depth > kMaxGraphNesting) corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
   std::unordered_set<std::string> defined;
   for (const ::onnx::ValueInfoProto& v : g.input()) defined.insert(v.name());
   for (const ::onnx::TensorProto& t : g.initializer()) defined.insert(t.name());
@@ -299,8 +298,8 @@ void Importer::check_graph_outputs(const ::onnx::GraphProto& g,
     }
   outer.pop_back();
   for (const ::onnx::ValueInfoProto& v : g.output()) {
-    const bool seen = defined.count(v.name()) ||
-                      std::any_of(outer.begin(), outer.end(), [&](const auto* scope) { return scope->count(v.name()); });
+    const bool seen = defined.count(v.name()) || std::any_of(outer.begin(), outer.end(),
+                                                             [&](const auto* scope) { return scope->count(v.name()); });
     if (!seen)
       corrupt((depth ? "an output of subgraph '" + g.name() + "'" : std::string("graph output")) + " '" + v.name() +
               "' is no input, initialiser or node output" + (depth ? " of it or an enclosing graph" : "") +
@@ -728,7 +727,10 @@ json Importer::op_node(const ::onnx::NodeProto& n, size_t depth) {
   const std::vector<std::string> inputs(n.input().begin(), n.input().end()),
       outputs(n.output().begin(), n.output().end());
   if (is_control_op(n.op_type())) {
-    json node = {{"control", n.op_type()}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", attributes(n)},
+    json node = {{"control", n.op_type()},
+                 {"inputs", inputs},
+                 {"outputs", outputs},
+                 {"attrs", attributes(n)},
                  {"graphs", json::array()}};
     // ONNX's converter brings opset 8's Scan to 9 without its batch axis:
     // the node keeps opset 8's meaning (sequence_lens, its first input, is dropped).
@@ -737,7 +739,8 @@ json Importer::op_node(const ::onnx::NodeProto& n, size_t depth) {
         fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": ", node_name(n), ": opset 8's sequence_lens is not supported");
       node["attrs"]["nnp_batched"] = 1;
     }
-    const char* const names[] = {n.op_type() == "If" ? "then_branch" : "body", n.op_type() == "If" ? "else_branch" : ""};
+    const char* const names[] = {n.op_type() == "If" ? "then_branch" : "body",
+                                 n.op_type() == "If" ? "else_branch" : ""};
     for (const char* name : names) {
       if (!*name) continue;
       auto a = std::find_if(n.attribute().begin(), n.attribute().end(),
@@ -759,8 +762,7 @@ json Importer::op_node(const ::onnx::NodeProto& n, size_t depth) {
 // its initialisers and constants join the module's tensors, so the nested
 // program holds only nodes, which read its inputs and the enclosing scope.
 json Importer::subgraph(const ::onnx::GraphProto& g, size_t depth) {
-  if (depth > kMaxGraphNesting)
-    corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
+  if (depth > kMaxGraphNesting) corrupt("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) + " levels");
   json sub = {{"inputs", json::array()}, {"outputs", json::array()}, {"nodes", json::array()}};
   for (const ::onnx::ValueInfoProto& v : g.input()) sub["inputs"].push_back(v.name());
   for (const ::onnx::ValueInfoProto& v : g.output()) sub["outputs"].push_back(v.name());
@@ -810,8 +812,7 @@ ModuleRef Importer::run() {
 
   for (const ::onnx::NodeProto& n : g.node()) {
     // ONNX's training domain runs as graph ops too (Adagrad, Adam, Momentum).
-    const bool onnx_domain =
-        n.domain().empty() || n.domain() == "ai.onnx" || n.domain() == "ai.onnx.preview.training";
+    const bool onnx_domain = n.domain().empty() || n.domain() == "ai.onnx" || n.domain() == "ai.onnx.preview.training";
     if (!onnx_domain) {
       add_vendor_layer(n);
     } else if (n.op_type() == "Constant") {
@@ -840,9 +841,18 @@ ModuleRef Importer::run() {
   ModuleRef module = nn::LayerRegistry::instance().create("nn.GraphModule", &attrs);
   auto fill = [&](const std::string& key, const HostTensor& t) {
     TensorRef target = nn::get_tensor(*module, key);
+    // A layer's weights in another floating dtype (a model in f64): the
+    // layer takes that dtype, as module.to(dtype) would.
+    if (const size_t dot = key.rfind('.'); dot != std::string::npos && target->shape == t.shape &&
+                                           target->dtype != t.dtype && is_floating(target->dtype) &&
+                                           is_floating(t.dtype)) {
+      ModuleRef layer = nn::get_submodule(*module, key.substr(0, dot));
+      nn::to(*layer, nullptr, t.dtype);
+      target = nn::get_tensor(*module, key);
+    }
     if (target->shape != t.shape || target->dtype != t.dtype)
-      corrupt("the values for " + key + " have shape " + format_dims(t.shape) + " where the layer has " +
-              format_dims(target->shape));
+      corrupt("the values for " + key + " are " + dtype_name(t.dtype) + " " + format_dims(t.shape) +
+              " where the layer has " + dtype_name(target->dtype) + " " + format_dims(target->shape));
     TensorRef source = from_host(t.bytes.data(), t.shape, t.dtype, target->device);
     copy_into(*target, *source);
   };

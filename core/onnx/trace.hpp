@@ -61,6 +61,10 @@ class ModuleScope {
 // The ops' ONNX forms (trace_ops.cpp); out is the op's result.
 void record_unary(nnp_onnx_graph& g, nnp_unary_op op, const Tensor& x, const Tensor& out);
 void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out);
+// The steps of a fused elementwise chain, one node each (the single-node
+// unary ops, Add, Sub, Mul, Div).
+void record_elementwise_chain(nnp_onnx_graph& g, const std::vector<const Tensor*>& inputs,
+                              const std::vector<nnp_elementwise_step>& steps, const Tensor& out);
 void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
 void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims,
                    bool keepdim, double correction, const Tensor& out);
@@ -83,8 +87,8 @@ void record_index_select(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const 
 void record_gather(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& out);
 void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                         const Tensor& out);
-void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
-                   const nnp_conv2d_params& p, const Tensor& out);
+void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p,
+                   const Tensor& out);
 // indices (may be null): PyTorch's, within each [H, W] plane.
 void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
                        const Tensor* indices);

@@ -45,34 +45,44 @@ void refuse_op(const char* op) {
        "writes its own nodes (nnp_layer_type.to_onnx)");
 }
 
+// The ONNX node a unary op is by itself, or nullptr (RSQRT, SILU and GELU
+// are several).
+const char* single_node_type(int32_t op) {
+  switch (op) {
+    case NNP_UNARY_NEG: return "Neg";
+    case NNP_UNARY_ABS: return "Abs";
+    case NNP_UNARY_EXP: return "Exp";
+    case NNP_UNARY_LOG: return "Log";
+    case NNP_UNARY_SQRT: return "Sqrt";
+    case NNP_UNARY_SIN: return "Sin";
+    case NNP_UNARY_COS: return "Cos";
+    case NNP_UNARY_TANH: return "Tanh";
+    case NNP_UNARY_SIGMOID: return "Sigmoid";
+    case NNP_UNARY_RELU: return "Relu";
+    case NNP_UNARY_SIGN: return "Sign";
+    case NNP_UNARY_ERF: return "Erf";
+    case NNP_UNARY_ROUND: return "Round";  // ties to even, as torch.round
+    default: return nullptr;
+  }
+}
+
 void record_unary(nnp_onnx_graph& g, nnp_unary_op op, const Tensor& x, const Tensor& out) {
   TracedValue v = g.value(x);
   const std::string& in = v.name;
   std::string result;
   auto single = [&](const char* type) { return g.node1(type, {in}); };
-  switch (op) {
-    case NNP_UNARY_NEG: result = single("Neg"); break;
-    case NNP_UNARY_ABS: result = single("Abs"); break;
-    case NNP_UNARY_EXP: result = single("Exp"); break;
-    case NNP_UNARY_LOG: result = single("Log"); break;
-    case NNP_UNARY_SQRT: result = single("Sqrt"); break;
-    case NNP_UNARY_RSQRT: result = g.node1("Reciprocal", {single("Sqrt")}); break;
-    case NNP_UNARY_SIN: result = single("Sin"); break;
-    case NNP_UNARY_COS: result = single("Cos"); break;
-    case NNP_UNARY_TANH: result = single("Tanh"); break;
-    case NNP_UNARY_SIGMOID: result = single("Sigmoid"); break;
-    case NNP_UNARY_RELU: result = single("Relu"); break;
-    case NNP_UNARY_SIGN: result = single("Sign"); break;
-    case NNP_UNARY_ERF: result = single("Erf"); break;
-    case NNP_UNARY_ROUND: result = single("Round"); break;  // ties to even, as torch.round
-    case NNP_UNARY_SILU: result = g.node1("Mul", {in, single("Sigmoid")}, "Silu"); break;
-    case NNP_UNARY_GELU: {  // opset 17 has no Gelu: x * 0.5 * (1 + erf(x / sqrt(2)))
-      std::string scaled = g.node1("Div", {in, g.scalar(std::sqrt(2.0), x.dtype, "sqrt2")});
-      std::string plus = g.node1("Add", {g.node1("Erf", {scaled}), g.scalar(1.0, x.dtype, "one")});
-      result = g.node1("Mul", {g.node1("Mul", {in, g.scalar(0.5, x.dtype, "half")}), plus}, "Gelu");
-      break;
-    }
-    default: refuse_op("this unary op");
+  if (const char* type = single_node_type(op)) {
+    result = single(type);
+  } else if (op == NNP_UNARY_RSQRT) {
+    result = g.node1("Reciprocal", {single("Sqrt")});
+  } else if (op == NNP_UNARY_SILU) {
+    result = g.node1("Mul", {in, single("Sigmoid")}, "Silu");
+  } else if (op == NNP_UNARY_GELU) {  // opset 17 has no Gelu: x * 0.5 * (1 + erf(x / sqrt(2)))
+    std::string scaled = g.node1("Div", {in, g.scalar(std::sqrt(2.0), x.dtype, "sqrt2")});
+    std::string plus = g.node1("Add", {g.node1("Erf", {scaled}), g.scalar(1.0, x.dtype, "one")});
+    result = g.node1("Mul", {g.node1("Mul", {in, g.scalar(0.5, x.dtype, "half")}), plus}, "Gelu");
+  } else {
+    refuse_op("this unary op");
   }
   g.bind(out, result, v.batch_axis, v.batch_lead);
 }
@@ -90,6 +100,31 @@ void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const T
   int64_t lead = va.batch_lead;
   if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vb, b, out), vb.batch_lead);
   g.bind(out, result, axis, lead);
+}
+
+void record_elementwise_chain(nnp_onnx_graph& g, const std::vector<const Tensor*>& inputs,
+                              const std::vector<nnp_elementwise_step>& steps, const Tensor& out) {
+  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div"};
+  std::vector<std::string> names;
+  int32_t axis = -1;
+  int64_t lead = 0;
+  for (const Tensor* t : inputs) {
+    TracedValue v = g.value(*t);
+    names.push_back(v.name);
+    if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(v, *t, out), v.batch_lead);
+  }
+  for (const nnp_elementwise_step& st : steps) {
+    const std::string& a = names[static_cast<size_t>(st.a)];
+    if (st.kind == NNP_STEP_BINARY) {
+      if (st.op < NNP_BINARY_ADD || st.op > NNP_BINARY_DIV) refuse_op("this step of an elementwise chain");
+      names.push_back(g.node1(kBinary[st.op], {a, names[static_cast<size_t>(st.b)]}));
+      continue;
+    }
+    const char* type = single_node_type(st.op);
+    if (!type) refuse_op("this step of an elementwise chain");
+    names.push_back(g.node1(type, {a}));
+  }
+  g.bind(out, names.back(), axis, lead);
 }
 
 void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -358,8 +393,8 @@ void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const T
   g.bind(out, result, v.batch_axis == d ? -1 : v.batch_axis, v.batch_lead);
 }
 
-void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
-                   const nnp_conv2d_params& p, const Tensor& out) {
+void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p,
+                   const Tensor& out) {
   TracedValue v = g.value(x);
   std::vector<std::string> inputs{v.name, g.name(w)};
   if (bias) inputs.push_back(g.name(*bias));

@@ -306,9 +306,20 @@ static_assert(sizeof(nnp_conv2d_params) == 72 && NNP_CONV2D_PARAMS_SIZE_1_18 == 
 static_assert(NNP_ACTIVATION_NONE == 0 && NNP_ACTIVATION_RELU == 1, "the 1.18 activations");
 // ---- ABI 1.19 ----
 PIN(nnp_kernels, quantized_gemm, 160);
-static_assert(sizeof(nnp_kernels) == 168 && NNP_KERNELS_SIZE_1_19 == 168, "nnp_kernels 1.19 is 168 bytes");
+PIN(nnp_kernels, elementwise_chain, 168);
+static_assert(sizeof(nnp_kernels) == 176 && NNP_KERNELS_SIZE_1_19 == 176, "nnp_kernels 1.19 is 176 bytes");
+PIN(nnp_elementwise_step, kind, 0);
+PIN(nnp_elementwise_step, op, 4);
+PIN(nnp_elementwise_step, a, 8);
+PIN(nnp_elementwise_step, b, 12);
+static_assert(sizeof(nnp_elementwise_step) == 16 && NNP_STEP_UNARY == 0 && NNP_STEP_BINARY == 1,
+              "nnp_elementwise_step 1.19");
 PIN(nnp_api, quantized_matmul, 1984);
-static_assert(sizeof(nnp_api) == 1992 && NNP_API_SIZE_1_19 == 1992, "nnp_api 1.19 is 1992 bytes");
+PIN(nnp_api, module_compile, 1992);
+PIN(nnp_api, module_compile_explain, 2000);
+static_assert(sizeof(nnp_api) == 2008 && NNP_API_SIZE_1_19 == 2008, "nnp_api 1.19 is 2008 bytes");
+PIN(nnp_compile_options, fixed_batch, 8);
+static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

@@ -63,9 +63,8 @@ std::vector<Sample> samples() {
   for (int32_t op = 0; op < NNP_UNARY_COUNT; ++op)
     s.push_back([op](const Tensor& x) { return Tensor::call(api().unary, static_cast<nnp_unary_op>(op), x.get()); });
   for (int32_t op = 0; op < NNP_BINARY_COUNT; ++op)
-    s.push_back([op](const Tensor& x) {
-      return Tensor::call(api().binary, static_cast<nnp_binary_op>(op), x.get(), x.get());
-    });
+    s.push_back(
+        [op](const Tensor& x) { return Tensor::call(api().binary, static_cast<nnp_binary_op>(op), x.get(), x.get()); });
   const int32_t dim = 1;
   for (int32_t op = 0; op < NNP_REDUCE_COUNT; ++op)
     s.push_back([op, dim](const Tensor& x) {
@@ -79,7 +78,9 @@ std::vector<Sample> samples() {
     const Tensor w = full({4, 3, 1, 1}, 0.5);
     return F::conv2d(x.reshape({x.size(0), 3, 1, 1}), w);
   });
-  s.push_back([](const Tensor& x) { return F::max_pool2d(x.reshape({x.size(0), 1, 1, 3}), F::MaxPool2dFuncOptions({1, 2})); });
+  s.push_back([](const Tensor& x) {
+    return F::max_pool2d(x.reshape({x.size(0), 1, 1, 3}), F::MaxPool2dFuncOptions({1, 2}));
+  });
   s.push_back([](const Tensor& x) { return x.view({3, x.size(0)}); });
   s.push_back([](const Tensor& x) { return x.reshape({x.size(0) * 3}); });
   s.push_back([](const Tensor& x) { return x.unsqueeze(0).squeeze(0); });
@@ -137,6 +138,14 @@ std::vector<Sample> samples() {
   });
   s.push_back([](const Tensor& x) {  // the fused kernel (1.18): no gradient wanted of x or the constants
     return F::layer_norm(x, F::LayerNormFuncOptions({3}).weight(full({3}, 0.5)).bias(full({3}, 0.1)));
+  });
+  s.push_back([](const Tensor& x) {  // graph mode's elementwise chain (1.19): a GraphModule's plan
+    static nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "b", "value": "b", "shape": [3], "dtype": "f32", "data": [0.5, -1, 2]}],
+        "nodes": [{"op": "Mul", "inputs": ["x", "b"], "outputs": ["p"]},
+                  {"op": "Relu", "inputs": ["p"], "outputs": ["q"]},
+                  {"op": "Sub", "inputs": ["q", "x"], "outputs": ["y"]}]})");
+    return net(x);
   });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));

@@ -46,16 +46,6 @@ struct Fixture {
   }
 };
 
-// The op events one call leaves.
-std::vector<std::string> ops_of_call(nn::ModuleHandle& net, const Tensor& x) {
-  profiler::Profiler p;
-  net(x);
-  std::vector<std::string> names;
-  for (const profiler::Event& e : p.stop().events())
-    if (e.kind == profiler::EventKind::Op) names.push_back(e.name);
-  return names;
-}
-
 bool ran(const std::vector<std::string>& ops, const std::string& op) {
   return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
@@ -63,11 +53,11 @@ bool ran(const std::vector<std::string>& ops, const std::string& op) {
 TEST(GraphPlan, WithoutGradientsWhatTheWeightsGiveIsFoldedAndTheDeadNodeDropped) {
   Fixture f;
   std::vector<std::string> as_written, planned;
-  as_written = ops_of_call(f.net, f.x);  // grad mode, w requires grad: the program as written
+  as_written = nnp::test::ops_of_call(f.net, f.x);  // grad mode, w requires grad: the program as written
   {
     NoGradGuard no_grad;
     f.net(f.x);  // makes the plan
-    planned = ops_of_call(f.net, f.x);
+    planned = nnp::test::ops_of_call(f.net, f.x);
     EXPECT_EQ(f.net(f.x).to_vector<float>(), f.expected());
   }
   EXPECT_TRUE(ran(as_written, "exp"));
@@ -117,7 +107,7 @@ TEST(GraphPlan, AConvolutionAndTheReluAfterItRunAsOneKernel) {
   {
     NoGradGuard no_grad;
     EXPECT_EQ(net(x).to_vector<float>(), as_written);
-    planned = ops_of_call(net, x);
+    planned = nnp::test::ops_of_call(net, x);
   }
   EXPECT_TRUE(ran(planned, "conv2d"));
   EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from the convolution";
@@ -158,7 +148,7 @@ TEST(GraphPlan, AMatMulWithItsBiasAndReluRunsAsOneKernel) {
   std::vector<std::string> planned;
   NoGradGuard no_grad;
   nnp::test::expect_close(net(x), as_written, 1e-5);
-  planned = ops_of_call(net, x);
+  planned = nnp::test::ops_of_call(net, x);
   EXPECT_EQ(std::count(planned.begin(), planned.end(), "gemm_epilogue"), 1) << "the bias chain was not fused";
   EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from its product";
   EXPECT_EQ(std::count(planned.begin(), planned.end(), "add"), 1) << "only the residual Add runs as an op";
@@ -219,6 +209,58 @@ TEST(GraphPlan, AnOpTheApplicationRegisteredIsNeverFolded) {
   const Tensor x = from_vector<float>({1, 1, 1});
   for (int call = 0; call < 3; ++call) EXPECT_EQ(net(x).to_vector<float>(), (std::vector<float>{2, 3, 4}));
   EXPECT_EQ(g_counted_calls, 3);
+}
+
+// A chain of elementwise nodes runs as one kernel, up to a value the graph
+// also gives back; the values are the ops' own (the kernel's sigmoid and
+// tanh are vector code, within 2 ulp of libm's). Where the
+// kernel does not apply (integers; an input whose gradient is wanted) the
+// nodes run as written, and the gradient flows.
+TEST(GraphPlan, AChainOfElementwiseOpsRunsAsOnePass) {
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y", "g"], "layers": [],
+      "tensors": [{"key": "s", "value": "s", "shape": [1], "dtype": "f32", "data": [1.5]},
+                  {"key": "b", "value": "b", "shape": [4], "dtype": "f32", "data": [0.5, -1, 2, -3]},
+                  {"key": "b2", "value": "b2", "shape": [4], "dtype": "f32", "data": [2, 4, 8, 16]}],
+      "nodes": [{"op": "Mul", "inputs": ["x", "s"], "outputs": ["a"]},
+                {"op": "Add", "inputs": ["a", "b"], "outputs": ["c"]},
+                {"op": "Relu", "inputs": ["c"], "outputs": ["d"]},
+                {"op": "Sigmoid", "inputs": ["d"], "outputs": ["e"]},
+                {"op": "Sub", "inputs": ["e", "x"], "outputs": ["f"]},
+                {"op": "Tanh", "inputs": ["f"], "outputs": ["g"]},
+                {"op": "Div", "inputs": ["g", "b2"], "outputs": ["y"]}]})");
+  manual_seed(12);
+  const Tensor x = randn({3, 5, 4}) * 2.0;
+  const Tensor b = from_vector<float>({0.5, -1, 2, -3}), b2 = from_vector<float>({2, 4, 8, 16});
+  auto eager = [&](const Tensor& in) {
+    const Tensor g = ((in * from_vector<float>({1.5}) + b).relu().sigmoid() - in).tanh();
+    return std::make_pair(g / b2, g);
+  };
+  {
+    NoGradGuard no_grad;
+    const auto got = net.call_values({x});
+    auto [y, g] = eager(x);
+    nnp::test::expect_close(got.tensor(0), y, 1e-6);
+    nnp::test::expect_close(got.tensor(1), g, 1e-6);
+    const std::vector<std::string> planned = nnp::test::ops_of_call(net, x);
+    EXPECT_EQ(std::count(planned.begin(), planned.end(), "elementwise_chain"), 1) << "the chain was not fused";
+    for (const char* op : {"mul", "add", "relu", "sigmoid", "sub", "tanh"})
+      EXPECT_FALSE(ran(planned, op)) << op << " ran apart from its chain";
+    EXPECT_TRUE(ran(planned, "div")) << "the Div reads g, which the graph also gives: it stays a node";
+  }
+  // Gradients wanted of x: the nodes as written.
+  const Tensor xg = x.clone().requires_grad_();
+  net.call_values({xg}).tensor(0).sum().backward();
+  const Tensor xe = x.clone().requires_grad_();
+  eager(xe).first.sum().backward();
+  EXPECT_EQ(xg.grad().to_vector<float>(), xe.grad().to_vector<float>());
+  // Integers: not the kernel's; the nodes as written give int64 values.
+  nn::ModuleHandle ints = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [], "tensors": [],
+      "nodes": [{"op": "Add", "inputs": ["x", "x"], "outputs": ["a"]},
+                {"op": "Neg", "inputs": ["a"], "outputs": ["y"]}]})");
+  NoGradGuard no_grad;
+  const Tensor y = ints(from_vector<int64_t>({1, -2, 3}));
+  EXPECT_EQ(y.dtype(), Dtype::i64);
+  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{-2, 4, -6}));
 }
 
 }  // namespace

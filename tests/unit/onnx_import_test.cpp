@@ -6,10 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <nnp/nnp.hpp>
 #include <nnp/onnx.hpp>
+#include <set>
 
 #include "onnx_runtime_client.hpp"
 #include "test_support.hpp"
@@ -105,6 +105,23 @@ TEST_F(OnnxRoundTrip, NnplugExportsComeBackAsTheyLeft) {
     if (nnp::test::ort_unavailable().empty())  // the same file in ONNX Runtime
       expect_close(nnp::test::ort_run(file_, x, file_), model(x).contiguous().to_vector<float>(), 1e-5);
   }
+}
+
+// A model in f64: its Linear and Conv layers take the file's dtype (they
+// are made in f32), and the values are the model's.
+TEST_F(OnnxRoundTrip, AModelInF64ComesBackInF64) {
+  manual_seed(12);
+  nn::ModuleHandle model = nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": 3}, {"type": "nn.Flatten"},
+      {"type": "nn.Linear", "in_features": 18, "out_features": 3}]})");
+  model.to(Dtype::f64);
+  const Tensor x = randn({2, 1, 5, 5}).to(Dtype::f64);
+  nnp::onnx::export_model(model, {x}, file_);
+  nn::ModuleHandle back = nnp::onnx::load(file_);
+  model.eval();
+  const Tensor y = back(x);
+  EXPECT_EQ(y.dtype(), Dtype::f64);
+  EXPECT_LT((y - model(x)).abs().amax().item<double>(), 1e-12);
 }
 
 // ---- hostile files ----
@@ -260,8 +277,11 @@ TEST_F(HostileOnnx, ARegisteredGraphOpRunsTheNodesOfItsType) {
   m.mutable_graph()->mutable_node(0)->set_op_type("GlobalLpPool");
   m.mutable_graph()->mutable_node(0)->clear_attribute();
   nn::ModuleHandle failing = nnp::onnx::load(write(m, "model/lppool.onnx"));
-  expect_error([&] { failing(from_vector<float>({1, 2})); }, NNP_UNIMPLEMENTED,
-               {"GraphModule: GlobalLpPool", "this test's op never runs"});
+  expect_error(
+      [&] {
+        failing(from_vector<float>({1, 2}));
+      },
+      NNP_UNIMPLEMENTED, {"GraphModule: GlobalLpPool", "this test's op never runs"});
 }
 
 TEST_F(HostileOnnx, CountsFromTheFileAreCheckedBeforeAnythingIsMade) {
@@ -360,8 +380,9 @@ TEST_F(HostileOnnx, GraphOutputsThatNameNoValueAreRefused) {
   expect_error([&] { nnp::onnx::load(write(branch)); }, NNP_CORRUPT_DATA,
                {"subgraph 'else_branch'", "'nowhere'", "enclosing graph"});
   // The file the fuzzer found (opset 11, NonMaxSuppression's test with its output renamed).
-  expect_error([&] { nnp::onnx::load(std::string(NNP_FUZZ_CORPUS_DIR) + "/onnx/regression_output_names_no_value.onnx"); },
-               NNP_CORRUPT_DATA, {"graph output", "no input"});
+  expect_error(
+      [&] { nnp::onnx::load(std::string(NNP_FUZZ_CORPUS_DIR) + "/onnx/regression_output_names_no_value.onnx"); },
+      NNP_CORRUPT_DATA, {"graph output", "no input"});
 }
 
 // libonnx's shape inference crashed (a null dereference) on this ConvTranspose

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nnp/nnp.hpp>
+#include <nnp/profiler.hpp>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,16 @@ inline CommandResult run_command(const std::string& command) {
   const int status = pclose(pipe);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// The names of the op events one call of m on x leaves, in order.
+inline std::vector<std::string> ops_of_call(nn::ModuleHandle& m, const Tensor& x) {
+  profiler::Profiler p;
+  m(x);
+  std::vector<std::string> names;
+  for (const profiler::Event& e : p.stop().events())
+    if (e.kind == profiler::EventKind::Op) names.push_back(e.name);
+  return names;
 }
 
 }  // namespace nnp::test

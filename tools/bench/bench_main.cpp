@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   print_ratio(reporter, "W1", "W1/nnplug", "W10/cblas_sgemm", false, "<= 1.10; against its eight GEMMs alone (W10)");
   print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.10");
   print_ratio(reporter, "W2b", "W2b/nnplug", "W2b/libtorch", false, "<= 0.10; forward and backward per op", 100);
+  print_ratio(reporter, "W2c", "W2c/compiled", "W2c/eager", false, "<= 0.3; 20 elementwise ops on [64,64]");
+  print_ratio(reporter, "W2c", "W2c/arith_compiled", "W2c/arith_eager", false,
+              "informative; the arithmetic and ReLU alone");
   print_ratio(reporter, "W3", "W3/nnplug", "W3/libtorch", false, "<= 0.60; time per training step");
   print_ratio(reporter, "W7", "W7/nnplug", "W7/libtorch", false, "<= 0.80; time per training step");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.97");

@@ -200,6 +200,7 @@ class Kit {
 // ---- the families ----
 
 void check_narrow_rounding(Kit& kit);
+void check_elementwise_chains(Kit& kit);
 
 void check_copy_and_fill(Kit& kit) {
   kit.check_undeclared_refused();
@@ -367,6 +368,83 @@ void check_binary(Kit& kit) {
   kit.check("pow", Dtype::i64, "negative integer exponent is refused",
             {kit.integers({4}, 1, 3, Dtype::i64), kit.integers({4}, -3, -1, Dtype::i64)},
             [](const Inputs& in) { return in[0].pow(in[1]); });
+  check_elementwise_chains(kit);
+}
+
+// ABI 1.19's optional elementwise_chain: graph mode fuses a chain of
+// elementwise nodes (an nn.GraphModule under no_grad, whose plan asks the
+// kernel; the reference backend runs the nodes). The program's inputs are
+// x and its tensors t0, t1, ... (broadcast against x where shaped so).
+void check_elementwise_chains(Kit& kit) {
+  struct Chain {
+    const char* layout;
+    std::vector<Shape> shapes;  // x, then the tensors
+    const char* nodes;          // the chain, ending in "y"
+    bool transposed_x;
+    bool specials;                    // NaN, infinities, zeros and ties in x
+    std::vector<nnp_unary_op> unary;  // the unary ops it runs: skipped where one is not declared
+  };
+  const Chain chains[] = {
+      {"[64,64], 20 ops with [64] and [1] operands (W2c's)",
+       {{64, 64}, {64}, {1}},
+       R"({"op": "Mul", "inputs": ["x", "t1"], "outputs": ["a"]}, {"op": "Add", "inputs": ["a", "t0"], "outputs": ["b"]},
+          {"op": "Relu", "inputs": ["b"], "outputs": ["c"]}, {"op": "Sub", "inputs": ["c", "x"], "outputs": ["d"]},
+          {"op": "Tanh", "inputs": ["d"], "outputs": ["e"]}, {"op": "Mul", "inputs": ["e", "e"], "outputs": ["f"]},
+          {"op": "Add", "inputs": ["f", "t1"], "outputs": ["g"]}, {"op": "Sqrt", "inputs": ["g"], "outputs": ["h"]},
+          {"op": "Div", "inputs": ["x", "h"], "outputs": ["i"]}, {"op": "Sigmoid", "inputs": ["i"], "outputs": ["j"]},
+          {"op": "Neg", "inputs": ["j"], "outputs": ["k"]}, {"op": "Exp", "inputs": ["k"], "outputs": ["l"]},
+          {"op": "Add", "inputs": ["l", "t0"], "outputs": ["m"]}, {"op": "Abs", "inputs": ["m"], "outputs": ["n"]},
+          {"op": "Log", "inputs": ["n"], "outputs": ["o"]}, {"op": "Sin", "inputs": ["o"], "outputs": ["p"]},
+          {"op": "Cos", "inputs": ["p"], "outputs": ["q"]}, {"op": "Erf", "inputs": ["q"], "outputs": ["r"]},
+          {"op": "Mul", "inputs": ["r", "t0"], "outputs": ["s"]}, {"op": "Sub", "inputs": ["s", "x"], "outputs": ["y"]})",
+       false,
+       false,
+       {NNP_UNARY_RELU, NNP_UNARY_TANH, NNP_UNARY_SQRT, NNP_UNARY_SIGMOID, NNP_UNARY_NEG, NNP_UNARY_EXP, NNP_UNARY_ABS,
+        NNP_UNARY_LOG, NNP_UNARY_SIN, NNP_UNARY_COS, NNP_UNARY_ERF}},
+      {"[3,1,5] with [4,1] and 0-d, a transposed x",
+       {{5, 1, 3}, {4, 1}, {}},
+       R"({"op": "Add", "inputs": ["x", "t0"], "outputs": ["a"]}, {"op": "Mul", "inputs": ["t1", "a"], "outputs": ["b"]},
+          {"op": "Exp", "inputs": ["b"], "outputs": ["c"]}, {"op": "Div", "inputs": ["c", "t0"], "outputs": ["y"]})",
+       true,
+       false,
+       {NNP_UNARY_EXP}},
+      {"[300,70] (threaded) with NaN, infinities, signed zeros and ties",
+       {{300, 70}},
+       R"({"op": "Round", "inputs": ["x"], "outputs": ["a"]}, {"op": "Sign", "inputs": ["x"], "outputs": ["s"]},
+          {"op": "Mul", "inputs": ["a", "s"], "outputs": ["b"]}, {"op": "Relu", "inputs": ["b"], "outputs": ["c"]},
+          {"op": "Add", "inputs": ["c", "x"], "outputs": ["y"]})",
+       false,
+       true,
+       {NNP_UNARY_ROUND, NNP_UNARY_SIGN, NNP_UNARY_RELU}},
+  };
+  for (const Chain& c : chains) {
+    if (!std::all_of(c.unary.begin(), c.unary.end(), [&](nnp_unary_op op) { return kit.declares_unary(op); })) continue;
+    Inputs inputs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(kit.normal(c.shapes[i], Dtype::f32, 2.0));
+    if (c.specials) {
+      Tensor flat = inputs[0].reshape({-1});
+      const double values[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 2.5, -0.5, 1.5, -3.5};
+      for (size_t i = 0; i < std::size(values); ++i) flat.index_put_({static_cast<int64_t>(i * 31)}, values[i]);
+    }
+    std::string tensors;
+    for (size_t i = 1; i < c.shapes.size(); ++i) {
+      std::string dims;
+      for (int64_t d : c.shapes[i]) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      tensors += std::string(tensors.empty() ? "" : ", ") + R"({"key": "t)" + std::to_string(i - 1) +
+                 R"(", "value": "t)" + std::to_string(i - 1) + R"(", "shape": [)" + dims + R"(], "dtype": "f32"})";
+    }
+    const std::string program = R"({"inputs": ["x"], "outputs": ["y"], "layers": [], "tensors": [)" + tensors +
+                                R"(], "nodes": [)" + c.nodes + "]}";
+    const bool transposed = c.transposed_x;
+    kit.check("elementwise_chain", Dtype::f32, c.layout, inputs, [program, transposed](const Inputs& in) {
+      nn::ModuleHandle net = nn::GraphModule(program);
+      net.to(in[0].device());
+      NoGradGuard no_grad;
+      std::vector<Tensor> buffers = net.buffers();
+      for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(in[i + 1]);
+      return net(transposed ? in[0].transpose(0, 2) : in[0]);
+    });
+  }
 }
 
 void check_where(Kit& kit) {

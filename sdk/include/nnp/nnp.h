@@ -410,6 +410,13 @@ typedef struct nnp_onnx_export_options {
 } nnp_onnx_export_options;
 #define NNP_ONNX_EXPORT_OPTIONS_SIZE_1_8 NNP_SIZE_THROUGH(nnp_onnx_export_options, n_output_names)
 
+/* (since 1.19) How module_compile captures a module. Zeroed fields take the defaults. */
+typedef struct nnp_compile_options {
+  size_t struct_size;
+  int32_t fixed_batch; /* 1: every size of every input is fixed; 0: dimension 0 (the batch) may change */
+} nnp_compile_options;
+#define NNP_COMPILE_OPTIONS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_compile_options, fixed_batch)
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct nnp_api nnp_api;
@@ -1094,6 +1101,24 @@ struct nnp_api {
    * values from quantize_per_tensor, matmul_i8 and elementwise ops. */
   nnp_status (*quantized_matmul)(const nnp_tensor* x, double scale, int64_t zero_point, const nnp_tensor* w,
                                  const nnp_tensor* col_scale, const nnp_tensor* bias, nnp_tensor** out);
+  /* Graph mode (torch.compile's role): module captured on example_inputs
+   * (ONNX export's trace, read back as an nn.GraphModule whose plan folds
+   * constants and fuses convolutions, products and elementwise chains) into
+   * a new module, type OptimizedModule, whose child "_orig_mod" is module
+   * itself (its state dict and parameters are module's). A call runs the
+   * captured plan where its guards hold - the inputs' count, dtypes,
+   * devices and sizes (dimension 0 may change unless options->fixed_batch or
+   * the capture had to fix it), eval mode, no hooks on module, no gradient
+   * wanted - and module itself otherwise; weights written or replaced since
+   * the capture are captured again on the next call. A module that cannot be
+   * captured (an op with no ONNX form) always runs itself: the call
+   * succeeds, and module_compile_explain says why. options may be NULL. */
+  nnp_status (*module_compile)(nnp_module* module, const nnp_tensor* const* example_inputs, int32_t n_inputs,
+                               const nnp_compile_options* options, nnp_module** out);
+  /* What a compiled module captured (or why it could not), its plan's
+   * passes, and what its last call ran (the plan, or itself and why); as
+   * module_repr returns text. */
+  nnp_status (*module_compile_explain)(const nnp_module* compiled, char* buf, size_t size, size_t* needed);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1113,7 +1138,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_14 NNP_SIZE_THROUGH(nnp_api, max_pool2d_fused)
 #define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, safetensors_metadata_all)
 #define NNP_API_SIZE_1_18 NNP_SIZE_THROUGH(nnp_api, layer_norm_fused)
-#define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, quantized_matmul)
+#define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -245,6 +245,20 @@ typedef struct nnp_kernels {
    * K <= 65536, inv_scale positive and finite, -128 <= offset_min <= 0. */
   nnp_status (*quantized_gemm)(const nnp_kernel_ctx* ctx, const nnp_view* x, float inv_scale, int32_t offset_min,
                                const nnp_view* w, const nnp_view* scale, const nnp_view* bias, const nnp_view* out);
+  /* A chain of elementwise ops in one pass over memory (optional; NULL =
+   * the core runs them one op at a time). Asked where no gradient is
+   * recorded (graph mode fuses chains of ONNX's elementwise nodes): the
+   * steps in order, each as your unary or binary kernel computes it on f32
+   * (within the conformance kit's tolerance: the cpu backend's exp, sigmoid,
+   * tanh and SiLU here are vector code within 2 ulp of libm's), and out =
+   * the last step's value. inputs: n_inputs (1 to 16)
+   * NNP_F32 views shaped as out, with any strides (0 along a dimension an
+   * input is broadcast over); steps: n_steps (1 to 64), unary steps any
+   * NNP_UNARY_* your nnp_backend_info.unary_ops declares, binary steps
+   * NNP_BINARY_ADD, _SUB, _MUL, _DIV, _MAXIMUM or _MINIMUM; out contiguous
+   * NNP_F32, every size >= 1. */
+  nnp_status (*elementwise_chain)(const nnp_kernel_ctx* ctx, const nnp_view* const* inputs, int32_t n_inputs,
+                                  const nnp_elementwise_step* steps, int32_t n_steps, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -252,7 +266,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_10 NNP_SIZE_THROUGH(nnp_kernels, max_pool2d)
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 #define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
-#define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, quantized_gemm)
+#define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, elementwise_chain)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -322,7 +336,7 @@ typedef struct nnp_backend {
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-  X(gemm_epilogue) X(quantized_gemm)
+  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

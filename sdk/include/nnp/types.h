@@ -308,6 +308,17 @@ typedef struct nnp_conv2d_params {
  * (nnp_conv2d_params.activation, nnp_kernels.gemm_epilogue). */
 enum { NNP_ACTIVATION_NONE = 0, NNP_ACTIVATION_RELU = 1 };
 
+/* (since 1.19) One step of an elementwise chain (nnp_kernels.elementwise_chain):
+ * a unary op of operand a, or a binary op of a and b. An operand i below
+ * the chain's input count is input i; n_inputs + s is the value of step s,
+ * an earlier step. */
+typedef struct nnp_elementwise_step {
+  int32_t kind; /* NNP_STEP_UNARY (op is an nnp_unary_op) or NNP_STEP_BINARY (an nnp_binary_op) */
+  int32_t op;
+  int32_t a, b; /* b: unused by a unary step */
+} nnp_elementwise_step;
+enum { NNP_STEP_UNARY = 0, NNP_STEP_BINARY = 1 };
+
 /* (since 1.10) The windows of a 2-D max pooling (nnp_kernels.max_pool2d, nnp_api.max_pool2d_fused). */
 typedef struct nnp_pool2d_params {
   size_t struct_size;

@@ -1,0 +1,126 @@
+// nnp::compile (core/graph/compiled_module.cpp): the compiled module gives
+// the original's outputs within 1e-5 (W1, W3 and W7's models included) by
+// its captured plan, shares the original's parameters and state dict, and
+// runs the original itself wherever the plan's assumptions fail - other
+// input sizes or dtypes, training mode, a gradient wanted, a module that
+// cannot be captured - with explain() saying which; weights written since
+// the capture are captured again.
+#include <gtest/gtest.h>
+
+#include <nnp/nnp.hpp>
+#include <nnp/profiler.hpp>
+#include <string>
+#include <vector>
+
+#include "../../tools/bench/workload_models.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace nnp;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Compile, TheWorkloadModelsGiveTheirEagerOutputs) {
+  manual_seed(21);
+  struct Case {
+    nn::ModuleHandle model;
+    Tensor example, other_batch;
+  };
+  std::vector<Case> cases = {{bench::w1_model(), randn({8, 784}), randn({3, 784})},
+                             {bench::w3_model(), randn({4, 1, 28, 28}), randn({9, 1, 28, 28})},
+                             {bench::w7_model(), randn({2, 16, 128}), randn({5, 16, 128})}};
+  for (Case& c : cases) {
+    c.model.eval();
+    nn::ModuleHandle compiled = compile(c.model, {c.example});
+    NoGradGuard no_grad;
+    for (const Tensor& x : {c.example, c.other_batch}) {
+      nnp::test::expect_close(compiled(x), c.model(x), 1e-5);
+      EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan")) << compile_explain(compiled);
+    }
+  }
+}
+
+TEST(Compile, AChainOfElementwiseOpsRunsAsOneKernelAndTheStateIsTheOriginals) {
+  struct Chain : nn::Module {
+    Tensor bias;
+    Chain() : Module("Chain") { bias = register_parameter("bias", from_vector<float>({0.5, -1, 2})); }
+    Tensor forward(const Tensor& x) override { return ((x * 2.0 + bias).relu() - x).tanh() * bias; }
+  };
+  auto impl = std::make_shared<Chain>();
+  nn::ModuleHandle model(impl);
+  model.eval();
+  const Tensor x = randn({4, 3});
+  nn::ModuleHandle compiled = compile(model, {x});
+  // The state is the original's, under _orig_mod as PyTorch's OptimizedModule.
+  const auto state = compiled.state_dict();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].first, "_orig_mod.bias");
+  EXPECT_EQ(compiled.named_parameters()[0].second.get(), impl->bias.get());
+  NoGradGuard no_grad;
+  nnp::test::expect_close(compiled(x), model(x), 1e-6);
+  const std::vector<std::string> ops = nnp::test::ops_of_call(compiled, x);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "elementwise_chain"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "mul"), 0) << "the chain's ops ran one by one";
+  EXPECT_TRUE(contains(compile_explain(compiled), "chains of elementwise ops")) << compile_explain(compiled);
+  // A weight written since the capture: captured again, the new value seen.
+  impl->bias.copy_(from_vector<float>({1, 1, 1}));
+  nnp::test::expect_close(compiled(x), model(x), 1e-6);
+  EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan"));
+}
+
+TEST(Compile, WhereTheGuardsFailTheOriginalRunsAndExplainSaysWhy) {
+  nn::ModuleHandle model = bench::w1_model();
+  model.eval();
+  nn::ModuleHandle compiled = compile(model, {randn({8, 784})});
+  auto explained_eager = [&](const char* why) {
+    const std::string text = compile_explain(compiled);
+    EXPECT_TRUE(contains(text, "last call: eagerly")) << text;
+    EXPECT_TRUE(contains(text, why)) << text;
+  };
+  {
+    NoGradGuard no_grad;
+    // Features other than the capture's: the original refuses them itself.
+    nnp::test::expect_error([&] { compiled(randn({8, 100})); }, NNP_SHAPE_MISMATCH, {});
+    explained_eager("input 0 is f32 [8,100]");
+    const Tensor x64 = randn({2, 784}).to(Dtype::f64);
+    model.to(Dtype::f64);  // a new dtype everywhere: captured again for the new weights
+    nnp::test::expect_close(compiled(x64).to(Dtype::f32), model(x64).to(Dtype::f32), 1e-6);
+    EXPECT_TRUE(contains(compile_explain(compiled), "captured: inputs f64")) << compile_explain(compiled);
+    model.to(Dtype::f32);
+    // Training mode: the capture is of eval mode.
+    compiled.train();
+    compiled(randn({2, 784}));
+    explained_eager("training mode");
+    compiled.eval();
+    compiled(randn({2, 784}));
+    EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan"));
+  }
+  // Grad mode with parameters that require grad: the original, and its
+  // parameters get the gradient.
+  const Tensor x = randn({2, 784});
+  compiled(x).sum().backward();
+  explained_eager("require grad");
+  EXPECT_TRUE(model.named_parameters()[0].second.grad().defined());
+}
+
+TEST(Compile, AModuleThatCannotBeCapturedRunsItselfAndSaysWhy) {
+  struct Quantizing : nn::Module {
+    Quantizing() : Module("Quantizing") {}
+    Tensor forward(const Tensor& x) override { return quantize_per_tensor(x, 0.1, 0, kQInt8).dequantize(); }
+  };
+  auto impl = std::make_shared<Quantizing>();
+  nn::ModuleHandle model(impl);
+  model.eval();
+  const Tensor x = randn({3, 4});
+  nn::ModuleHandle compiled = compile(model, {x});
+  NoGradGuard no_grad;
+  EXPECT_EQ(compiled(x).to_vector<float>(), model(x).to_vector<float>());
+  const std::string text = compile_explain(compiled);
+  EXPECT_TRUE(contains(text, "runs eagerly: it cannot be captured")) << text;
+  EXPECT_TRUE(contains(text, "quantize_per_tensor")) << text;
+  nnp::test::expect_error([&] { compile_explain(model); }, NNP_INVALID_ARGUMENT, {"not a module compile made"});
+  nnp::test::expect_error([&] { compile(model, {}); }, NNP_INVALID_ARGUMENT, {"at least one example input"});
+}
+
+}  // namespace
