@@ -32,6 +32,12 @@ JSON
 test_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors")
 onnx_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --model "$tmp/cnn.onnx")
 [ "$test_line" = "$onnx_line" ] || { echo "FAIL: eval of the .onnx ('$onnx_line') differs from the checkpoint's ('$test_line')"; exit 1; }
+# eval runs the model compiled (graph mode) by default: the same figures as
+# eager, and --verbose says what the plan did.
+eager_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --no-compile)
+[ "$test_line" = "$eager_line" ] || { echo "FAIL: compiled eval ('$test_line') differs from eager ('$eager_line')"; exit 1; }
+"$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --verbose | grep -q "last call: the captured plan" ||
+  { echo "FAIL: eval --verbose does not say the captured plan ran"; exit 1; }
 "$nnplug" import "$tmp/cnn.onnx" --out "$tmp/imported" | grep -q "GraphModule" || { echo "FAIL: import"; exit 1; }
 all=$(sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p' <<<"$test_line")
 "$nnplug" eval --model "$tmp/imported/model.json" --weights "$tmp/imported/model.safetensors" --input-shape 1,8,8 \

@@ -1,6 +1,9 @@
 // nnplug eval: the accuracy of a checkpoint on the held-out fifth of its
 // data and on all of it. The checkpoint alone is enough: it holds the model
-// spec, the input shape and scale, and the seed of the split.
+// spec, the input shape and scale, and the seed of the split. The model runs
+// compiled (nnp::compile, graph mode) unless --no-compile; --verbose says
+// what the compiled module ran, or why it ran the model as written.
+#include <algorithm>
 #include <iostream>
 #include <nnp/nnp.hpp>
 #include <numeric>
@@ -16,7 +19,7 @@ int run_eval(const Args& args) {
   po::options_description options("options");
   std::string checkpoint, model_path, weights, data_path, input_shape, device_name = "auto";
   double scale = 0;
-  bool header = false;
+  bool header = false, no_compile = false, verbose = false;
   options.add_options()("checkpoint,c", po::value(&checkpoint), "checkpoint written by nnplug train")(
       "model,m", po::value(&model_path),
       "model spec, or ONNX file (.onnx, with its own weights) (default: the checkpoint's)")(
@@ -25,7 +28,9 @@ int run_eval(const Args& args) {
                                                                        "the first row of the data is a header")(
       "input-shape", po::value(&input_shape), "per-sample input shape (default: the checkpoint's)")(
       "scale", po::value(&scale), "what features are multiplied by (default: the checkpoint's, else 1)")(
-      "device,d", po::value(&device_name)->default_value("auto"), "device to evaluate on");
+      "device,d", po::value(&device_name)->default_value("auto"), "device to evaluate on")(
+      "no-compile", po::bool_switch(&no_compile), "run the model as written (eager), not captured by nnp::compile")(
+      "verbose,v", po::bool_switch(&verbose), "say what the compiled model ran (its plan), or why it ran eagerly");
   po::variables_map vm;
   if (auto stop = parse_options("eval", "Reports a checkpoint's or a model's accuracy.", options, args, vm))
     return *stop;
@@ -53,9 +58,16 @@ int run_eval(const Args& args) {
   model.to(device);
   auto samples = samples_of(data, shape, c.scale, device);
   check_labels_fit(data, data_path, output_classes(model, *samples));
+  if (!no_compile) {
+    std::vector<int64_t> first(static_cast<size_t>(std::min<int64_t>(data.rows, 256)));
+    std::iota(first.begin(), first.end(), 0);
+    model.eval();
+    model = nnp::compile(model, {samples->get_batch(first).data});
+  }
   std::vector<int64_t> all(static_cast<size_t>(data.rows));
   std::iota(all.begin(), all.end(), 0);
   const double on_all = evaluate(model, samples, all).accuracy * 100;
+  if (verbose) std::printf("%s", no_compile ? "eager: --no-compile\n" : nnp::compile_explain(model).c_str());
   if (!checkpoint.empty() && data.rows == c.data_rows && data.rows >= 5) {
     Split split = hold_out_fifth(data.rows, c.seed);
     if (split_fingerprint(data, split.test) == c.split) {
