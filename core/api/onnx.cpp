@@ -102,9 +102,9 @@ nnp_status module_compile(nnp_module* module, const nnp_tensor* const* example_i
                           const nnp_compile_options* options, nnp_module** out) {
   const char* op = "module_compile";
   return handle_out(out, op, [&] {
-    nn::Module& m = module_arg(module, op);
-    if (n_inputs < 1 || !example_inputs)
-      fail(NNP_INVALID_ARGUMENT, op, ": give at least one example input (n_inputs is ", n_inputs, ")");
+    nn::Module& m = in_arg(module, op, "module");
+    if (n_inputs < 1) fail(NNP_INVALID_ARGUMENT, op, ": give at least one example input (n_inputs is ", n_inputs, ")");
+    in_arg(example_inputs, op, "example_inputs");
     std::vector<TensorRef> examples;
     for (int32_t i = 0; i < n_inputs; ++i)
       examples.push_back(TensorRef::share(&tensor_arg(example_inputs[i], op, "example_inputs")));
@@ -120,8 +120,9 @@ nnp_status module_compile(nnp_module* module, const nnp_tensor* const* example_i
 }
 
 nnp_status module_compile_explain(const nnp_module* compiled, char* buf, size_t size, size_t* needed) {
-  return guard(
-      [&] { detail::write_string(graph::explain(module_arg(compiled, "module_compile_explain")), buf, size, needed); });
+  return guard([&] {
+    detail::write_string(graph::explain(in_arg(compiled, "module_compile_explain", "compiled")), buf, size, needed);
+  });
 }
 
 nnp_status onnx_load(const char* path, nnp_module** out) {

@@ -100,12 +100,15 @@ TEST_F(ApiArguments, NullOutputsAreRefusedNamingThem) {
       {"safetensors_metadata_all", "out", [&] { return api.safetensors_metadata_all("m.safetensors", nullptr); }},
       {"sgd_step_fused", "param_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, nullptr, &unused); }},
       {"sgd_step_fused", "buffer_out", [&] { return api.sgd_step_fused(t, t, nullptr, &sgd, &unused, nullptr); }},
+      {"quantized_matmul", "out", [&] { return api.quantized_matmul(t, 0.1, 0, t, t, nullptr, nullptr); }},
+      {"module_compile", "out", [&] { return api.module_compile(m, pair, 1, nullptr, nullptr); }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;
     std::string message = api.last_error();
     EXPECT_NE(message.find(c.name), std::string::npos) << c.name << ": " << message;
-    EXPECT_NE(message.find(std::string("'") + c.argument + "'"), std::string::npos) << c.name << ": " << message;
+    EXPECT_NE(message.find(std::string("'") + c.argument + "'"), std::string::npos)
+        << c.name << " " << c.argument << ": " << message;
   }
   api.list_release(params);
 }
@@ -157,12 +160,33 @@ TEST_F(ApiArguments, NullInputsAreRefusedNamingThem) {
       {"sgd_step_fused", "param", [&] { return api.sgd_step_fused(nullptr, x.get(), nullptr, &sgd, &out, &buffer); }},
       {"sgd_step_fused", "grad", [&] { return api.sgd_step_fused(x.get(), nullptr, nullptr, &sgd, &out, &buffer); }},
       {"sgd_step_fused", "p", [&] { return api.sgd_step_fused(x.get(), x.get(), nullptr, nullptr, &out, &buffer); }},
+      {"quantized_matmul", "x", [&] { return api.quantized_matmul(nullptr, 0.1, 0, x.get(), x.get(), nullptr, &out); }},
+      {"quantized_matmul", "w", [&] { return api.quantized_matmul(x.get(), 0.1, 0, nullptr, x.get(), nullptr, &out); }},
+      {"quantized_matmul", "col_scale",
+       [&] { return api.quantized_matmul(x.get(), 0.1, 0, x.get(), nullptr, nullptr, &out); }},
+      {"module_compile", "module",
+       [&] {
+         nnp_module* m = nullptr;
+         const nnp_tensor* in[] = {x.get()};
+         return api.module_compile(nullptr, in, 1, nullptr, &m);
+       }},
+      {"module_compile", "example_inputs",
+       [&] {
+         nnp_module* m = nullptr;
+         return api.module_compile(linear.handle(), nullptr, 1, nullptr, &m);
+       }},
+      {"module_compile_explain", "compiled",
+       [&] {
+         size_t needed = 0;
+         return api.module_compile_explain(nullptr, nullptr, 0, &needed);
+       }},
   };
   for (const NullCase& c : cases) {
     EXPECT_EQ(c.call(), NNP_INVALID_ARGUMENT) << c.name;
     std::string message = api.last_error();
     EXPECT_NE(message.find(c.name), std::string::npos) << c.name << ": " << message;
-    EXPECT_NE(message.find(std::string("'") + c.argument + "'"), std::string::npos) << c.name << ": " << message;
+    EXPECT_NE(message.find(std::string("'") + c.argument + "'"), std::string::npos)
+        << c.name << " " << c.argument << ": " << message;
   }
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(results, nullptr);
