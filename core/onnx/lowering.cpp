@@ -369,6 +369,8 @@ void add_attributes(::onnx::NodeProto& node, const nnp_attrs& attrs) {
   }
 }
 
+bool builtin_custom_node(const std::string& type) { return type.rfind("nn.quantized.", 0) == 0; }
+
 void write_vendor_node(nnp_onnx_graph& g, const LayerCall& c) {
   const std::string& type = c.module.layer_type->name;
   const size_t dot = type.rfind('.');

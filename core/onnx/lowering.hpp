@@ -34,5 +34,10 @@ void add_attributes(::onnx::NodeProto& node, const nnp_attrs& attrs);
 // A node "Swish" in domain "act" with the layer's attributes, for
 // "act.Swish"; import turns it back into the layer.
 void write_vendor_node(nnp_onnx_graph& g, const LayerCall& call);
+// Built-in layers written as a node of their own domain (as a plugin's
+// layer is) and read back as themselves: the int8 layers (nn.quantized.*),
+// whose ops have no ONNX form in this exporter. Such a file is nnplug's
+// alone; it lets nnp::compile capture a quantized model.
+bool builtin_custom_node(const std::string& type);
 
 }  // namespace nnp::core::onnx

@@ -23,6 +23,7 @@
 #include "../shape.hpp"
 #include "graph_ops.hpp"
 #include "graph_program.hpp"
+#include "lowering.hpp"
 #include "version_upgrade.hpp"
 
 namespace nnp::core::onnx {
@@ -651,7 +652,7 @@ void Importer::add_vendor_layer(const ::onnx::NodeProto& n) {
   if (!layer_type)
     fail(NNP_NOT_FOUND, "onnx load ", path_, ": ", node_name(n), " needs layer type ", type,
          ", which no loaded plugin provides; put the plugin that does in NNP_PLUGIN_PATH");
-  if (layer_type->plugin == "core")
+  if (layer_type->plugin == "core" && !builtin_custom_node(type))
     fail(NNP_INVALID_ARGUMENT, "onnx load ", path_, ": ", node_name(n), " names nnplug's built-in layer ", type,
          " as a custom node; built-in layers are read from their ONNX ops");
   json attrs = json::object();

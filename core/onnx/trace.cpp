@@ -27,7 +27,7 @@ LoweringKind lowering_of(const nnp_module& m, const LayerCall& call, const nnp_o
   if (type->to_onnx) return LoweringKind::PLUGIN;
   if (const BuiltinLowering* b = find_builtin_lowering(type->name))
     return b->applies(call, g) ? LoweringKind::BUILTIN : LoweringKind::NONE;
-  return type->plugin == "core" ? LoweringKind::NONE : LoweringKind::VENDOR_NODE;
+  return type->plugin == "core" && !builtin_custom_node(type->name) ? LoweringKind::NONE : LoweringKind::VENDOR_NODE;
 }
 
 std::vector<TensorRef> tensors_of(const nnp_list& list) {

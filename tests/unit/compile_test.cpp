@@ -9,6 +9,7 @@
 
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
+#include <nnp/quantize_model.hpp>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,25 @@ TEST(Compile, WhereTheGuardsFailTheOriginalRunsAndExplainSaysWhy) {
   compiled(x).sum().backward();
   explained_eager("require grad");
   EXPECT_TRUE(model.named_parameters()[0].second.grad().defined());
+}
+
+// The int8 layers travel through the capture as nodes of their own domain
+// (nn.quantized) and come back as themselves: a quantized model compiles,
+// and gives its eager values exactly.
+TEST(Compile, QuantizedModelsAreCapturedAsTheirLayers) {
+  manual_seed(23);
+  nn::ModuleHandle dynamic = quantization::quantize_dynamic(bench::w1_model());
+  auto run = quantization::prepare(bench::w3_model());
+  for (int i = 0; i < 3; ++i) run.model()(randn({8, 1, 28, 28}));
+  nn::ModuleHandle static_int8 = run.convert();
+  for (auto [model, x] : {std::pair{dynamic, randn({6, 784})}, std::pair{static_int8, randn({5, 1, 28, 28})}}) {
+    model.eval();
+    nn::ModuleHandle compiled = compile(model, {x});
+    NoGradGuard no_grad;
+    EXPECT_EQ(compiled(x).to_vector<float>(), model(x).to_vector<float>());
+    const std::string text = compile_explain(compiled);
+    EXPECT_TRUE(contains(text, "last call: the captured plan")) << text;
+  }
 }
 
 TEST(Compile, AModuleThatCannotBeCapturedRunsItselfAndSaysWhy) {
