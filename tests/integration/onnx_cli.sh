@@ -38,6 +38,17 @@ eager_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --no-
 [ "$test_line" = "$eager_line" ] || { echo "FAIL: compiled eval ('$test_line') differs from eager ('$eager_line')"; exit 1; }
 "$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --verbose | grep -q "last call: the captured plan" ||
   { echo "FAIL: eval --verbose does not say the captured plan ran"; exit 1; }
+# bench: latency percentiles of both modes, their ratio, the peak memory.
+bench=$("$nnplug" bench "$tmp/cnn.onnx" --shape input=16,1,8,8 -n 5 --warmup 1 --verbose)
+for line in "^eager +p50" "^compiled +p50" "^compiled / eager \(p50\)" "last call: the captured plan" "^peak memory"; do
+  grep -Eq "$line" <<<"$bench" || { echo "FAIL: nnplug bench printed no '$line': $bench"; exit 1; }
+done
+set +e
+"$nnplug" bench "$tmp/cnn.onnx" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "give each input's shape" "$tmp/err" || { echo "FAIL: bench without --shape: $(cat "$tmp/err")"; exit 1; }
+"$nnplug" bench "$tmp/cnn.onnx" --shape 16,1,8,x 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "shape" "$tmp/err" || { echo "FAIL: bench with a bad shape: $(cat "$tmp/err")"; exit 1; }
+set -e
 "$nnplug" import "$tmp/cnn.onnx" --out "$tmp/imported" | grep -q "GraphModule" || { echo "FAIL: import"; exit 1; }
 all=$(sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p' <<<"$test_line")
 "$nnplug" eval --model "$tmp/imported/model.json" --weights "$tmp/imported/model.safetensors" --input-shape 1,8,8 \

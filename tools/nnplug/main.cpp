@@ -24,6 +24,7 @@ const std::map<std::string, Command>& commands() {
       {"summary", {"print a model spec's tree, output shapes and parameter counts", nnplug::run_summary}},
       {"train", {"train a model on a data set (default: a CNN on the digits)", nnplug::run_train}},
       {"eval", {"report a checkpoint's accuracy", nnplug::run_eval}},
+      {"bench", {"time a model's inference, compiled and as written (p50/p90/p99)", nnplug::run_bench}},
       {"export", {"write a checkpoint's model as an ONNX file (torch.onnx.export)", nnplug::run_export}},
       {"import", {"read an ONNX file into a model spec and weights", nnplug::run_import}},
       {"prune", {"prune a checkpoint's weights (torch.nn.utils.prune)", nnplug::run_prune}},

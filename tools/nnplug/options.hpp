@@ -39,13 +39,19 @@ inline void validate(boost::any& v, const std::vector<std::string>& values, Unsi
 
 // Returns the parsed variables, or an exit status when the command should
 // stop (0 after --help, 2 after a usage error).
-inline std::optional<int> parse_options(const char* command, const char* description,
-                                        boost::program_options::options_description& options, const Args& args,
-                                        boost::program_options::variables_map& vm) {
+// positional (may be null): options that may also be given without their
+// name (nnplug bench MODEL).
+inline std::optional<int> parse_options(
+    const char* command, const char* description, boost::program_options::options_description& options,
+    const Args& args, boost::program_options::variables_map& vm,
+    const boost::program_options::positional_options_description* positional = nullptr) {
   namespace po = boost::program_options;
   options.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::command_line_parser parser(args);
+    parser.options(options);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), vm);
     // --help answers before required options are checked (notify checks them).
     if (vm.count("help")) {
       std::cout << "usage: nnplug " << command << " [OPTIONS]\n" << description << "\n\n" << options;
