@@ -5,8 +5,8 @@
 #include "../nn/module.hpp"
 #include "../nn/module_call.hpp"
 #include "../ops.hpp"
+#include "layer_relu_fusion.hpp"
 #include "layer_sizes.hpp"
-#include "readers.hpp"
 
 namespace nnp::core::graph {
 
@@ -34,16 +34,21 @@ bool conv_params(const onnx::GraphNode& n, nnp_conv2d_params& p) {
          two_sizes(a, "dilation", one, p.dilation);
 }
 
-void run_conv_relu(const nnp_conv2d_params& p, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
-  nnp_module& conv = *node.layer;
-  const TensorRef& x = onnx::tensor_of(values[static_cast<size_t>(node.inputs[0])], "Conv2d+Relu");
+// The fused node's work: kernel(x, weight, bias) where the layer calls
+// plainly and the kernel applies, else the layer and the ReLU as the program
+// runs them.
+template <typename Kernel>
+void run_layer_relu(const char* who, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values,
+                    Kernel kernel) {
+  nnp_module& layer = *node.layer;
+  const TensorRef& x = onnx::tensor_of(values[static_cast<size_t>(node.inputs[0])], who);
   TensorRef out;
-  if (nn::calls_plainly(conv)) {
-    const TensorRef* weight = conv.parameters.find("weight");
-    const TensorRef* bias = conv.parameters.find("bias");
-    if (weight && *weight) out = conv2d_kernel(*x, **weight, bias && *bias ? bias->get() : nullptr, p);
+  if (nn::calls_plainly(layer)) {
+    const TensorRef* weight = layer.parameters.find("weight");
+    const TensorRef* bias = layer.parameters.find("bias");
+    if (weight && *weight) out = kernel(*x, **weight, bias && *bias ? bias->get() : nullptr);
   }
-  if (!out) out = unary(NNP_UNARY_RELU, *nn::call(conv, {x}));  // as the program runs it
+  if (!out) out = unary(NNP_UNARY_RELU, *nn::call(layer, {x}));
   values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
 }
 
@@ -51,46 +56,32 @@ void run_conv_relu(const nnp_conv2d_params& p, const onnx::GraphNode& node, std:
 
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots) {
-  const std::vector<int> readers = count_readers(nodes, outputs, slots);
-
-  FusedProgram out;
-  std::vector<bool> absorbed(nodes.size(), false);
-  std::vector<const onnx::GraphNode*> replacement(nodes.size(), nullptr);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const onnx::GraphNode& conv = *nodes[i];
+  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& conv) -> FusedRun {
     nnp_conv2d_params p;
-    if (conv.kind != onnx::GraphNodeKind::kLayer || conv.inputs.size() != 1 || conv.inputs[0] < 0 ||
-        conv.outputs.size() != 1 || conv.outputs[0] < 0 || readers[static_cast<size_t>(conv.outputs[0])] != 1 ||
-        !conv_params(conv, p))
-      continue;
-    for (size_t j = i + 1; j < nodes.size(); ++j) {
-      const onnx::GraphNode& relu = *nodes[j];
-      if (relu.inputs.empty() || relu.inputs[0] != conv.outputs[0]) continue;
-      if (relu.kind != onnx::GraphNodeKind::kOp || relu.op_type != "Relu" || relu.outputs.size() != 1 ||
-          relu.outputs[0] < 0)
-        break;
-      auto fused = std::make_unique<onnx::GraphNode>();
-      fused->kind = onnx::GraphNodeKind::kFused;
-      fused->op_type = conv.op_type + "+Relu";
-      fused->layer = conv.layer;
-      fused->inputs = conv.inputs;
-      fused->outputs = relu.outputs;
-      fused->fused = [p](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
-        run_conv_relu(p, node, values);
-      };
-      // The fused node runs where the Relu ran: every input it reads is written by then.
-      replacement[j] = fused.get();
-      absorbed[i] = true;
-      out.made.push_back(std::move(fused));
-      ++out.fused;
-      break;
-    }
-  }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (absorbed[i]) continue;
-    out.nodes.push_back(replacement[i] ? replacement[i] : nodes[i]);
-  }
-  return out;
+    if (!conv_params(conv, p)) return {};
+    return [p](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
+      run_layer_relu("Conv2d+Relu", node, values, [&p](const Tensor& x, const Tensor& w, const Tensor* bias) {
+        return conv2d_kernel(x, w, bias, p);
+      });
+    };
+  });
+}
+
+// An nn.Linear layer and the Relu after it: the backend's GEMM with the bias
+// and the ReLU in its epilogue (gemm_epilogue_kernel, ABI 1.18), the weight
+// read transposed where it lies.
+FusedProgram fuse_linear_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
+                              int32_t slots) {
+  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& linear) -> FusedRun {
+    const nnp_module& m = *linear.layer;
+    if (!m.layer_type || m.layer_type->name != "nn.Linear") return {};
+    return [](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
+      run_layer_relu("Linear+Relu", node, values, [](const Tensor& x, const Tensor& w, const Tensor* bias) {
+        return w.shape.ndim == 2 ? gemm_epilogue_kernel(x, *transpose(w, 0, 1), bias, NNP_ACTIVATION_RELU)
+                                 : TensorRef();
+      });
+    };
+  });
 }
 
 }  // namespace nnp::core::graph

@@ -1,6 +1,7 @@
 #include "inference_plan.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/record.hpp"
@@ -14,26 +15,36 @@
 
 namespace nnp::core::graph {
 
+namespace {
+// "1 node", "2 nodes": count and noun, for the plan's notes.
+std::string count_of(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+}  // namespace
+
 InferencePlan InferencePlan::make(const ProgramView& program) {
   InferencePlan plan;
   FoldedProgram folded = fold_constants(*program.nodes, *program.tensors, program.slots);
   int dropped = 0;
   plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
   plan.notes = std::move(folded.notes);
-  if (dropped > 0) plan.notes.push_back(std::to_string(dropped) + " nodes no output needs: dropped");
+  if (dropped > 0) plan.notes.push_back(count_of(dropped, "node", "nodes") + " no output needs: dropped");
   FusedProgram convs = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
-  FusedProgram gemms = fuse_gemm_epilogues(convs.nodes, *program.outputs, program.slots);
+  FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
+  FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   plan.nodes = std::move(pools.nodes);
-  for (FusedProgram* pass : {&convs, &gemms, &chains.program, &pools})
+  for (FusedProgram* pass : {&convs, &linears, &gemms, &chains.program, &pools})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (convs.fused > 0)
-    plan.notes.push_back(std::to_string(convs.fused) + " convolutions fused with the ReLU after them");
+    plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
+  if (linears.fused > 0)
+    plan.notes.push_back(count_of(linears.fused, "Linear layer", "Linear layers") + " fused with the ReLU after");
   if (gemms.fused > 0)
-    plan.notes.push_back(std::to_string(gemms.fused) + " MatMuls fused with the bias Add and ReLU after them");
+    plan.notes.push_back(count_of(gemms.fused, "MatMul", "MatMuls") + " fused with the bias Add and ReLU after");
   if (chains.program.fused > 0)
-    plan.notes.push_back(std::to_string(chains.program.fused) + " chains of elementwise ops (" +
+    plan.notes.push_back(count_of(chains.program.fused, "chain", "chains") + " of elementwise ops (" +
                          std::to_string(chains.ops) + " ops) fused into one pass each");
   // Keep only the folded values something still reads.
   const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, program.slots);

@@ -211,6 +211,33 @@ TEST(GraphPlan, AnOpTheApplicationRegisteredIsNeverFolded) {
   EXPECT_EQ(g_counted_calls, 3);
 }
 
+// A Linear layer and the Relu after it: the GEMM with the bias and the ReLU
+// in its epilogue, the layer's weight read transposed where it lies; with a
+// hook on the layer, the layer is called.
+TEST(GraphPlan, ALinearLayerAndTheReluAfterItRunAsOneProduct) {
+  manual_seed(13);
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+      "layers": [{"name": "fc", "type": "nn.Linear", "attrs": {"in_features": 40, "out_features": 33}}],
+      "nodes": [{"layer": "fc", "inputs": ["x"], "outputs": ["h"]},
+                {"op": "Relu", "inputs": ["h"], "outputs": ["y"]}]})");
+  const Tensor x = randn({30, 40});
+  const Tensor as_written = net(x).detach();  // grad mode, the weight requires grad: the layer and the op
+  NoGradGuard no_grad;
+  nnp::test::expect_close(net(x), as_written, 1e-5);
+  const std::vector<std::string> planned = nnp::test::ops_of_call(net, x);
+  EXPECT_TRUE(ran(planned, "gemm_epilogue")) << "the Linear layer did not run as the fused product";
+  EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from the product";
+  int calls = 0;
+  nn::ModuleHandle fc = net.named_children()[0].second;
+  nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+    ++calls;
+    return Tensor();
+  };
+  HookHandle hook = fc.register_forward_hook(count);
+  nnp::test::expect_close(net(x), as_written, 1e-5);
+  EXPECT_EQ(calls, 1) << "the Linear layer's hook did not run";
+}
+
 // A chain of elementwise nodes runs as one kernel, up to a value the graph
 // also gives back; the values are the ops' own (the kernel's sigmoid and
 // tanh are vector code, within 2 ulp of libm's). Where the
