@@ -241,8 +241,8 @@ json feeds(const std::vector<Tensor>& inputs) {
 // One exported layer: its file, the inputs at each batch, nnplug's outputs
 // there, and (after the sweep's one node run) ONNX Runtime's.
 struct Exported {
-  std::string file, export_error, doc;
-  std::vector<std::vector<Tensor>> inputs, want;
+  std::string file, export_error, doc, compile_explained;
+  std::vector<std::vector<Tensor>> inputs, want, compiled;  // compiled: nnp::compile's outputs
   std::vector<json> ort;
 };
 
@@ -273,11 +273,15 @@ class OnnxLayerSweep : public ::testing::TestWithParam<size_t> {
         written.ParseFromIstream(&in);
         e.doc = written.doc_string();
         // The traced batch, and another where the batch axis is symbolic.
+        nn::ModuleHandle compiled = compile(m, make_inputs(c, 3));
         for (int64_t batch : e.doc.empty() ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{3}) {
           e.inputs.push_back(make_inputs(c, batch));
           e.want.push_back(call_all(m, e.inputs.back()));
+          NoGradGuard no_grad;
+          e.compiled.push_back(call_all(compiled, e.inputs.back()));
           manifest.push_back({{"model", e.file}, {"inputs", feeds(e.inputs.back())}});
         }
+        e.compile_explained = compile_explain(compiled);
       } catch (const Error& err) {
         e.export_error = err.what();
       }
@@ -326,7 +330,11 @@ TEST_P(OnnxLayerSweep, ExportsRunsInOnnxRuntimeAndImports) {
     const std::vector<Tensor> got = call_all(imported, e.inputs[b]);
     ASSERT_EQ(got.size(), e.want[b].size()) << "the imported module's outputs";
     for (size_t i = 0; i < got.size(); ++i) nnp::test::expect_close(got[i], e.want[b][i], 1e-5);
+    // Compiled (graph mode's plan of the same capture): within 1e-5 of eager.
+    ASSERT_EQ(e.compiled[b].size(), e.want[b].size()) << "the compiled module's outputs";
+    for (size_t i = 0; i < e.compiled[b].size(); ++i) nnp::test::expect_close(e.compiled[b][i], e.want[b][i], 1e-5);
   }
+  EXPECT_NE(e.compile_explained.find("last call: the captured plan"), std::string::npos) << e.compile_explained;
   if (!ort_reason_.empty()) GTEST_SKIP() << "ONNX Runtime comparison skipped: " << ort_reason_;
   for (size_t b = 0; b < e.inputs.size(); ++b) {
     SCOPED_TRACE("batch " + std::to_string(e.inputs[b][0].size(0)));
@@ -350,7 +358,7 @@ INSTANTIATE_TEST_SUITE_P(EveryLayer, OnnxLayerSweep, ::testing::Range<size_t>(0,
 namespace {
 
 // What ONNX cannot hold is refused, naming what and why, and nothing is written.
-TEST(OnnxLayerSweepRefusals, RandomDrawsInPlaceStateAndQuantizedLayers) {
+TEST(OnnxLayerSweepRefusals, RandomDrawsAndInPlaceState) {
   const std::string file =
       (fs::temp_directory_path() / ("nnp_refused_" + std::to_string(::getpid()) + ".onnx")).string();
   auto refused = [&](const std::string& spec, const std::vector<int64_t>& shape, const std::string& what) {
@@ -363,7 +371,28 @@ TEST(OnnxLayerSweepRefusals, RandomDrawsInPlaceStateAndQuantizedLayers) {
   refused(layer("FractionalMaxPool2d", R"("kernel_size": 2, "output_size": [3, 3])"), {2, 2, 6, 6}, "random numbers");
   refused(layer("FakeQuantize"), {2, 4}, "in-place write");
   refused(layer("MinMaxObserver"), {2, 4}, "in-place write");
-  refused(layer("quantized.dynamic.Linear", R"("in_features": 4, "out_features": 2)"), {2, 4}, "quantize");
+}
+
+// The int8 layers travel as nodes of their own domain (nnplug reads them
+// back; other runtimes do not) with their attributes and tensors.
+TEST(OnnxLayerSweepRefusals, QuantizedLayersTravelInTheirOwnDomain) {
+  const std::string file =
+      (fs::temp_directory_path() / ("nnp_quantized_" + std::to_string(::getpid()) + ".onnx")).string();
+  manual_seed(9);
+  nn::ModuleHandle m = nn::model_from_spec(layer("quantized.dynamic.Linear", R"("in_features": 4, "out_features": 2)"));
+  m.get_buffer("weight").copy_(randint(-128, 128, {2, 4}, Dtype::i8));
+  const Tensor x = randn({3, 4});
+  nnp::onnx::export_model(m, {x}, file);
+  ::onnx::ModelProto written;
+  std::ifstream in(file, std::ios::binary);
+  ASSERT_TRUE(written.ParseFromIstream(&in));
+  bool found = false;
+  for (const auto& n : written.graph().node())
+    found = found || (n.domain() == "nn.quantized.dynamic" && n.op_type() == "Linear");
+  EXPECT_TRUE(found) << "no Linear node of domain nn.quantized.dynamic";
+  nn::ModuleHandle back = nnp::onnx::load(file);
+  EXPECT_EQ(back(x).to_vector<float>(), m(x).to_vector<float>());
+  fs::remove(file);
 }
 
 }  // namespace
