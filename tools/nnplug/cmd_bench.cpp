@@ -14,6 +14,7 @@
 
 #include "checkpoint.hpp"
 #include "options.hpp"
+#include "terminal_text.hpp"
 #include "training.hpp"
 
 namespace nnplug {
@@ -119,7 +120,13 @@ int run_bench(const Args& args) {
   const int64_t batch = inputs[0].ndim() > 0 ? inputs[0].size(0) : 1;
   std::string described;
   for (const nnp::Tensor& t : inputs) described += (described.empty() ? "" : ", ") + nnp::detail::shape_text(t.shape());
-  std::printf("inputs %s f32 on %s, %lld timed calls after %lld warm-up\n", described.c_str(), device.name().c_str(),
+  nnp_device_info info{};
+  info.struct_size = sizeof(info);
+  nnp::check(nnp::api().device_info(device.raw(), &info));
+  // The description says the thread count and what computes the products.
+  std::printf("device %s: %s\n", device.name().c_str(),
+              printable(info.description ? info.description : "", 400).c_str());
+  std::printf("inputs %s f32, %lld timed calls after %lld warm-up\n", described.c_str(),
               static_cast<long long>(iterations), static_cast<long long>(warmup));
   const Latency eager = time_calls(model, inputs, warmup, iterations);
   print_line("eager", eager, batch);
