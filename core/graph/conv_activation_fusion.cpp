@@ -1,5 +1,6 @@
 #include "conv_activation_fusion.hpp"
 
+#include "../autograd/record.hpp"
 #include "../nn/attrs.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
@@ -34,35 +35,27 @@ bool conv_params(const onnx::GraphNode& n, nnp_conv2d_params& p) {
          two_sizes(a, "dilation", one, p.dilation);
 }
 
-// The fused node's work: kernel(x, weight, bias) where the layer calls
-// plainly and the kernel applies, else the layer and the ReLU as the program
-// runs them.
-template <typename Kernel>
-void run_layer_relu(const char* who, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values,
-                    Kernel kernel) {
-  nnp_module& layer = *node.layer;
-  const TensorRef& x = onnx::tensor_of(values[static_cast<size_t>(node.inputs[0])], who);
-  TensorRef out;
-  if (nn::calls_plainly(layer)) {
-    const TensorRef* weight = layer.parameters.find("weight");
-    const TensorRef* bias = layer.parameters.find("bias");
-    if (weight && *weight) out = kernel(*x, **weight, bias && *bias ? bias->get() : nullptr);
-  }
-  if (!out) out = unary(NNP_UNARY_RELU, *nn::call(layer, {x}));
-  values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
+// The layer's weight and bias as the kernel takes them (bias may be null),
+// or false where the layer has no weight.
+bool weight_and_bias(nnp_module& layer, const Tensor*& weight, const Tensor*& bias) {
+  const TensorRef* w = layer.parameters.find("weight");
+  const TensorRef* b = layer.parameters.find("bias");
+  if (!w || !*w) return false;
+  weight = w->get();
+  bias = b && *b ? b->get() : nullptr;
+  return true;
 }
 
 }  // namespace
 
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots) {
-  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& conv) -> FusedRun {
+  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& conv) -> LayerReluKernel {
     nnp_conv2d_params p;
     if (!conv_params(conv, p)) return {};
-    return [p](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
-      run_layer_relu("Conv2d+Relu", node, values, [&p](const Tensor& x, const Tensor& w, const Tensor* bias) {
-        return conv2d_kernel(x, w, bias, p);
-      });
+    return [p](const Tensor& x, nnp_module& layer) {
+      const Tensor *weight, *bias;
+      return weight_and_bias(layer, weight, bias) ? conv2d_kernel(x, *weight, bias, p) : TensorRef();
     };
   });
 }
@@ -72,14 +65,16 @@ FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, co
 // read transposed where it lies.
 FusedProgram fuse_linear_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                               int32_t slots) {
-  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& linear) -> FusedRun {
+  return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& linear) -> LayerReluKernel {
     const nnp_module& m = *linear.layer;
     if (!m.layer_type || m.layer_type->name != "nn.Linear") return {};
-    return [](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
-      run_layer_relu("Linear+Relu", node, values, [](const Tensor& x, const Tensor& w, const Tensor* bias) {
-        return w.shape.ndim == 2 ? gemm_epilogue_kernel(x, *transpose(w, 0, 1), bias, NNP_ACTIVATION_RELU)
-                                 : TensorRef();
-      });
+    return [](const Tensor& x, nnp_module& layer) {
+      const Tensor *weight, *bias;
+      // Asked here, of the weight itself: its transposed view records nothing.
+      if (!weight_and_bias(layer, weight, bias) || weight->shape.ndim != 2 ||
+          autograd::should_record({&x, weight, bias}))
+        return TensorRef();
+      return gemm_epilogue_kernel(x, *transpose(*weight, 0, 1), bias, NNP_ACTIVATION_RELU);
     };
   });
 }

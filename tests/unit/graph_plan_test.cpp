@@ -18,6 +18,7 @@
 namespace {
 
 using namespace nnp;
+namespace F = nnp::nn::functional;
 
 // y = x @ transpose(w + w), plus a node nothing reads (exp of x). The sum
 // is a tensor of its own (a transpose alone would be a view of w, which
@@ -236,6 +237,38 @@ TEST(GraphPlan, ALinearLayerAndTheReluAfterItRunAsOneProduct) {
   HookHandle hook = fc.register_forward_hook(count);
   nnp::test::expect_close(net(x), as_written, 1e-5);
   EXPECT_EQ(calls, 1) << "the Linear layer's hook did not run";
+}
+
+// In grad mode the convolution and its ReLU are recorded as the program's
+// nodes: the weight's gradient is the layer's own.
+TEST(GraphPlan, AConvolutionFusedWithItsReluStillTrains) {
+  manual_seed(15);
+  nn::ModuleHandle net = nn::GraphModule(kConvRelu);
+  const Tensor x = randn({2, 2, 7, 7});
+  net(x).sum().backward();
+  const Tensor weight = net.get_parameter("conv.weight"), bias = net.get_parameter("conv.bias");
+  ASSERT_TRUE(weight.grad().defined()) << "no gradient reached the convolution's weight";
+  const Tensor w = weight.detach().clone().requires_grad_(), b = bias.detach().clone().requires_grad_();
+  F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).padding(1).stride(2)).relu().sum().backward();
+  nnp::test::expect_close(weight.grad(), w.grad(), 1e-5);
+  nnp::test::expect_close(bias.grad(), b.grad(), 1e-5);
+}
+
+// Without a bias, the gradient of the Linear layer's weight is still
+// recorded in grad mode (the fused product, which records nothing, is not
+// taken), and equals the layer's own.
+TEST(GraphPlan, ALinearLayerWithoutBiasFusedWithItsReluStillTrains) {
+  manual_seed(14);
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+      "layers": [{"name": "fc", "type": "nn.Linear", "attrs": {"in_features": 6, "out_features": 4, "bias": false}}],
+      "nodes": [{"layer": "fc", "inputs": ["x"], "outputs": ["h"]},
+                {"op": "Relu", "inputs": ["h"], "outputs": ["y"]}]})");
+  const Tensor x = randn({5, 6});
+  net(x).sum().backward();
+  const Tensor weight = net.named_parameters()[0].second;
+  ASSERT_TRUE(weight.grad().defined()) << "no gradient reached the weight";
+  const Tensor want = x.matmul(weight.detach().t()).gt(zeros({1})).to(Dtype::f32).t().matmul(x);
+  nnp::test::expect_close(weight.grad(), want, 1e-5);
 }
 
 // A chain of elementwise nodes runs as one kernel, up to a value the graph
