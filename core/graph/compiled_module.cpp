@@ -105,9 +105,9 @@ struct Compiled {
         batch = t.shape.d[0];
       }
       if (!same)
-        return "input " + std::to_string(i) + " is " + describe(t) + " on " + device_text(t.device) +
+        return "input " + std::to_string(i) + " is " + describe(t) + " on " + device_name(t.device) +
                " where the capture had " + std::string(dtype_name(g.dtype)) + " " + format_dims(g.shape) +
-               (g.batch ? " (any batch)" : "") + " on " + device_text(g.device);
+               (g.batch ? " (any batch)" : "") + " on " + device_name(g.device);
     }
     return "";
   }
@@ -116,20 +116,18 @@ struct Compiled {
   std::string eager_reason(const std::vector<TensorRef>& inputs) {
     if (original->training) return "the module is in training mode (the capture is of eval mode; call eval())";
     if (!nn::calls_plainly(*original)) return "the module has hooks (or pruned or parametrized tensors)";
+    std::vector<const Tensor*> tensors;  // the original's, walked once per call
+    collect_tensors(*original, tensors);
     if (autograd::grad_enabled()) {
       for (const TensorRef& t : inputs)
         if (autograd::requires_grad(*t)) return "an input requires grad";
-      std::vector<const Tensor*> tensors;
-      collect_tensors(*original, tensors);
       for (const Tensor* t : tensors)
         if (autograd::requires_grad(*t)) return "its parameters require grad and grad mode is on (use no_grad)";
     }
-    if (weights_of(*original) != weights) capture(inputs);  // written or replaced since: again
+    if (nn::fingerprint(tensors) != weights) capture(inputs);  // written or replaced since: again
     if (!graph) return reason;
     return guard_failure(inputs);
   }
-
-  static std::string device_text(const nnp_device& d) { return device_name(d); }
 };
 
 std::vector<TensorRef> tensor_args(const nnp_list& args) {
@@ -201,7 +199,7 @@ std::string explain(const nn::Module& compiled) {
   text += "captured: inputs";
   for (const InputGuard& g : c.guards)
     text += std::string(" ") + dtype_name(g.dtype) + " " + format_dims(g.shape) + (g.batch ? " (any batch)" : "") +
-            " on " + Compiled::device_text(g.device);
+            " on " + device_name(g.device);
   text += "\n";
   for (const std::string& note : onnx::graph_plan_notes(*c.graph)) text += "plan: " + note + "\n";
   text += "last call: " + (c.last_call.empty() ? std::string("none yet") : c.last_call) + "\n";
