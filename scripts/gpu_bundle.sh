@@ -25,7 +25,7 @@ cmake -S plugins -B build/gpu-bundle-plugins -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/gpu-bundle-plugins
 cmake --install build/gpu-bundle-plugins >/dev/null
 cp build/bin/unit_tests build/bin/nnp_gpu_bench build/gpu-bundle-plugins/plugins_test "$bundle/bin/"
-cp tests/integration/gpu_train.sh tests/integration/gpu_train_ranks.sh tools/bench/g1_pytorch.py "$bundle/bin/"
+cp tests/integration/gpu_train.sh tests/integration/gpu_train_ranks.sh tools/bench/pytorch_cuda_peers.py "$bundle/bin/"
 # Every library the programs and plugins need beyond glibc, libstdc++ and CUDA.
 mkdir -p "$bundle/deps"
 for file in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/nnplug/plugins/*.so "$bundle"/lib/nnplug/devices/*.so; do

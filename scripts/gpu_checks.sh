@@ -5,8 +5,9 @@
 # that aborts the communicator) in a process of their own, the RMSNorm
 # plugin's CUDA kernels, the conformance kit on cuda against reference,
 # nnplug train --device cuda (alone, and one rank over nccl against one
-# process), and G1-G3 with their peers (PyTorch's step where python3 has
-# torch for CUDA).
+# process) with the checkpoint evaluated there compiled and eager, graph
+# mode's W1/W3/W7 on cuda against eager (in the unit tests), and G1-G4 with
+# their peers (PyTorch's where python3 has torch for CUDA).
 # Every step runs even when one before it fails; a table ends the output and
 # the logs go to $OUT (default build/gpu-checks).
 #   bash scripts/gpu_checks.sh BUNDLE   programs staged by scripts/gpu_bundle.sh
@@ -29,7 +30,7 @@ if [ $# -ge 1 ]; then
   plugins_test=$bin/plugins_test
   train_script=$bin/gpu_train.sh
   ranks_script=$bin/gpu_train_ranks.sh
-  g1_pytorch=$bin/g1_pytorch.py
+  peers_script=$bin/pytorch_cuda_peers.py
   # cuBLAS comes from the machine: the toolkit's folder or PyTorch's wheels.
   cuda_libs=$(find /usr/local /usr/lib /opt -xdev \( -name 'libcublasLt.so.13' -o -name 'libnccl.so.2' \) -printf '%h\n' \
     2>/dev/null | sort -u | paste -sd:)
@@ -40,7 +41,7 @@ else
   plugins_test=
   train_script=tests/integration/gpu_train.sh
   ranks_script=tests/integration/gpu_train_ranks.sh
-  g1_pytorch=tools/bench/g1_pytorch.py
+  peers_script=tools/bench/pytorch_cuda_peers.py
 fi
 unset NNP_PLUGIN_PATH
 
@@ -69,17 +70,17 @@ step "GPU unit tests" gpu_tests.txt "$bin/unit_tests" --gtest_filter='GpuBackend
 step "nccl failure paths" nccl_failure.txt "$bin/unit_tests" --gtest_filter='NcclFailure.*'
 [ -n "$plugins_test" ] && step "RMSNorm plugin (CUDA kernels)" plugins_test.txt "$plugins_test"
 step "conformance kit on cuda" conformance_cuda.txt "$bin/nnplug" conformance --backend cuda
-step "nnplug train --device cuda" train_cuda.txt "$train_script" "$bin/nnplug" cuda
+step "nnplug train, eval, bench on cuda" train_cuda.txt "$train_script" "$bin/nnplug" cuda
 # One rank training through the nccl plugin (DistributedDataParallel on
 # cuda:0), against one process on the same seed.
 step "nnplug train over nccl = alone" train_nccl.txt "$ranks_script" "$bin/nnplug"
-step "G1-G3 (nnp_gpu_bench)" bench_gpu.txt "$bin/nnp_gpu_bench" --benchmark_filter='^G' --benchmark_repetitions=3 \
+step "G1-G4 (nnp_gpu_bench)" bench_gpu.txt "$bin/nnp_gpu_bench" --benchmark_filter='^G' --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true
 if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
-  step "G1 peer: PyTorch on cuda" g1_pytorch.txt python3 "$g1_pytorch"
+  step "G1, G4 peers: PyTorch on cuda" pytorch_peers.txt python3 "$peers_script"
 fi
 
 echo
 echo "=== summary"
 for i in "${!names[@]}"; do printf '%-40s %s\n' "${names[$i]}" "${results[$i]}"; done
-grep -h "^G[0-9]" "$out/bench_gpu.txt" "$out/g1_pytorch.txt" 2>/dev/null
+grep -h "^G[0-9]" "$out/bench_gpu.txt" "$out/pytorch_peers.txt" 2>/dev/null

@@ -5,6 +5,7 @@
 
 #include "../autograd/grad_mode.hpp"
 #include "../error.hpp"
+#include "../nn/module.hpp"
 #include "../nn/module_call.hpp"
 #include "../nn/named_list.hpp"
 #include "../ops.hpp"
@@ -53,6 +54,10 @@ std::string batch_generic_failure(nn::Module& module, const std::vector<TensorRe
   } catch (const Error&) {
     return "";
   }
+  // The file's weights are read onto the cpu; the check runs where the
+  // module's inputs are (a module traced on a GPU is checked there).
+  const nnp_device device = inputs[0]->device;
+  nn::to(*graph, &device, -1);
   const int64_t batch = inputs[0]->shape[0];
   auto grown = [&] {
     nnp_list args;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "compile_support.hpp"
 #include "test_support.hpp"
 
 using namespace nnp;
@@ -203,4 +204,11 @@ TEST(GpuBackends, FloatToIntegerConversionMatchesTheHost) {
       }
     }
   }
+}
+
+// Graph mode on the GPU: W1's, W3's and W7's models compiled on the device
+// give their eager outputs there within 1e-5, by the captured plan.
+TEST(GpuBackends, CompiledWorkloadModelsGiveTheirEagerOutputs) {
+  REQUIRE_GPU();
+  for (const GpuBackend& gpu : gpus) nnp::test::expect_workloads_compile_to_eager(Device(gpu.name + ":0"));
 }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 namespace nnp::test {
 
 // Why ONNX Runtime cannot run here, or "".
@@ -43,16 +45,6 @@ inline std::vector<float> ort_run(const std::string& model, const Tensor& input,
   std::filesystem::remove(in_path);
   std::filesystem::remove(out_path);
   return out["output"]["data"].get<std::vector<float>>();
-}
-
-inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i]))) << "element " << i;
-}
-inline void expect_close(const Tensor& got, const Tensor& want, double tolerance) {
-  ASSERT_EQ(got.shape(), want.shape());
-  expect_close(got.contiguous().to_vector<float>(), want.contiguous().to_vector<float>(), tolerance);
 }
 
 }  // namespace nnp::test

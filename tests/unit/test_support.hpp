@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nnp/nnp.hpp>
@@ -43,6 +44,17 @@ class TempDirTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// Each element within tolerance * (1 + |want|) of the wanted one.
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i]))) << "element " << i;
+}
+inline void expect_close(const Tensor& got, const Tensor& want, double tolerance) {
+  ASSERT_EQ(got.shape(), want.shape());
+  expect_close(got.contiguous().to_vector<float>(), want.contiguous().to_vector<float>(), tolerance);
+}
 
 // The names of named tensors (parameters, buffers), in order.
 inline std::vector<std::string> names_of(const NamedTensors& named) {

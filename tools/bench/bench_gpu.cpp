@@ -1,5 +1,6 @@
-// G1-G3 of ../shared/WORKLOADS.md on cuda:0, nnplug's side. Where there is no
-// CUDA device each reports the reason instead of a time.
+// G1-G3 of ../shared/WORKLOADS.md on cuda:0, nnplug's side, and G4: W3's and
+// W7's inference there (the W8 cases), as written and compiled. Where there
+// is no CUDA device each reports the reason instead of a time.
 #include <benchmark/benchmark.h>
 
 #include <nnp/nnp.hpp>
@@ -68,5 +69,57 @@ void G3_nnplug(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(G3_nnplug)->Name("G3/nnplug")->UseRealTime();
+
+// G4: W3's CNN and W7's encoder in inference (eval mode, no gradients) on
+// cuda:0 at W8's batches, called as written (eager) and through
+// nnp::compile; each call ends when the device has finished it. The peer is
+// PyTorch's eager inference on the same GPU (tools/bench/pytorch_cuda_peers.py).
+void G4(benchmark::State& state, bool w7, int64_t batch, bool compiled) {
+  NNP_REQUIRE_CUDA(state, device);
+  nnp::manual_seed(4);
+  nnp::nn::ModuleHandle net = w7 ? nnp::bench::w7_model() : nnp::bench::w3_model();
+  net.to(*device);
+  net.eval();
+  const nnp::Tensor x = (w7 ? nnp::randn({batch, 16, 128}) : nnp::randn({batch, 1, 28, 28})).to(*device);
+  nnp::nn::ModuleHandle target = compiled ? nnp::compile(net, {x}) : net;
+  nnp::NoGradGuard no_grad;
+  for (auto _ : state) {
+    nnp::Tensor y = target(x);
+    nnp::check(nnp::api().synchronize(device->raw()));
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+BENCHMARK_CAPTURE(G4, W3_b1_eager, false, 1, false)
+    ->Name("G4/W3_b1/eager")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W3_b1_compiled, false, 1, true)
+    ->Name("G4/W3_b1/compiled")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W3_b64_eager, false, 64, false)
+    ->Name("G4/W3_b64/eager")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W3_b64_compiled, false, 64, true)
+    ->Name("G4/W3_b64/compiled")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W7_b1_eager, true, 1, false)
+    ->Name("G4/W7_b1/eager")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W7_b1_compiled, true, 1, true)
+    ->Name("G4/W7_b1/compiled")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W7_b32_eager, true, 32, false)
+    ->Name("G4/W7_b32/eager")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(G4, W7_b32_compiled, true, 32, true)
+    ->Name("G4/W7_b32/compiled")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
