@@ -10,6 +10,7 @@
 #include "dead_code.hpp"
 #include "elementwise_fusion.hpp"
 #include "gemm_epilogue_fusion.hpp"
+#include "host_inputs.hpp"
 #include "pool_layer_direct.hpp"
 #include "readers.hpp"
 
@@ -34,8 +35,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
-  plan.nodes = std::move(pools.nodes);
-  for (FusedProgram* pass : {&convs, &linears, &gemms, &chains.program, &pools})
+  HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
+  plan.nodes = std::move(host.program.nodes);
+  for (FusedProgram* pass : {&convs, &linears, &gemms, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
@@ -46,11 +48,17 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (chains.program.fused > 0)
     plan.notes.push_back(count_of(chains.program.fused, "chain", "chains") + " of elementwise ops (" +
                          std::to_string(chains.ops) + " ops) fused into one pass each");
+  if (host.program.fused > 0)
+    plan.notes.push_back(count_of(host.program.fused, "constant", "constants") +
+                         " read on the host (shapes, axes) copied to the cpu once");
   // Keep only the folded values something still reads.
   const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, program.slots);
   for (auto& [slot, value] : folded.constants)
     if (readers[static_cast<size_t>(slot)] > 0) plan.constants.emplace_back(slot, std::move(value));
-  for (int32_t s : folded.sources) {
+  std::vector<int32_t> sources = folded.sources;
+  for (int32_t s : host.copied_slots)
+    if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+  for (int32_t s : sources) {
     auto it = std::find_if(program.tensors->begin(), program.tensors->end(),
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());

@@ -333,8 +333,13 @@ std::vector<TensorRef> run_op(const GraphNode& node, const std::vector<const nnp
 // An op or layer node: its tensors in, its tensors out.
 void run_compute(const GraphNode& node, std::vector<GraphValue>& values) {
   std::vector<const nnp_tensor*> in;
-  for (int32_t s : node.inputs)
-    in.push_back(s < 0 ? nullptr : tensor_of(values[static_cast<size_t>(s)], node.op_type).get());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int32_t s = node.inputs[i];
+    if (i < node.host_copies.size() && node.host_copies[i])
+      in.push_back(node.host_copies[i].get());
+    else
+      in.push_back(s < 0 ? nullptr : tensor_of(values[static_cast<size_t>(s)], node.op_type).get());
+  }
   std::vector<TensorRef> out;
   if (node.kind == GraphNodeKind::kOp) {
     out = run_op(node, in);

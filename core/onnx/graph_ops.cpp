@@ -6,7 +6,9 @@
 
 namespace nnp::core::onnx {
 
-void GraphOp::bind_c_view() { c_op = nnp_graph_op{sizeof(nnp_graph_op), name.c_str(), doc.c_str(), run, user_data}; }
+void GraphOp::bind_c_view() {
+  c_op = nnp_graph_op{sizeof(nnp_graph_op), name.c_str(), doc.c_str(), run, user_data, host_inputs};
+}
 
 GraphOp validate_graph_op(const nnp_graph_op& c, const std::string& origin) {
   check_registered_size("register_graph_op", c.struct_size, NNP_GRAPH_OP_SIZE_1_15, "nnp_graph_op");
@@ -21,6 +23,7 @@ GraphOp validate_graph_op(const nnp_graph_op& c, const std::string& origin) {
   op.doc = c.doc ? c.doc : "";
   op.run = c.run;
   op.user_data = c.user_data;
+  if (c.struct_size >= NNP_GRAPH_OP_SIZE_1_20) op.host_inputs = c.host_inputs;
   op.origin = origin;
   return op;
 }

@@ -17,7 +17,8 @@ struct GraphOp {
   std::string doc;
   decltype(nnp_graph_op::run) run = nullptr;
   void* user_data = nullptr;
-  std::string origin;  // "core", "the application" or the plugin's path (for messages)
+  uint64_t host_inputs = 0;  // bit i: input i is read on the host only (ABI 1.20)
+  std::string origin;        // "core", "the application" or the plugin's path (for messages)
   nnp_graph_op c_op{};
 
   void bind_c_view();

@@ -48,6 +48,9 @@ struct GraphNode {
   std::vector<int32_t> inputs, outputs;  // value slots; -1: an omitted optional input or output
   std::vector<Subgraph> graphs;          // kControl: If's then and else, Loop's and Scan's body
   std::function<void(const GraphNode&, std::vector<GraphValue>&)> fused;  // kFused
+  // kOp in a plan: per input, a cpu copy of a constant the op reads on the
+  // host, given instead of the slot's value (core/graph/host_inputs.hpp).
+  std::vector<TensorRef> host_copies;
 };
 
 // Runs one node, or nodes in order, over values (sized to every slot of the

@@ -5,6 +5,9 @@
 #include "onnx_ops.hpp"
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "op_support.hpp"
 
@@ -531,6 +534,26 @@ const OpTable& ops() {
 
 }  // namespace
 
+namespace {
+
+// The inputs each op reads only as numbers on the host (host_ints,
+// host_reals: shapes, axes, pads, counts), as bits (nnp_graph_op.host_inputs).
+uint64_t host_inputs_of(const std::string& op) {
+  static const std::map<std::string, std::vector<int>> table = {
+      {"ConstantOfShape", {0}}, {"CumSum", {1}}, {"DFT", {1}}, {"Dropout", {1, 2}}, {"Expand", {1}},
+      {"Pad", {1}}, {"ReduceL1", {1}}, {"ReduceL2", {1}}, {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}},
+      {"ReduceMax", {1}}, {"ReduceMean", {1}}, {"ReduceMin", {1}}, {"ReduceProd", {1}}, {"ReduceSum", {1}},
+      {"ReduceSumSquare", {1}}, {"Reshape", {1}}, {"Resize", {1, 2, 3}}, {"Slice", {1, 2, 3, 4}},
+      {"Split", {1}}, {"Squeeze", {1}}, {"STFT", {1, 2, 3}}, {"Tile", {1}}, {"TopK", {1}}, {"Trilu", {1}},
+      {"Unsqueeze", {1}}};
+  uint64_t bits = 0;
+  if (auto it = table.find(op); it != table.end())
+    for (int i : it->second) bits |= uint64_t{1} << i;
+  return bits;
+}
+
+}  // namespace
+
 void register_graph_ops(nnp_plugin_host* host) {
   for (const auto& [name, fn] : ops()) {
     nnp_graph_op op{};
@@ -539,6 +562,7 @@ void register_graph_ops(nnp_plugin_host* host) {
     op.doc = "ONNX's operator (opsets 9 to 20)";
     op.run = run;
     op.user_data = reinterpret_cast<void*>(fn);
+    op.host_inputs = host_inputs_of(name);
     check(api().register_graph_op(host, &op));
   }
 }

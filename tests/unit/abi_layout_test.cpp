@@ -235,7 +235,7 @@ PIN(nnp_graph_op, op_type, 8);
 PIN(nnp_graph_op, doc, 16);
 PIN(nnp_graph_op, run, 24);
 PIN(nnp_graph_op, user_data, 32);
-static_assert(sizeof(nnp_graph_op) == 40 && NNP_GRAPH_OP_SIZE_1_15 == 40, "nnp_graph_op 1.15 is 40 bytes");
+static_assert(NNP_GRAPH_OP_SIZE_1_15 == 40, "nnp_graph_op 1.15 is 40 bytes");
 PIN(nnp_optimizer_algorithm, kind, 8);
 PIN(nnp_optimizer_algorithm, doc, 16);
 PIN(nnp_optimizer_algorithm, option_names, 24);
@@ -320,6 +320,9 @@ PIN(nnp_api, module_compile_explain, 2000);
 static_assert(sizeof(nnp_api) == 2008 && NNP_API_SIZE_1_19 == 2008, "nnp_api 1.19 is 2008 bytes");
 PIN(nnp_compile_options, fixed_batch, 8);
 static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
+// ---- ABI 1.20 ----
+PIN(nnp_graph_op, host_inputs, 40);
+static_assert(sizeof(nnp_graph_op) == 48 && NNP_GRAPH_OP_SIZE_1_20 == 48, "nnp_graph_op 1.20 is 48 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

@@ -323,4 +323,67 @@ TEST(GraphPlan, AChainOfElementwiseOpsRunsAsOnePass) {
   EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{-2, 4, -6}));
 }
 
+// A model on another device (a GPU): Reshape reads its shape on the host,
+// and the plan gives it a cpu copy of the shape, made once, instead of
+// copying it from the device on every call (on a GPU each such copy waits
+// for the work queued there); a shape written in place is seen.
+TEST(GraphPlan, AShapeReadOnTheHostIsCopiedToTheCpuOncePerPlan) {
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "shape", "value": "shape", "shape": [2], "dtype": "i64", "data": [2, 6]}],
+      "nodes": [{"op": "Reshape", "inputs": ["x", "shape"], "outputs": ["r"]},
+                {"op": "Relu", "inputs": ["r"], "outputs": ["y"]}]})");
+  const Device reference("reference");
+  net.to(reference);
+  const Tensor x = randn({3, 4}).to(reference);
+  NoGradGuard no_grad;
+  net(x);  // makes the plan
+  profiler::Profiler p;
+  const Tensor y = net(x);
+  int device_reads = 0;
+  for (const profiler::Event& e : p.stop().events())
+    if (e.kind == profiler::EventKind::Op && e.dtypes.find("i64") != std::string::npos && e.device != "cpu:0")
+      ++device_reads;
+  EXPECT_EQ(device_reads, 0) << "the shape was read from the device";
+  EXPECT_EQ(y.device(), reference);
+  EXPECT_EQ(y.shape(), (Shape{2, 6}));
+  EXPECT_EQ(y.to(Device::cpu()).to_vector<float>(), x.relu().reshape({2, 6}).to(Device::cpu()).to_vector<float>());
+  net.named_buffers()[0].second.copy_(from_vector<int64_t>({6, 2}).to(reference));
+  EXPECT_EQ(net(x).shape(), (Shape{6, 2})) << "the shape written in place was not seen";
+}
+
+// An op's host_inputs (ABI 1.20): the inputs it marks get the cpu copy; an
+// op registered with the 1.15 layout has no such field, whatever lies past
+// its struct, and gets the device's tensor.
+std::string g_second_input_device;
+nnp_status note_second_input(const nnp_tensor* const* inputs, int32_t, const nnp_attrs*, int32_t, nnp_list* outputs,
+                             void*) {
+  g_second_input_device = Device(api().tensor_device(inputs[1])).name();
+  return api().list_append_tensor(outputs, "", inputs[0]);
+}
+
+TEST(GraphPlan, AnOpsHostInputsGetTheCpuCopyAndAnOlderOpsDoNot) {
+  nnp_graph_op op{};
+  op.struct_size = sizeof op;
+  op.op_type = "GraphPlanTestHostRead";
+  op.doc = "gives input 0 back, reads input 1 on the host";
+  op.run = note_second_input;
+  op.host_inputs = uint64_t{1} << 1;
+  ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
+  op.struct_size = NNP_GRAPH_OP_SIZE_1_15;
+  op.op_type = "GraphPlanTestOlderHostRead";
+  ASSERT_EQ(api().register_graph_op(nullptr, &op), NNP_OK) << api().last_error();
+  const Device reference("reference");
+  for (const std::string type : {"GraphPlanTestHostRead", "GraphPlanTestOlderHostRead"}) {
+    nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "k", "value": "k", "shape": [1], "dtype": "i64", "data": [3]}],
+        "nodes": [{"op": ")" + type + R"(", "inputs": ["x", "k"], "outputs": ["y"]}]})");
+    net.to(reference);
+    NoGradGuard no_grad;
+    const Tensor x = ones({2}).to(reference);
+    g_second_input_device.clear();
+    net(x);
+    EXPECT_EQ(g_second_input_device, type == "GraphPlanTestHostRead" ? "cpu:0" : "reference:0") << type;
+  }
+}
+
 }  // namespace

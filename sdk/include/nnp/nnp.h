@@ -369,8 +369,16 @@ typedef struct nnp_graph_op {
   nnp_status (*run)(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attrs* attrs, int32_t n_outputs,
                     nnp_list* outputs, void* user_data);
   void* user_data;
+  /* (since 1.20) Bit i set: run reads input i only as values on the host (a
+   * shape, axes, pads, a count: copy_to_host), never as device data, as
+   * ONNX Runtime's kernels mark their CPU inputs. A compiled graph on a GPU
+   * then hands run a cpu copy of a constant there, made once per plan,
+   * instead of waiting for the device on every call. Inputs past 63 and
+   * ops registered before 1.20: 0, every input where the graph holds it. */
+  uint64_t host_inputs;
 } nnp_graph_op;
 #define NNP_GRAPH_OP_SIZE_1_15 NNP_SIZE_THROUGH(nnp_graph_op, user_data)
+#define NNP_GRAPH_OP_SIZE_1_20 NNP_SIZE_THROUGH(nnp_graph_op, host_inputs)
 
 /* ---- tabular data (since 1.2) ------------------------------------------------- */
 
