@@ -60,6 +60,7 @@ class BackendRecord {
   decltype(nnp_kernels::elementwise_chain) elementwise_chain() const {
     return since(kernels_.elementwise_chain, NNP_KERNELS_SIZE_1_19);
   }
+  decltype(nnp_kernels::attention) attention() const { return since(kernels_.attention, NNP_KERNELS_SIZE_1_20); }
   // Device timing events (nnp_backend 1.6): all three, or none.
   bool has_timing_events() const {
     return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&

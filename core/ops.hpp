@@ -79,6 +79,12 @@ TensorRef gemm_epilogue_kernel(const Tensor& x, const Tensor& w, const Tensor* b
 // and the caller runs the ops one at a time.
 TensorRef elementwise_chain_kernel(const std::vector<const Tensor*>& inputs,
                                    const std::vector<nnp_elementwise_step>& steps);
+// ops/attention.cpp: softmax(scale * q k^T + mask) v over the last two axes
+// (q [..., L, E], k [..., S, E], v [..., S, Ev], the same leading sizes; mask
+// null or broadcast to [..., L, S]) by the backend's fused kernel; null where
+// it does not apply (no kernel, not all f32 on one device, a gradient
+// wanted, leading axes that do not merge into one), and the caller composes.
+TensorRef attention_kernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, double scale);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -39,6 +39,8 @@ nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_v
 nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status elementwise_chain(const nnp_kernel_ctx*, const nnp_view* const* inputs, int32_t n_inputs,
                              const nnp_elementwise_step* steps, int32_t n_steps, const nnp_view* out);
+nnp_status attention(const nnp_kernel_ctx*, const nnp_view* q, const nnp_view* k, const nnp_view* v,
+                     const nnp_view* mask, float scale, const nnp_view* out);
 nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_scale, int32_t offset_min,
                           const nnp_view* w, const nnp_view* scale, const nnp_view* bias, const nnp_view* out);
 nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* bias,

@@ -97,7 +97,8 @@ enum class TraceForm : int32_t {
   X(LAYER_NORM, "layer_norm", nullptr, NODES)                                              \
   X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)                                        \
   X(QUANTIZED_MATMUL, "quantized_matmul", nullptr, REFUSED)                                \
-  X(ELEMENTWISE_CHAIN, "elementwise_chain", nullptr, NODES)
+  X(ELEMENTWISE_CHAIN, "elementwise_chain", nullptr, NODES)                                \
+  X(ATTENTION, "attention", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

@@ -15,4 +15,43 @@ struct FusedProgram {
   int fused = 0;
 };
 
+// A pass that replaces chains of nodes by fused nodes: each fused node runs
+// where the last node of its chain ran (every input is written by then),
+// the others of the chain are dropped, and a node claimed by one chain is
+// in no other.
+class ChainFusion {
+ public:
+  explicit ChainFusion(const std::vector<const onnx::GraphNode*>& nodes)
+      : nodes_(nodes),
+        claimed_(nodes.size(), false),
+        absorbed_(nodes.size(), false),
+        replacement_(nodes.size(), nullptr) {}
+  bool claimed(size_t i) const { return claimed_[i]; }
+  void replace(const std::vector<size_t>& chain, std::unique_ptr<onnx::GraphNode> fused) {
+    for (size_t c : chain) claimed_[c] = true;
+    for (size_t c = 0; c + 1 < chain.size(); ++c) absorbed_[chain[c]] = true;
+    replacement_[chain.back()] = fused.get();
+    out_.made.push_back(std::move(fused));
+    ++out_.fused;
+  }
+  FusedProgram finish() {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (!absorbed_[i]) out_.nodes.push_back(replacement_[i] ? replacement_[i] : nodes_[i]);
+    return std::move(out_);
+  }
+
+ private:
+  const std::vector<const onnx::GraphNode*>& nodes_;
+  std::vector<bool> claimed_, absorbed_;
+  std::vector<const onnx::GraphNode*> replacement_;
+  FusedProgram out_;
+};
+
+// A fused node's input i as a tensor, or null (absent, omitted, a sequence).
+inline const Tensor* input_tensor(const onnx::GraphNode& node, const std::vector<onnx::GraphValue>& values, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] < 0) return nullptr;
+  const onnx::GraphValue& v = values[static_cast<size_t>(node.inputs[i])];
+  return v.sequence ? nullptr : v.tensor.get();
+}
+
 }  // namespace nnp::core::graph

@@ -1,33 +1,17 @@
 #include "gemm_epilogue_fusion.hpp"
 
 #include "../ops.hpp"
+#include "node_match.hpp"
 #include "readers.hpp"
 
 namespace nnp::core::graph {
 
 namespace {
 
-bool is_op(const onnx::GraphNode& n, const char* type, size_t inputs) {
-  return n.kind == onnx::GraphNodeKind::kOp && n.op_type == type && n.inputs.size() == inputs &&
-         n.outputs.size() == 1 && n.outputs[0] >= 0;
-}
-
-// The first node after `from` that reads slot, or nodes.size().
-size_t reader_of(const std::vector<const onnx::GraphNode*>& nodes, size_t from, int32_t slot) {
-  for (size_t j = from + 1; j < nodes.size(); ++j)
-    for (int32_t s : nodes[j]->inputs)
-      if (s == slot) return j;
-  return nodes.size();
-}
-
 // The fused node's work: the kernel where it applies, else the nodes it replaced.
 void run_fused(const std::vector<const onnx::GraphNode*>& originals, int32_t activation, const onnx::GraphNode& node,
                std::vector<onnx::GraphValue>& values) {
-  auto tensor = [&](size_t i) -> const Tensor* {
-    if (i >= node.inputs.size()) return nullptr;
-    const onnx::GraphValue& v = values[static_cast<size_t>(node.inputs[i])];
-    return v.sequence ? nullptr : v.tensor.get();
-  };
+  auto tensor = [&](size_t i) { return input_tensor(node, values, i); };
   const Tensor* x = tensor(0);
   const Tensor* w = tensor(1);
   if (x && w && (node.inputs.size() < 3 || tensor(2)))
@@ -44,18 +28,16 @@ FusedProgram fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& node
                                  int32_t slots) {
   const std::vector<int> readers = count_readers(nodes, outputs, slots);
   auto read_once = [&](int32_t slot) { return readers[static_cast<size_t>(slot)] == 1; };
-  FusedProgram out;
-  std::vector<bool> absorbed(nodes.size(), false), claimed(nodes.size(), false);
-  std::vector<const onnx::GraphNode*> replacement(nodes.size(), nullptr);
+  ChainFusion fusion(nodes);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const onnx::GraphNode& matmul = *nodes[i];
-    if (claimed[i] || !is_op(matmul, "MatMul", 2) || matmul.inputs[0] < 0 || matmul.inputs[1] < 0 ||
+    if (fusion.claimed(i) || !is_op(matmul, "MatMul", 2) || matmul.inputs[0] < 0 || matmul.inputs[1] < 0 ||
         !read_once(matmul.outputs[0]))
       continue;
     std::vector<size_t> chain{i};
     int32_t bias = -1, result = matmul.outputs[0], activation = NNP_ACTIVATION_NONE;
     // An Add of two products is claimed by the first one's chain only.
-    if (size_t j = reader_of(nodes, i, result); j < nodes.size() && !claimed[j] && is_op(*nodes[j], "Add", 2)) {
+    if (size_t j = reader_of(nodes, i, result); j < nodes.size() && !fusion.claimed(j) && is_op(*nodes[j], "Add", 2)) {
       const onnx::GraphNode& add = *nodes[j];
       bias = add.inputs[0] == result ? add.inputs[1] : add.inputs[0];
       if (bias >= 0 && bias != result) {
@@ -65,8 +47,9 @@ FusedProgram fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& node
         bias = -1;
       }
     }
-    if (size_t j = reader_of(nodes, chain.back(), result);
-        (chain.size() == 1 || read_once(result)) && j < nodes.size() && !claimed[j] && is_op(*nodes[j], "Relu", 1)) {
+    if (size_t j = reader_of(nodes, chain.back(), result); (chain.size() == 1 || read_once(result)) &&
+                                                           j < nodes.size() && !fusion.claimed(j) &&
+                                                           is_op(*nodes[j], "Relu", 1)) {
       chain.push_back(j);
       result = nodes[j]->outputs[0];
       activation = NNP_ACTIVATION_RELU;
@@ -83,16 +66,9 @@ FusedProgram fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& node
     fused->fused = [originals, activation](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
       run_fused(originals, activation, node, values);
     };
-    // It runs where the last node of the chain ran: every input is written by then.
-    for (size_t c : chain) claimed[c] = true;
-    for (size_t c = 0; c + 1 < chain.size(); ++c) absorbed[chain[c]] = true;
-    replacement[chain.back()] = fused.get();
-    out.made.push_back(std::move(fused));
-    ++out.fused;
+    fusion.replace(chain, std::move(fused));
   }
-  for (size_t i = 0; i < nodes.size(); ++i)
-    if (!absorbed[i]) out.nodes.push_back(replacement[i] ? replacement[i] : nodes[i]);
-  return out;
+  return fusion.finish();
 }
 
 }  // namespace nnp::core::graph

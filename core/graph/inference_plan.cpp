@@ -5,6 +5,7 @@
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/record.hpp"
+#include "attention_fusion.hpp"
 #include "constant_folding.hpp"
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
@@ -30,15 +31,19 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(count_of(dropped, "node", "nodes") + " no output needs: dropped");
-  FusedProgram convs = fuse_conv_relu(plan.nodes, *program.outputs, program.slots);
+  FusedProgram attentions = fuse_attention(plan.nodes, *program.outputs, program.slots);
+  FusedProgram convs = fuse_conv_relu(attentions.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass : {&convs, &linears, &gemms, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass : {&attentions, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
+  if (attentions.fused > 0)
+    plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
+                         " (MatMul, Softmax, MatMul) fused into one kernel each");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)

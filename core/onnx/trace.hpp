@@ -69,6 +69,10 @@ void record_where(nnp_onnx_graph& g, const Tensor& cond, const Tensor& a, const 
 void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const int32_t* dims, int32_t ndims,
                    bool keepdim, double correction, const Tensor& out);
 void record_softmax(nnp_onnx_graph& g, const Tensor& x, int64_t dim, bool log, const Tensor& out);
+// Mul by the scale, Transpose of k, MatMul, Add of the mask, Softmax, MatMul:
+// the nodes graph mode fused into one attention.
+void record_attention(nnp_onnx_graph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                      double scale, const Tensor& out);
 void record_gemm_epilogue(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, int32_t activation,
                           const Tensor& out);
 void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,

@@ -233,6 +233,21 @@ void record_gemm_epilogue(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
 }
 
 // Written only at opset 17 and later (the fused op is not taken otherwise).
+void record_attention(nnp_onnx_graph& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                      double scale, const Tensor& out) {
+  TracedValue vq = g.value(q);
+  const int32_t rank = q.shape.ndim;
+  std::vector<int64_t> perm;
+  for (int32_t d = 0; d < rank; ++d) perm.push_back(d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2));
+  std::string kt = g.fresh("Transpose");
+  set_attr(g.node("Transpose", {g.value(k).name}, {kt}), "perm", perm);
+  std::string scores = g.node1("MatMul", {g.node1("Mul", {vq.name, g.scalar(scale, q.dtype, "scale")}), kt});
+  if (mask) scores = g.node1("Add", {scores, g.value(*mask).name});
+  std::string weights = g.fresh("Softmax");
+  set_attr(g.node("Softmax", {scores}, {weights}), "axis", static_cast<int64_t>(rank - 1));
+  g.bind(out, g.node1("MatMul", {weights, g.value(v).name}), vq.batch_axis, vq.batch_lead);
+}
+
 void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
                        int32_t normalized_ndim, double eps, const Tensor& out) {
   TracedValue v = g.value(x);

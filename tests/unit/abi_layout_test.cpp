@@ -307,7 +307,7 @@ static_assert(NNP_ACTIVATION_NONE == 0 && NNP_ACTIVATION_RELU == 1, "the 1.18 ac
 // ---- ABI 1.19 ----
 PIN(nnp_kernels, quantized_gemm, 160);
 PIN(nnp_kernels, elementwise_chain, 168);
-static_assert(sizeof(nnp_kernels) == 176 && NNP_KERNELS_SIZE_1_19 == 176, "nnp_kernels 1.19 is 176 bytes");
+static_assert(NNP_KERNELS_SIZE_1_19 == 176, "nnp_kernels 1.19 is 176 bytes");
 PIN(nnp_elementwise_step, kind, 0);
 PIN(nnp_elementwise_step, op, 4);
 PIN(nnp_elementwise_step, a, 8);
@@ -321,6 +321,8 @@ static_assert(sizeof(nnp_api) == 2008 && NNP_API_SIZE_1_19 == 2008, "nnp_api 1.1
 PIN(nnp_compile_options, fixed_batch, 8);
 static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
 // ---- ABI 1.20 ----
+PIN(nnp_kernels, attention, 176);
+static_assert(sizeof(nnp_kernels) == 184 && NNP_KERNELS_SIZE_1_20 == 184, "nnp_kernels 1.20 is 184 bytes");
 PIN(nnp_graph_op, host_inputs, 40);
 static_assert(sizeof(nnp_graph_op) == 48 && NNP_GRAPH_OP_SIZE_1_20 == 48, "nnp_graph_op 1.20 is 48 bytes");
 PIN(nnp_comm_info, name, 8);

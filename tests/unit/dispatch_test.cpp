@@ -147,6 +147,17 @@ std::vector<Sample> samples() {
                   {"op": "Sub", "inputs": ["q", "x"], "outputs": ["y"]}]})");
     return net(x);
   });
+  s.push_back([](const Tensor& x) {  // graph mode's attention (1.20): a GraphModule's plan
+    static nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "kt", "value": "kt", "shape": [3, 4], "dtype": "f32",
+                     "data": [1, -2, 3, -4, 5, -6, 7, -8, 9, -1, 2, -3]},
+                    {"key": "v", "value": "v", "shape": [4, 3], "dtype": "f32",
+                     "data": [0.5, -0.5, 1, -1, 2, 0, 1, 1, -2, 3, 0.25, 4]}],
+        "nodes": [{"op": "MatMul", "inputs": ["x", "kt"], "outputs": ["s"]},
+                  {"op": "Softmax", "inputs": ["s"], "outputs": ["p"], "attrs": {"axis": -1}},
+                  {"op": "MatMul", "inputs": ["p", "v"], "outputs": ["y"]}]})");
+    return net(x);
+  });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
   });

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
 #include <string>
@@ -384,6 +385,65 @@ TEST(GraphPlan, AnOpsHostInputsGetTheCpuCopyAndAnOlderOpsDoNot) {
     net(x);
     EXPECT_EQ(g_second_input_device, type == "GraphPlanTestHostRead" ? "cpu:0" : "reference:0") << type;
   }
+}
+
+// Attention: Q scaled by a Mul, MatMul with K transposed, a mask added,
+// Softmax over the last axis, MatMul with V - one kernel (the scores never
+// written out), within 1e-5 of the nodes; Softmax over another axis, or a
+// gradient wanted, runs the nodes as written.
+std::string attention_program(int64_t softmax_axis) {
+  return std::string(R"({"inputs": ["q", "k", "v", "m"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "c", "value": "c", "shape": [], "dtype": "f32", "data": [0.25]}],
+      "nodes": [{"op": "Mul", "inputs": ["q", "c"], "outputs": ["qs"]},
+                {"op": "Transpose", "inputs": ["k"], "outputs": ["kt"], "attrs": {"perm": [0, 2, 1]}},
+                {"op": "MatMul", "inputs": ["qs", "kt"], "outputs": ["s"]},
+                {"op": "Add", "inputs": ["s", "m"], "outputs": ["sm"]},
+                {"op": "Softmax", "inputs": ["sm"], "outputs": ["w"], "attrs": {"axis": )") +
+         std::to_string(softmax_axis) + R"(}},
+                {"op": "MatMul", "inputs": ["w", "v"], "outputs": ["y"]}]})";
+}
+
+std::vector<std::string> ops_of(nn::ModuleHandle& net, const std::vector<Tensor>& args) {
+  profiler::Profiler p;
+  net.call(args);
+  std::vector<std::string> names;
+  for (const profiler::Event& e : p.stop().events())
+    if (e.kind == profiler::EventKind::Op) names.push_back(e.name);
+  return names;
+}
+
+TEST(GraphPlan, AnAttentionRunsAsOneKernel) {
+  manual_seed(31);
+  const Tensor q = randn({3, 5, 19}), k = randn({3, 37, 19}), v = randn({3, 37, 33}), m = randn({5, 37});
+  auto composed = [&](const Tensor& query, int64_t axis) {
+    return ((query * 0.25).matmul(k.transpose(1, 2)) + m).softmax(axis).matmul(v);
+  };
+  nn::ModuleHandle net = nn::GraphModule(attention_program(-1));
+  {
+    NoGradGuard no_grad;
+    net.call({q, k, v, m});  // makes the plan
+    const std::vector<std::string> ops = ops_of(net, {q, k, v, m});
+    EXPECT_TRUE(ran(ops, "attention"));
+    EXPECT_FALSE(ran(ops, "softmax")) << "the scores were softmaxed as a tensor of their own";
+    nnp::test::expect_close(net.call({q, k, v, m}), composed(q, -1), 1e-5);
+    // A NaN in one query row: that row NaN, as the composition gives, the others not.
+    Tensor with_nan = q.clone();
+    with_nan.index_put_({1, 2, 3}, NAN);
+    const std::vector<float> got = net.call({with_nan, k, v, m}).contiguous().to_vector<float>();
+    for (int64_t row = 0; row < 15; ++row)
+      EXPECT_EQ(std::isnan(got[static_cast<size_t>(row * 33)]), row == 7) << "row " << row;
+    // The softmax over the queries' axis is not attention.
+    nn::ModuleHandle other = nn::GraphModule(attention_program(1));
+    other.call({q, k, v, m});
+    EXPECT_FALSE(ran(ops_of(other, {q, k, v, m}), "attention"));
+    nnp::test::expect_close(other.call({q, k, v, m}), composed(q, 1), 1e-5);
+  }
+  // A gradient wanted of q: the nodes as written, and the gradient arrives.
+  const Tensor leaf = q.clone().requires_grad_(true);
+  net.call({leaf, k, v, m}).sum().backward();
+  const Tensor expected = q.clone().requires_grad_(true);
+  composed(expected, -1).sum().backward();
+  nnp::test::expect_close(leaf.grad(), expected.grad(), 1e-5);
 }
 
 }  // namespace

@@ -600,6 +600,68 @@ void check_matmul(Kit& kit) {
         },
         static_cast<double>(k));
   }
+  // ABI 1.20's optional attention: graph mode fuses MatMul(scaled Q, K^T),
+  // the mask's Add, Softmax and MatMul with V (an nn.GraphModule under
+  // no_grad; the reference backend runs the nodes). K comes transposed by a
+  // Transpose node, Q scaled by a Mul or the scores divided by a Div.
+  struct Attention {
+    const char* layout;
+    Shape q, k, v;  // q [..., L, E], k [..., S, E], v [..., S, Ev]
+    bool mask, divide, transposed_q, nan_row;
+  };
+  const Attention attentions[] = {
+      {"[16,64,32] heads of W7, Q scaled", {16, 64, 32}, {16, 64, 32}, {16, 64, 32}, false, false, false, false},
+      {"[3,5,19] against 37 keys, Ev 33, mask [5,37], scores divided",
+       {3, 5, 19},
+       {3, 37, 19},
+       {3, 37, 33},
+       true,
+       true,
+       false,
+       false},
+      {"[2,3,1,8] one query (batch 1's), rank 4, transposed Q", {2, 3, 1, 8}, {2, 3, 70, 8}, {2, 3, 70, 16}, false,
+       false, true, false},
+      {"[2,6,16] with a NaN in a query row", {2, 6, 16}, {2, 9, 16}, {2, 9, 16}, true, false, false, true},
+  };
+  for (const Attention& a : attentions) {
+    const int32_t rank = static_cast<int32_t>(a.q.size());
+    Inputs inputs{kit.normal(a.transposed_q ? Shape{a.q[0], a.q[1], a.q[3], a.q[2]} : a.q, Dtype::f32),
+                  kit.normal(a.k, Dtype::f32), kit.normal(a.v, Dtype::f32)};
+    if (a.mask) inputs.push_back(kit.normal({a.q[rank - 2], a.k[rank - 2]}, Dtype::f32));
+    if (a.nan_row) inputs[0].index_put_({1, 2, 3}, NAN);
+    std::string perm;
+    for (int32_t d = 0; d < rank; ++d)
+      perm += (d ? ", " : "") + std::to_string(d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2));
+    const std::string scale = a.divide ? "4.5" : "0.17677669";
+    std::string nodes = R"({"op": "Transpose", "inputs": ["k"], "outputs": ["kt"], "attrs": {"perm": [)" + perm + "]}}, ";
+    nodes += a.divide ? R"({"op": "MatMul", "inputs": ["q", "kt"], "outputs": ["p"]},
+        {"op": "Div", "inputs": ["p", "c"], "outputs": ["s"]})"
+                      : R"({"op": "Mul", "inputs": ["q", "c"], "outputs": ["qs"]},
+        {"op": "MatMul", "inputs": ["qs", "kt"], "outputs": ["s"]})";
+    std::string scores = "s";
+    if (a.mask) {
+      nodes += R"(, {"op": "Add", "inputs": ["s", "m"], "outputs": ["sm"]})";
+      scores = "sm";
+    }
+    nodes += R"(, {"op": "Softmax", "inputs": [")" + scores + R"("], "outputs": ["w"], "attrs": {"axis": -1}},
+        {"op": "MatMul", "inputs": ["w", "v"], "outputs": ["y"]})";
+    const std::string program = std::string(R"({"inputs": ["q", "k", "v")") + (a.mask ? R"(, "m")" : "") +
+                                R"(], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "c", "value": "c", "shape": [], "dtype": "f32", "data": [)" +
+                                scale + R"(]}], "nodes": [)" + nodes + "]}";
+    const bool transposed = a.transposed_q;
+    kit.check(
+        "attention", Dtype::f32, a.layout, inputs,
+        [program, transposed](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> args(in.begin(), in.end());
+          if (transposed) args[0] = args[0].transpose(-1, -2);
+          return net.call(args);
+        },
+        static_cast<double>(a.k.back()));
+  }
   kit.check("matmul", Dtype::f32, "[4,3] @ [4,3] is refused",
             {kit.normal({4, 3}, Dtype::f32), kit.normal({4, 3}, Dtype::f32)},
             [](const Inputs& in) { return in[0].matmul(in[1]); });

@@ -259,6 +259,21 @@ typedef struct nnp_kernels {
    * NNP_F32, every size >= 1. */
   nnp_status (*elementwise_chain)(const nnp_kernel_ctx* ctx, const nnp_view* const* inputs, int32_t n_inputs,
                                   const nnp_elementwise_step* steps, int32_t n_steps, const nnp_view* out);
+  /* ---- since 1.20 ---- */
+  /* Scaled dot-product attention in one pass (optional; NULL = the core's
+   * matmul, softmax and matmul; asked where no gradient is recorded: graph
+   * mode fuses ONNX's MatMul, Softmax, MatMul). For each b:
+   *   out[b] = softmax(scale * q[b] k[b]^T + mask[b]) v[b]
+   * the softmax over the last axis (a row whose largest score is NaN or
+   * +inf, or every score -inf, gives NaN, as the composition does).
+   * q [B, L, E], k [B, S, E], v [B, S, Ev], out [B, L, Ev]: NNP_F32 views
+   * with any strides (out not overlapping the others); mask: NULL (none)
+   * or an NNP_F32 view shaped [B, L, S] with any strides (0 where it is
+   * broadcast), added to the scaled scores; every size >= 1, E and Ev at
+   * most 1024, scale finite. Within the conformance kit's tolerance of the
+   * composition (sums in any order, exp within a few ulp). */
+  nnp_status (*attention)(const nnp_kernel_ctx* ctx, const nnp_view* q, const nnp_view* k, const nnp_view* v,
+                          const nnp_view* mask, float scale, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -267,6 +282,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_12 NNP_SIZE_THROUGH(nnp_kernels, conv2d_backward)
 #define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
 #define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, elementwise_chain)
+#define NNP_KERNELS_SIZE_1_20 NNP_SIZE_THROUGH(nnp_kernels, attention)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -336,7 +352,7 @@ typedef struct nnp_backend {
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain)
+  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

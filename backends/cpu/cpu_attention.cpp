@@ -1,0 +1,341 @@
+// Scaled dot-product attention in one pass (nnp_kernels.attention): for a
+// block of query rows, the scores against every key are computed into a
+// row of scratch that stays in L1, softmaxed there and multiplied into the
+// values, so the [L, S] scores are never written out and read back (the
+// composition writes them three times: the product, the softmax, and reads
+// them for the second product). The keys are laid out transposed and the
+// values padded once per block of rows, so each inner step is one vector
+// load and a broadcast multiply-add per query row.
+// GCC 12's AVX-512 shuffles start from _mm512_undefined_ps(), which its
+// -Wmaybe-uninitialized reports (GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+#include "cpu_loops.hpp"
+#include "cpu_vector_math.hpp"
+
+namespace nnp::cpu {
+namespace {
+
+using vmath::vf;
+using vmath::vi;
+
+constexpr int64_t kLanes = 16;
+constexpr int64_t kCols = 2 * kLanes;  // scores or value columns per register block
+constexpr int64_t kRowBlock = 32;      // query rows per task: the keys' layout is made once for them
+
+#if defined(__x86_64__) && !defined(__clang__)
+#define NNP_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NNP_ATTENTION_CLONES
+#endif
+
+struct Problem {
+  const nnp_view *q, *k, *v, *mask, *out;
+  float scale;
+  int64_t L, S, E, Ev, s_pad, ev_pad;
+};
+
+const float* at(const nnp_view& t, int64_t b, int64_t i, int64_t j) {
+  return static_cast<const float*>(t.data) + b * t.strides[0] + i * t.strides[1] + j * t.strides[2];
+}
+
+// Writes n values of one output row (out_step apart).
+__attribute__((always_inline)) inline void store_row(const float* lanes, int64_t n, float* out, int64_t out_step) {
+  if (out_step == 1) {
+    std::memcpy(out, lanes, static_cast<size_t>(n) * sizeof(float));
+  } else {
+    for (int64_t c = 0; c < n; ++c) out[c * out_step] = lanes[c];
+  }
+}
+
+// sums[r][c] = sum_t a[r][t * a_step] * b[t * ld + c] over t < depth, for
+// four rows and 32 columns: both of attention's products (the scores: q
+// against kt; the output: the weights against vp). Named accumulators (GCC
+// keeps an array of vectors in memory), each row's multiply-adds in a
+// lambda GCC inlines.
+__attribute__((always_inline)) inline void product_block(const float* const* a, int64_t a_step, const float* b,
+                                                         int64_t ld, int64_t depth, float* sums) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+  vf s00{}, s01{}, s10{}, s11{}, s20{}, s21{}, s30{}, s31{};
+  for (int64_t t = 0; t < depth; ++t, b += ld) {
+    const vf b0 = vmath::load(b), b1 = vmath::load(b + kLanes);
+    const int64_t at = t * a_step;
+    auto row = [&](float x, vf& c0, vf& c1) {
+      const vf splat = vmath::splat(x);
+      c0 += splat * b0;
+      c1 += splat * b1;
+    };
+    row(a0[at], s00, s01);
+    row(a1[at], s10, s11);
+    row(a2[at], s20, s21);
+    row(a3[at], s30, s31);
+  }
+  const vf all[8] = {s00, s01, s10, s11, s20, s21, s30, s31};
+  for (int i = 0; i < 8; ++i) vmath::store(sums + i * kLanes, all[i]);
+}
+
+// scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for four rows.
+__attribute__((always_inline)) inline void score_rows(const float* const* q_rows, int64_t q_step, const float* kt,
+                                                      const Problem& p, float* scores) {
+  for (int64_t jc = 0; jc < p.s_pad; jc += kCols) {
+    float sums[4 * kCols];
+    product_block(q_rows, q_step, kt + jc, p.s_pad, p.E, sums);
+    for (int r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < kCols; ++c) scores[r * p.s_pad + jc + c] = sums[r * kCols + c] * p.scale;
+  }
+}
+
+// out[r][c] = inv_sum[r] * sum_j weights[r][j] * vp[j][c] for the first
+// `rows` of four rows (all four computed).
+__attribute__((always_inline)) inline void weigh_rows(const float* weights, const float* vp, const Problem& p,
+                                                      const float* inv_sum, float* const* out_rows, int64_t out_step,
+                                                      int rows) {
+  const float* w_rows[4] = {weights, weights + p.s_pad, weights + 2 * p.s_pad, weights + 3 * p.s_pad};
+  for (int64_t cc = 0; cc < p.ev_pad; cc += kCols) {
+    float sums[4 * kCols];
+    product_block(w_rows, 1, vp + cc, p.ev_pad, p.S, sums);
+    for (int r = 0; r < rows; ++r) {
+      float* lanes = sums + r * kCols;
+      for (int64_t c = 0; c < kCols; ++c) lanes[c] *= inv_sum[r];
+      store_row(lanes, std::min(kCols, p.Ev - cc), out_rows[r] + cc * out_step, out_step);
+    }
+  }
+}
+
+// The same two products with AVX-512 intrinsics, for CPUs that have it:
+// GCC's generic vectors broadcast a value through a shuffle, which competes
+// with the multiply-adds for one port; these broadcast from memory. Four
+// rows by 64 scores: 16 accumulators.
+#define NNP_ATTENTION_AVX512 __attribute__((target("avx512f,fma")))
+
+NNP_ATTENTION_AVX512 void score_rows_avx512(const float* const* q_rows, int64_t q_step, const float* kt,
+                                            const Problem& p, float* scores) {
+  const float *q0 = q_rows[0], *q1 = q_rows[1], *q2 = q_rows[2], *q3 = q_rows[3];
+  const __m512 scale = _mm512_set1_ps(p.scale);
+  for (int64_t jc = 0; jc < p.s_pad; jc += 4 * kLanes) {  // s_pad is a multiple of 64
+    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00,
+           a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    const float* column = kt + jc;
+    for (int64_t e = 0; e < p.E; ++e, column += p.s_pad) {
+      const __m512 k0 = _mm512_loadu_ps(column), k1 = _mm512_loadu_ps(column + 16), k2 = _mm512_loadu_ps(column + 32),
+                   k3 = _mm512_loadu_ps(column + 48);
+      const int64_t at_e = e * q_step;
+      auto row = [&](const float* x, __m512& c0, __m512& c1, __m512& c2, __m512& c3) NNP_ATTENTION_AVX512 {
+        const __m512 b = _mm512_set1_ps(*x);
+        c0 = _mm512_fmadd_ps(b, k0, c0);
+        c1 = _mm512_fmadd_ps(b, k1, c1);
+        c2 = _mm512_fmadd_ps(b, k2, c2);
+        c3 = _mm512_fmadd_ps(b, k3, c3);
+      };
+      row(q0 + at_e, a00, a01, a02, a03);
+      row(q1 + at_e, a10, a11, a12, a13);
+      row(q2 + at_e, a20, a21, a22, a23);
+      row(q3 + at_e, a30, a31, a32, a33);
+    }
+    const __m512 sums[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        _mm512_storeu_ps(scores + r * p.s_pad + jc + c * kLanes, _mm512_mul_ps(sums[r][c], scale));
+  }
+}
+
+NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* vp, const Problem& p,
+                                            const float* inv_sum, float* const* out_rows, int64_t out_step, int rows) {
+  const float *w0 = weights, *w1 = weights + p.s_pad, *w2 = weights + 2 * p.s_pad, *w3 = weights + 3 * p.s_pad;
+  for (int64_t cc = 0; cc < p.ev_pad; cc += kCols) {
+    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    const float* value = vp + cc;
+    for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {
+      const __m512 v0 = _mm512_loadu_ps(value), v1 = _mm512_loadu_ps(value + 16);
+      auto row = [&](const float* x, __m512& c0, __m512& c1) NNP_ATTENTION_AVX512 {
+        const __m512 b = _mm512_set1_ps(*x);
+        c0 = _mm512_fmadd_ps(b, v0, c0);
+        c1 = _mm512_fmadd_ps(b, v1, c1);
+      };
+      row(w0 + j, a00, a01);
+      row(w1 + j, a10, a11);
+      row(w2 + j, a20, a21);
+      row(w3 + j, a30, a31);
+    }
+    const __m512 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+    const int64_t n = std::min(kCols, p.Ev - cc);
+    for (int r = 0; r < rows; ++r) {
+      const __m512 inv = _mm512_set1_ps(inv_sum[r]);
+      float* out = out_rows[r] + cc * out_step;
+      const bool whole = out_step == 1 && n == kCols;
+      float lanes[kCols];
+      _mm512_storeu_ps(whole ? out : lanes, _mm512_mul_ps(sums[r][0], inv));
+      _mm512_storeu_ps((whole ? out : lanes) + 16, _mm512_mul_ps(sums[r][1], inv));
+      if (!whole) store_row(lanes, n, out, out_step);
+    }
+  }
+}
+
+// The intrinsics where the CPU has AVX-512, unless NNP_CPU_ATTENTION=generic
+// asks for the generic vectors (to test them on such a CPU).
+bool has_avx512() {
+  static const bool yes =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") &&
+      std::string(std::getenv("NNP_CPU_ATTENTION") ? std::getenv("NNP_CPU_ATTENTION") : "") != "generic";
+  return yes;
+}
+
+// Softmax of one row of scores in place (the mask added first); returns
+// 1 / sum, or NaN where the composition gives a row of NaN.
+__attribute__((always_inline)) inline float softmax_row(float* row, const Problem& p, int64_t b, int64_t i) {
+  if (p.mask) {
+    const nnp_view& m = *p.mask;
+    const float* base = at(m, b, i, 0);
+    for (int64_t j = 0; j < p.S; ++j) row[j] += base[j * m.strides[2]];
+  }
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = minus_inf;  // the padding's keys weigh 0
+  vf top = vmath::splat(minus_inf);
+  vi nan{};
+  for (int64_t j = 0; j < p.s_pad; j += kLanes) {
+    const vf x = vmath::load(row + j);
+    nan |= x != x;
+    top = x > top ? x : top;
+  }
+  float largest = minus_inf;
+  bool any_nan = false;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    largest = std::max(largest, top[l]);
+    any_nan |= nan[l] != 0;
+  }
+  if (any_nan || !std::isfinite(largest)) return std::numeric_limits<float>::quiet_NaN();
+  vf sum{};
+  const vf shift = vmath::splat(largest);
+  for (int64_t j = 0; j < p.s_pad; j += kLanes) {
+    const vf e = vmath::exp(vmath::load(row + j) - shift);
+    vmath::store(row + j, e);
+    sum += e;
+  }
+  for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = 0;  // exp's floor is not quite 0
+  float total = 0;
+  for (int64_t l = 0; l < kLanes; ++l) total += sum[l];
+  return 1.0f / total;
+}
+
+// Query rows [i0, i0 + rows) of batch b, rows at most 4: a fifth row
+// would not fit the registers; missing rows repeat the first and are not
+// written.
+__attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b, int64_t i0, int rows, const float* kt,
+                                                     const float* vp, float* scores) {
+  const float* q_rows[4];
+  float* out_rows[4];
+  for (int r = 0; r < 4; ++r) {
+    const int64_t i = i0 + (r < rows ? r : 0);
+    q_rows[r] = at(*p.q, b, i, 0);
+    out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
+  }
+  if (has_avx512())
+    score_rows_avx512(q_rows, p.q->strides[2], kt, p, scores);
+  else
+    score_rows(q_rows, p.q->strides[2], kt, p, scores);
+  float inv_sum[4];
+  for (int r = 0; r < rows; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p, b, i0 + r);
+  for (int r = rows; r < 4; ++r) {
+    std::memset(scores + r * p.s_pad, 0, static_cast<size_t>(p.s_pad) * sizeof(float));
+    inv_sum[r] = 0;
+  }
+  if (has_avx512())
+    weigh_rows_avx512(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
+  else
+    weigh_rows(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
+  for (int r = 0; r < rows; ++r)
+    if (std::isnan(inv_sum[r]))
+      for (int64_t c = 0; c < p.Ev; ++c) out_rows[r][c * p.out->strides[2]] = std::numeric_limits<float>::quiet_NaN();
+}
+
+// One task: query rows [i0, i1) of batch b.
+NNP_ATTENTION_CLONES void attend(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp,
+                                 float* scores, int64_t& packed_batch) {
+  const nnp_view &k = *p.k, &v = *p.v;
+  if (packed_batch != b) {  // a thread's tasks come in order: the next rows of b reuse the layout
+    // Key by key, each read once where it lies (keys of one head sit a row
+    // of the projection apart: 16 KB in W7, all in one L1 set), each
+    // column written into kt, which stays in L1.
+    const float* key = at(k, b, 0, 0);
+    for (int64_t j = 0; j < p.S; ++j, key += k.strides[1]) {
+      if (j + 8 < p.S) __builtin_prefetch(key + 8 * k.strides[1]);  // a page apart: no hardware prefetch
+      for (int64_t e = 0; e < p.E; ++e) kt[e * p.s_pad + j] = key[e * k.strides[2]];
+    }
+    for (int64_t e = 0; e < p.E; ++e) std::fill(kt + e * p.s_pad + p.S, kt + (e + 1) * p.s_pad, 0.0f);
+    const float* value = at(v, b, 0, 0);
+    for (int64_t j = 0; j < p.S; ++j, value += v.strides[1]) {
+      if (j + 8 < p.S) __builtin_prefetch(value + 8 * v.strides[1]);
+      float* row = vp + j * p.ev_pad;
+      if (v.strides[2] == 1) {
+        std::memcpy(row, value, static_cast<size_t>(p.Ev) * sizeof(float));
+      } else {
+        for (int64_t c = 0; c < p.Ev; ++c) row[c] = value[c * v.strides[2]];
+      }
+      std::fill(row + p.Ev, row + p.ev_pad, 0.0f);
+    }
+    packed_batch = b;
+  }
+  for (int64_t i = i0; i < i1; i += 4)
+    row_group(p, b, i, static_cast<int>(std::min<int64_t>(4, i1 - i)), kt, vp, scores);
+}
+
+bool shaped(const nnp_view* t, int64_t b, int64_t rows, int64_t cols) {
+  return t && t->dtype == NNP_F32 && t->ndim == 3 && t->shape[0] == b && t->shape[1] == rows && t->shape[2] == cols;
+}
+
+}  // namespace
+
+nnp_status attention(const nnp_kernel_ctx*, const nnp_view* q, const nnp_view* k, const nnp_view* v,
+                     const nnp_view* mask, float scale, const nnp_view* out) {
+  if (!q || q->ndim != 3 || !k || k->ndim != 3 || !v || v->ndim != 3)
+    return fail(NNP_INVALID_ARGUMENT, "attention: q, k and v are f32 views of rank 3");
+  const int64_t B = q->shape[0], L = q->shape[1], E = q->shape[2], S = k->shape[1], Ev = v->shape[2];
+  if (!shaped(q, B, L, E) || !shaped(k, B, S, E) || !shaped(v, B, S, Ev) || !shaped(out, B, L, Ev) ||
+      (mask && !shaped(mask, B, L, S)) || B < 1 || L < 1 || E < 1 || S < 1 || Ev < 1 || E > 1024 || Ev > 1024 ||
+      !std::isfinite(scale))
+    return fail(NNP_INVALID_ARGUMENT,
+                "attention: expects f32 q [B, L, E], k [B, S, E], v [B, S, Ev], out [B, L, Ev] and mask [B, L, S] "
+                "or none, every size >= 1, E and Ev at most 1024, a finite scale");
+  Problem p{q,
+            k,
+            v,
+            mask,
+            out,
+            scale,
+            L,
+            S,
+            E,
+            Ev,
+            (S + 2 * kCols - 1) / (2 * kCols) * (2 * kCols),
+            (Ev + kCols - 1) / kCols * kCols};
+  const int64_t blocks = (L + kRowBlock - 1) / kRowBlock;
+  const int64_t cost = std::min(L, kRowBlock) * S * (E + Ev);
+  parallel_for(B * blocks, cost, [&](int64_t first, int64_t last) {
+    thread_local std::vector<float> scratch;
+    const size_t need = static_cast<size_t>(E * p.s_pad + S * p.ev_pad + 4 * p.s_pad);
+    if (scratch.size() < need) scratch.resize(need);
+    float* kt = scratch.data();
+    float* vp = kt + E * p.s_pad;
+    float* scores = vp + S * p.ev_pad;
+    int64_t packed_batch = -1;
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t b = t / blocks, i0 = t % blocks * kRowBlock;
+      attend(p, b, i0, std::min(L, i0 + kRowBlock), kt, vp, scores, packed_batch);
+    }
+  });
+  return NNP_OK;
+}
+
+}  // namespace nnp::cpu
