@@ -251,6 +251,8 @@ nnp_status register_state_hook(nnp_module* m, nnp_state_hook_kind kind, nnp_stat
 nnp_status save_safetensors(const nnp_list* tensors, const char* path, const char* const* keys,
                             const char* const* values, int32_t count);
 nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out);
+nnp_status npy_load(const char* path, nnp_device device, nnp_tensor** out);  // 1.20, io.cpp
+nnp_status npy_save(const nnp_tensor* t, const char* path);                   // 1.20
 nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);

@@ -2,6 +2,7 @@
 #include "../device.hpp"
 #include "../io/csv.hpp"
 #include "../io/model_spec.hpp"
+#include "../io/npy.hpp"
 #include "../io/safetensors.hpp"
 #include "../ops.hpp"
 #include "arguments.hpp"
@@ -27,6 +28,15 @@ nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out)
     check_device("load_safetensors", device);
     io::load_safetensors(path_arg(path, "load_safetensors"), device, l, nullptr);
   });
+}
+nnp_status npy_load(const char* path, nnp_device device, nnp_tensor** out) {
+  return handle_out(out, "npy_load", [&] {
+    check_device("npy_load", device);
+    return io::load_npy(path_arg(path, "npy_load"), device);
+  });
+}
+nnp_status npy_save(const nnp_tensor* t, const char* path) {
+  return guard([&] { io::save_npy(tensor_arg(t, "npy_save", "t"), path_arg(path, "npy_save")); });
 }
 nnp_status safetensors_metadata(const char* path, const char* key, char* buf, size_t size, size_t* needed) {
   return guard([&] {

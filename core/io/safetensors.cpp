@@ -15,6 +15,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
+#include "atomic_file.hpp"
 #include "regular_file.hpp"
 #include "strict_json.hpp"
 
@@ -28,10 +29,9 @@ struct DtypeName {
   nnp_dtype dtype;
   const char* name;
 };
-constexpr DtypeName kDtypes[] = {{NNP_F32, "F32"},   {NNP_F64, "F64"},   {NNP_F16, "F16"},
-                                 {NNP_BF16, "BF16"}, {NNP_I64, "I64"},   {NNP_I32, "I32"},
-                                 {NNP_U8, "U8"},     {NNP_BOOL, "BOOL"}, {NNP_I8, "I8"},
-                                 {NNP_I16, "I16"},   {NNP_U16, "U16"},   {NNP_U32, "U32"},
+constexpr DtypeName kDtypes[] = {{NNP_F32, "F32"}, {NNP_F64, "F64"}, {NNP_F16, "F16"}, {NNP_BF16, "BF16"},
+                                 {NNP_I64, "I64"}, {NNP_I32, "I32"}, {NNP_U8, "U8"},   {NNP_BOOL, "BOOL"},
+                                 {NNP_I8, "I8"},   {NNP_I16, "I16"}, {NNP_U16, "U16"}, {NNP_U32, "U32"},
                                  {NNP_U64, "U64"}};
 
 nnp_dtype dtype_from_name(const std::string& path, const std::string& key, const std::string& name) {
@@ -51,8 +51,8 @@ constexpr size_t kMaxHeaderDepth = 8;
 // Parses the header in linear time, refusing a name given twice (the JSON
 // library would keep the last one silently) and keys no writer produces.
 json parse_header(const std::string& path, const std::string& text) {
-  json header =
-      parse_strict_json(text, kMaxHeaderDepth, [&](const std::string& what) { safetensors_corrupt(path, "the header " + what); });
+  json header = parse_strict_json(text, kMaxHeaderDepth,
+                                  [&](const std::string& what) { safetensors_corrupt(path, "the header " + what); });
   if (!header.is_object()) safetensors_corrupt(path, "the header is not a JSON object");
   for (auto it = header.begin(); it != header.end(); ++it)
     if (it.key().find('\0') != std::string::npos) safetensors_corrupt(path, "a tensor name contains a NUL character");
@@ -108,42 +108,20 @@ void save_safetensors(const nnp_list& tensors, const std::string& path, const Me
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the reference pads to 8 bytes
 
-  std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (!file) fail(NNP_IO_ERROR, "save: cannot create ", temporary, " (", std::strerror(errno), ")");
-  bool ok = true;
-  unsigned char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
-  ok = ok && std::fwrite(length, 1, 8, file) == 8;
-  ok = ok && std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  std::vector<unsigned char> buffer;
-  try {
+  write_atomically(path, [&](std::FILE* file) {
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+    bool ok = std::fwrite(length, 1, 8, file) == 8;
+    ok = ok && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+    std::vector<unsigned char> buffer;
     for (const nnp_list::Entry* e : order) {
       const Tensor& t = *e->tensor;
       buffer.resize(static_cast<size_t>(t.numel) * dtype_size(t.dtype));
       copy_to_host(t, buffer.data(), buffer.size());
       ok = ok && std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
     }
-  } catch (...) {
-    std::fclose(file);
-    std::remove(temporary.c_str());
-    throw;
-  }
-  ok = ok && std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    fail(NNP_IO_ERROR, "save: writing ", path, " failed (", reason, "); any previous file is unchanged");
-  }
-  // The rename itself reaches the disk only with its folder: sync that too,
-  // so a power cut after save returns finds the new file, not the old one.
-  std::string folder = std::filesystem::path(path).parent_path().string();
-  int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+    return ok;
+  });
 }
 
 namespace {
@@ -171,16 +149,17 @@ Metadata metadata_of(const json& header, const std::string& path) {
 
 Header read_header(const RegularFile& file, const std::string& path) {
   const uint64_t file_size = file.size();
-  if (file_size < 8) safetensors_corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
+  if (file_size < 8)
+    safetensors_corrupt(path, "it is " + std::to_string(file_size) + " bytes, shorter than the 8-byte length");
   unsigned char length[8];
   file.read_at(0, length, 8);
   const uint64_t header_size = read_u64_le(length);
   if (header_size > kMaxHeaderSize)
     safetensors_corrupt(path, "the header claims " + std::to_string(header_size) + " bytes, more than the limit of " +
-                      std::to_string(kMaxHeaderSize));
+                                  std::to_string(kMaxHeaderSize));
   if (header_size > file_size - 8)
     safetensors_corrupt(path, "the header claims " + std::to_string(header_size) + " bytes but the file holds only " +
-                      std::to_string(file_size - 8) + " after the length");
+                                  std::to_string(file_size - 8) + " after the length");
   std::string text(static_cast<size_t>(header_size), '\0');
   file.read_at(8, text.data(), header_size);
   if (text.empty() || text[0] != '{') safetensors_corrupt(path, "the header does not start with '{'");
@@ -197,8 +176,8 @@ Header read_header(const RegularFile& file, const std::string& path) {
     if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets") ||
         !value["dtype"].is_string() || !value["shape"].is_array() || !value["data_offsets"].is_array() ||
         value["data_offsets"].size() != 2)
-      safetensors_corrupt(path,
-              "tensor '" + key + "' needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" (two numbers)");
+      safetensors_corrupt(
+          path, "tensor '" + key + "' needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" (two numbers)");
     Entry e;
     e.name = key;
     e.dtype = dtype_from_name(path, key, value["dtype"].get<std::string>());
@@ -207,7 +186,8 @@ Header read_header(const RegularFile& file, const std::string& path) {
     e.shape.ndim = static_cast<int32_t>(shape.size());
     uint64_t nonzero_product = 1;  // the strides are products of sizes: they must fit int64 too
     for (size_t i = 0; i < shape.size(); ++i) {
-      if (!shape[i].is_number_integer()) safetensors_corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
+      if (!shape[i].is_number_integer())
+        safetensors_corrupt(path, "tensor '" + key + "' has a shape entry that is not a size");
       if (!shape[i].is_number_unsigned()) safetensors_corrupt(path, "tensor '" + key + "' has a negative shape entry");
       const uint64_t size = shape[i].get<uint64_t>();
       if (size > static_cast<uint64_t>(INT64_MAX) ||
@@ -224,7 +204,7 @@ Header read_header(const RegularFile& file, const std::string& path) {
     if (e.end < e.begin) safetensors_corrupt(path, "tensor '" + key + "' ends before it begins");
     if (e.end > data_size)
       safetensors_corrupt(path, "tensor '" + key + "' ends at byte " + std::to_string(e.end) + ", past the data (" +
-                        std::to_string(data_size) + " bytes)");
+                                    std::to_string(data_size) + " bytes)");
     uint64_t expected = static_cast<uint64_t>(dtype_size(e.dtype));
     for (int32_t i = 0; i < e.shape.ndim; ++i) {
       uint64_t size = static_cast<uint64_t>(e.shape.d[i]);
@@ -234,8 +214,8 @@ Header read_header(const RegularFile& file, const std::string& path) {
     }
     if (e.end - e.begin != expected)
       safetensors_corrupt(path, "tensor '" + key + "' holds " + std::to_string(e.end - e.begin) + " bytes but shape " +
-                        format_dims(e.shape) + " of " + safetensors_dtype(e.dtype) + " needs " +
-                        std::to_string(expected));
+                                    format_dims(e.shape) + " of " + safetensors_dtype(e.dtype) + " needs " +
+                                    std::to_string(expected));
     entries.push_back(std::move(e));
   }
   // The tensors must tile the data exactly: contiguous, no overlap, nothing after.
@@ -245,11 +225,12 @@ Header read_header(const RegularFile& file, const std::string& path) {
   for (const Entry& e : entries) {
     if (e.begin != position)
       safetensors_corrupt(path, e.begin < position ? "tensor '" + e.name + "' overlaps the one before it"
-                                       : "there is a gap before tensor '" + e.name + "'");
+                                                   : "there is a gap before tensor '" + e.name + "'");
     position = e.end;
   }
   if (position != data_size)
-    safetensors_corrupt(path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
+    safetensors_corrupt(
+        path, std::to_string(data_size - position) + " bytes follow the last tensor (no trailing bytes allowed)");
   return parsed;
 }
 

@@ -1,20 +1,15 @@
 // libFuzzer target: the safetensors reader on arbitrary bytes. Anything may
 // be refused; nothing may crash, leak or read out of bounds.
-#include <nnp/nnp.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 
+#include "fuzz_input_file.hpp"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const nnp_api* api = nnp_get_api(NNP_ABI_MAJOR, NNP_ABI_MINOR);
-  static const std::string path = "/tmp/nnp_fuzz_" + std::to_string(getpid()) + ".safetensors";
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
-  nnp_device cpu;
-  if (api->device_parse("cpu", &cpu) != NNP_OK) __builtin_trap();
+  const nnp_api* api = fuzz_api();
+  const nnp_device cpu = fuzz_cpu();
+  const std::string path = fuzz_input_file(data, size, ".safetensors");
+  if (path.empty()) return 0;
   nnp_list* tensors = nullptr;
   if (api->load_safetensors(path.c_str(), cpu, &tensors) == NNP_OK) {
     // Whatever loads is whole: every entry readable to its last byte.

@@ -317,7 +317,7 @@ static_assert(sizeof(nnp_elementwise_step) == 16 && NNP_STEP_UNARY == 0 && NNP_S
 PIN(nnp_api, quantized_matmul, 1984);
 PIN(nnp_api, module_compile, 1992);
 PIN(nnp_api, module_compile_explain, 2000);
-static_assert(sizeof(nnp_api) == 2008 && NNP_API_SIZE_1_19 == 2008, "nnp_api 1.19 is 2008 bytes");
+static_assert(NNP_API_SIZE_1_19 == 2008, "nnp_api 1.19 is 2008 bytes");
 PIN(nnp_compile_options, fixed_batch, 8);
 static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
 // ---- ABI 1.20 ----
@@ -325,6 +325,9 @@ PIN(nnp_kernels, attention, 176);
 static_assert(sizeof(nnp_kernels) == 184 && NNP_KERNELS_SIZE_1_20 == 184, "nnp_kernels 1.20 is 184 bytes");
 PIN(nnp_graph_op, host_inputs, 40);
 static_assert(sizeof(nnp_graph_op) == 48 && NNP_GRAPH_OP_SIZE_1_20 == 48, "nnp_graph_op 1.20 is 48 bytes");
+PIN(nnp_api, npy_load, 2008);
+PIN(nnp_api, npy_save, 2016);
+static_assert(sizeof(nnp_api) == 2024 && NNP_API_SIZE_1_20 == 2024, "nnp_api 1.20 is 2024 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

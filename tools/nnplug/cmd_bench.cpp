@@ -99,15 +99,7 @@ int run_bench(const Args& args) {
     std::fprintf(stderr, "nnplug bench: --iterations must be at least 1 and --warmup at least 0\n");
     return 2;
   }
-  nnp::nn::ModuleHandle model;
-  if (!checkpoint.empty()) {
-    TrainCheckpoint c = load_train_checkpoint(checkpoint);
-    model = model_path.empty() ? nnp::nn::model_from_spec(c.model_spec) : build_model(model_path);
-    model.load_state_dict(c.model);
-  } else {
-    model = build_model(model_path);
-    if (!weights.empty()) model.load_state_dict(nnp::load_safetensors(weights));
-  }
+  nnp::nn::ModuleHandle model = open_model(model_path, weights, checkpoint);
   const nnp::Device device(device_name);
   model.to(device);
   model.eval();

@@ -17,6 +17,7 @@ int run_summary(const Args& args);
 int run_train(const Args& args);
 int run_eval(const Args& args);
 int run_bench(const Args& args);
+int run_run(const Args& args);
 int run_export(const Args& args);
 int run_import(const Args& args);
 int run_prune(const Args& args);

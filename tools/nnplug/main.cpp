@@ -25,6 +25,7 @@ const std::map<std::string, Command>& commands() {
       {"train", {"train a model on a data set (default: a CNN on the digits)", nnplug::run_train}},
       {"eval", {"report a checkpoint's accuracy", nnplug::run_eval}},
       {"bench", {"time a model's inference, compiled and as written (p50/p90/p99)", nnplug::run_bench}},
+      {"run", {"run a model on inputs from .npy or safetensors files, write its outputs", nnplug::run_run}},
       {"export", {"write a checkpoint's model as an ONNX file (torch.onnx.export)", nnplug::run_export}},
       {"import", {"read an ONNX file into a model spec and weights", nnplug::run_import}},
       {"prune", {"prune a checkpoint's weights (torch.nn.utils.prune)", nnplug::run_prune}},

@@ -9,6 +9,8 @@
 #include <nnp/onnx.hpp>
 #include <sstream>
 
+#include "checkpoint.hpp"
+
 namespace nnplug {
 
 const char* const kDefaultDigitsModel = R"({"type": "nn.Sequential", "children": [
@@ -38,6 +40,19 @@ nnp::nn::ModuleHandle build_model(const std::string& model_path) {
   if (model_path.size() > onnx.size() && model_path.compare(model_path.size() - onnx.size(), onnx.size(), onnx) == 0)
     return nnp::onnx::load(model_path);
   return nnp::nn::model_from_spec_file(model_path);
+}
+
+nnp::nn::ModuleHandle open_model(const std::string& model_path, const std::string& weights,
+                                 const std::string& checkpoint) {
+  if (!checkpoint.empty()) {
+    TrainCheckpoint c = load_train_checkpoint(checkpoint);
+    nnp::nn::ModuleHandle model = model_path.empty() ? nnp::nn::model_from_spec(c.model_spec) : build_model(model_path);
+    model.load_state_dict(c.model);
+    return model;
+  }
+  nnp::nn::ModuleHandle model = build_model(model_path);
+  if (!weights.empty()) model.load_state_dict(nnp::load_safetensors(weights));
+  return model;
 }
 
 nnp::Shape parse_shape(const std::string& text, const std::string& option) {

@@ -19,6 +19,11 @@ std::string default_data_path();
 
 // A model spec (JSON) or an ONNX file (.onnx, imported); empty: the default CNN.
 nnp::nn::ModuleHandle build_model(const std::string& model_path);
+// The model a command runs: a checkpoint's (its spec, or model_path's, with
+// its weights), or model_path (an ONNX file, or a spec with weights from a
+// safetensors file, or fresh ones without).
+nnp::nn::ModuleHandle open_model(const std::string& model_path, const std::string& weights,
+                                 const std::string& checkpoint);
 
 // Per-sample input shape: given ("1,8,8"), or [1, 8, 8] for the default
 // model on 64 features, or the flat feature count.

@@ -105,6 +105,11 @@ inline NamedTensors load_safetensors(const std::string& path, const Device& devi
   check(api().load_safetensors(path.c_str(), device.raw(), list.out()));
   return list.tensors();
 }
+// One array to and from NumPy's .npy format (numpy.save / numpy.load).
+inline void save_npy(const Tensor& t, const std::string& path) { check(api().npy_save(t.get(), path.c_str())); }
+inline Tensor load_npy(const std::string& path, const Device& device = Device::cpu()) {
+  return Tensor::call(api().npy_load, path.c_str(), device.raw());
+}
 inline std::string safetensors_metadata(const std::string& path, const std::string& key) {
   return detail::query_string(
       [&](char* buf, size_t size, size_t* needed) {

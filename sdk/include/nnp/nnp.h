@@ -1127,6 +1127,16 @@ struct nnp_api {
    * passes, and what its last call ran (the plan, or itself and why); as
    * module_repr returns text. */
   nnp_status (*module_compile_explain)(const nnp_module* compiled, char* buf, size_t size, size_t* needed);
+  /* ---- since 1.20 ---- */
+  /* NumPy's .npy files (numpy.save / numpy.load, format versions 1.0 to
+   * 3.0): npy_load reads one array onto device (little-endian f2, f4, f8,
+   * i1, i2, i4, i8, u1, u2, u4, u8 or b1; C or Fortran order), refusing a
+   * malformed header, a size that overflows or data shorter or longer than
+   * the header says with the file and the problem named; npy_save writes t
+   * as numpy.save does (version 1.0, C order; bf16 is refused: numpy has no
+   * such dtype), atomically. */
+  nnp_status (*npy_load)(const char* path, nnp_device device, nnp_tensor** out);
+  nnp_status (*npy_save)(const nnp_tensor* t, const char* path);
 };
 
 /* Sizes of the released layouts of the table: what struct_size is for a
@@ -1147,6 +1157,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_15 NNP_SIZE_THROUGH(nnp_api, safetensors_metadata_all)
 #define NNP_API_SIZE_1_18 NNP_SIZE_THROUGH(nnp_api, layer_norm_fused)
 #define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
+#define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a
