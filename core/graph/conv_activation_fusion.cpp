@@ -11,11 +11,7 @@
 
 namespace nnp::core::graph {
 
-namespace {
-
-// The geometry of an nn.Conv2d layer, false where the fused kernel does not
-// apply (padding by rule or by a mode other than zeros).
-bool conv_params(const onnx::GraphNode& n, nnp_conv2d_params& p) {
+bool conv2d_geometry(const onnx::GraphNode& n, nnp_conv2d_params& p) {
   const nnp_module& m = *n.layer;
   if (!m.layer_type || m.layer_type->name != "nn.Conv2d" || !m.layer_attrs) return false;
   const nnp_attrs& a = *m.layer_attrs;
@@ -46,13 +42,11 @@ bool weight_and_bias(nnp_module& layer, const Tensor*& weight, const Tensor*& bi
   return true;
 }
 
-}  // namespace
-
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots) {
   return fuse_layers_with_relu(nodes, outputs, slots, [](const onnx::GraphNode& conv) -> LayerReluKernel {
     nnp_conv2d_params p;
-    if (!conv_params(conv, p)) return {};
+    if (!conv2d_geometry(conv, p)) return {};
     return [p](const Tensor& x, nnp_module& layer) {
       const Tensor *weight, *bias;
       return weight_and_bias(layer, weight, bias) ? conv2d_kernel(x, *weight, bias, p) : TensorRef();

@@ -17,6 +17,13 @@ namespace nnp::core::graph {
 FusedProgram fuse_conv_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                             int32_t slots);
 
+// The geometry of an nn.Conv2d layer node (activation: ReLU), false where
+// the fused kernel does not apply (padding by rule or by a mode other than
+// zeros); and a layer's weight and bias (bias null where it has none),
+// false where it has no weight.
+bool conv2d_geometry(const onnx::GraphNode& n, nnp_conv2d_params& p);
+bool weight_and_bias(nnp_module& layer, const Tensor*& weight, const Tensor*& bias);
+
 // The same for an nn.Linear layer: the backend's GEMM with the bias and the
 // ReLU in its epilogue (nnp_kernels.gemm_epilogue, ABI 1.18).
 FusedProgram fuse_linear_relu(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,

@@ -6,6 +6,7 @@
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/record.hpp"
 #include "attention_fusion.hpp"
+#include "batch_norm_folding.hpp"
 #include "constant_folding.hpp"
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
@@ -32,18 +33,24 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(count_of(dropped, "node", "nodes") + " no output needs: dropped");
   FusedProgram attentions = fuse_attention(plan.nodes, *program.outputs, program.slots);
-  FusedProgram convs = fuse_conv_relu(attentions.nodes, *program.outputs, program.slots);
+  BatchNormFolding norms =
+      fold_batch_norms(attentions.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
+  FusedProgram convs = fuse_conv_relu(norms.program.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass : {&attentions, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass :
+       {&attentions, &norms.program, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
                          " (MatMul, Softmax, MatMul) fused into one kernel each");
+  if (norms.program.fused > 0)
+    plan.notes.push_back(count_of(norms.program.fused, "BatchNormalization", "BatchNormalizations") +
+                         " folded into the convolution before");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)
@@ -68,6 +75,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());
   }
+  for (const Tensor* t : norms.sources)
+    if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);
   return plan;
 }

@@ -446,4 +446,57 @@ TEST(GraphPlan, AnAttentionRunsAsOneKernel) {
   nnp::test::expect_close(leaf.grad(), expected.grad(), 1e-5);
 }
 
+// Eval-mode folding: a convolution, the BatchNormalization after it (its
+// statistics the program's tensors) and a Relu run as one convolution with
+// the folded weight and bias, within 1e-5 of the nodes; a statistic written
+// in place is seen (the plan is made again); a hook on the convolution runs.
+const char* const kConvBatchNorm = R"({"inputs": ["x"], "outputs": ["y"],
+    "tensors": [{"key": "scale", "value": "scale", "shape": [3], "dtype": "f32", "data": [1.5, 0.5, -2]},
+                {"key": "beta", "value": "beta", "shape": [3], "dtype": "f32", "data": [0.1, -0.2, 0.3]},
+                {"key": "mean", "value": "mean", "shape": [3], "dtype": "f32", "data": [0.25, -1, 2]},
+                {"key": "var", "value": "var", "shape": [3], "dtype": "f32", "data": [4, 0.5, 1.5]}],
+    "layers": [{"name": "conv", "type": "nn.Conv2d",
+                "attrs": {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}}],
+    "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["c"]},
+              {"op": "BatchNormalization", "inputs": ["c", "scale", "beta", "mean", "var"], "outputs": ["n"],
+               "attrs": {"epsilon": 0.001}},
+              {"op": "Relu", "inputs": ["n"], "outputs": ["y"]}]})";
+
+TEST(GraphPlan, ABatchNormalizationIsFoldedIntoTheConvolutionBefore) {
+  manual_seed(9);
+  nn::ModuleHandle net = nn::GraphModule(kConvBatchNorm);
+  const Tensor x = randn({2, 2, 7, 7});
+  const Tensor as_written = net(x).detach();  // grad mode: the program as written
+  std::vector<std::string> planned;
+  {
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), as_written, 1e-5);
+    planned = nnp::test::ops_of_call(net, x);
+  }
+  EXPECT_TRUE(ran(planned, "conv2d"));
+  for (const char* op : {"sub", "mul", "rsqrt", "relu"})
+    EXPECT_FALSE(ran(planned, op)) << op << " ran: the normalisation was not folded";
+  // A statistic written in place: the folded weights are made again.
+  Tensor var = net.named_buffers()[3].second;
+  {
+    NoGradGuard no_grad;
+    var.copy_(from_vector<float>({0.1f, 9, 2}));
+  }
+  const Tensor rewritten = net(x).detach();
+  {
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), rewritten, 1e-5);
+  }
+  EXPECT_GT((rewritten - as_written).abs().amax().item<float>(), 0.01f) << "the new variance changed nothing";
+  int calls = 0;
+  nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+    ++calls;
+    return Tensor();
+  };
+  HookHandle hook = net.named_children()[0].second.register_forward_hook(count);
+  NoGradGuard no_grad;
+  nnp::test::expect_close(net(x), rewritten, 1e-5);
+  EXPECT_EQ(calls, 1) << "the convolution's hook did not run";
+}
+
 }  // namespace
