@@ -44,6 +44,9 @@ for line in "^device cpu:0: .*thread" "^eager +p50" "^compiled +p50" "^compiled 
   grep -Eq "$line" <<<"$bench" || { echo "FAIL: nnplug bench printed no '$line': $bench"; exit 1; }
 done
 set +e
+# A checkpoint knows its samples' shape: a batch of 64 of them without --shape.
+ckpt_bench=$("$nnplug" bench --checkpoint "$tmp/cnn/checkpoint.safetensors" -n 3 --warmup 1)
+grep -q "inputs \[64,1,8,8\] f32" <<<"$ckpt_bench" || { echo "FAIL: bench of a checkpoint without --shape: $ckpt_bench"; exit 1; }
 "$nnplug" bench "$tmp/cnn.onnx" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "give each input's shape" "$tmp/err" || { echo "FAIL: bench without --shape: $(cat "$tmp/err")"; exit 1; }
 "$nnplug" bench "$tmp/cnn.onnx" --shape 16,1,8,x 2>"$tmp/err"

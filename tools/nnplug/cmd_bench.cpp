@@ -74,7 +74,8 @@ int run_bench(const Args& args) {
       "weights", po::value(&weights), "safetensors weights for a --model spec")(
       "shape,s", po::value(&shapes)->composing(),
       "an input's shape, e.g. 64,1,28,28 or input=64,1,28,28; once per input, in order (the name is for "
-      "reading only)")("device,d", po::value(&device_name)->default_value("auto"), "device to run on")(
+      "reading only); a checkpoint's default: a batch of 64 samples of its input shape")(
+      "device,d", po::value(&device_name)->default_value("auto"), "device to run on")(
       "threads,t", po::value(&threads), "cpu threads (NNP_CPU_THREADS; default: the machine's)")(
       "iterations,n", po::value(&iterations)->default_value(100), "timed calls of each mode")(
       "warmup", po::value(&warmup)->default_value(10), "untimed calls first")(
@@ -91,6 +92,8 @@ int run_bench(const Args& args) {
     std::fprintf(stderr, "nnplug bench: give a model (an .onnx file, or a spec with --weights) or --checkpoint\n");
     return 2;
   }
+  // A checkpoint knows its samples' shape: a batch of 64 of them by default.
+  if (shapes.empty() && !checkpoint.empty()) shapes.push_back("64," + load_train_checkpoint(checkpoint).input_shape);
   if (shapes.empty()) {
     std::fprintf(stderr, "nnplug bench: give each input's shape with --shape, e.g. --shape 64,1,28,28\n");
     return 2;
