@@ -61,6 +61,14 @@ class BackendRecord {
     return since(kernels_.elementwise_chain, NNP_KERNELS_SIZE_1_19);
   }
   decltype(nnp_kernels::attention) attention() const { return since(kernels_.attention, NNP_KERNELS_SIZE_1_20); }
+  // Both or neither: a backend with only one of the two has none.
+  decltype(nnp_kernels::conv2d_pack) conv2d_pack() const {
+    return conv2d_packed() ? since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) : nullptr;
+  }
+  decltype(nnp_kernels::conv2d_packed) conv2d_packed() const {
+    return since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.conv2d_packed, NNP_KERNELS_SIZE_1_21)
+                                                               : nullptr;
+  }
   // Device timing events (nnp_backend 1.6): all three, or none.
   bool has_timing_events() const {
     return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&

@@ -11,8 +11,11 @@ namespace nnp::core {
 // Inline checks, out-of-line failures: every op runs them.
 [[noreturn]] void fail_different_devices(const char* op, const Tensor& a, const Tensor& b);
 [[noreturn]] void fail_different_dtypes(const char* op, const Tensor& a, const Tensor& b);
+inline bool same_device(const Tensor& a, const Tensor& b) {
+  return a.device.backend == b.device.backend && a.device.index == b.device.index;
+}
 inline void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.device.backend != b.device.backend || a.device.index != b.device.index) fail_different_devices(op, a, b);
+  if (!same_device(a, b)) fail_different_devices(op, a, b);
 }
 inline void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
   if (a.dtype != b.dtype) fail_different_dtypes(op, a, b);

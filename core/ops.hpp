@@ -85,6 +85,16 @@ TensorRef elementwise_chain_kernel(const std::vector<const Tensor*>& inputs,
 // it does not apply (no kernel, not all f32 on one device, a gradient
 // wanted, leading axes that do not merge into one), and the caller composes.
 TensorRef attention_kernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, double scale);
+// ops/conv_packed.cpp (ABI 1.21): a convolution's weight packed once by
+// its backend for convolutions of geometry p followed by the max pooling
+// pool ({0, 0}: none; else windows = strides), as an NNP_U8 tensor on w's
+// device; null where the backend has no packed form for it. And the
+// convolution with it: pool(activation(conv(x, w) + bias)), null where it
+// does not apply (gradients wanted, other dtypes or devices). w is the
+// weight it was packed from, which an ONNX export writes.
+TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]);
+TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,
+                               const nnp_conv2d_params& p, const int64_t (&pool)[2]);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -98,7 +98,9 @@ enum class TraceForm : int32_t {
   X(GEMM_EPILOGUE, "gemm_epilogue", nullptr, NODES)                                        \
   X(QUANTIZED_MATMUL, "quantized_matmul", nullptr, REFUSED)                                \
   X(ELEMENTWISE_CHAIN, "elementwise_chain", nullptr, NODES)                                \
-  X(ATTENTION, "attention", nullptr, NODES)
+  X(ATTENTION, "attention", nullptr, NODES)                                                \
+  X(CONV2D_PACK, "conv2d_pack", nullptr, REFUSED)                                          \
+  X(CONV2D_PACKED, "conv2d_packed", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

@@ -8,6 +8,7 @@
 #include "attention_fusion.hpp"
 #include "batch_norm_folding.hpp"
 #include "constant_folding.hpp"
+#include "conv_packing.hpp"
 #include "conv_activation_fusion.hpp"
 #include "dead_code.hpp"
 #include "elementwise_fusion.hpp"
@@ -35,7 +36,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram attentions = fuse_attention(plan.nodes, *program.outputs, program.slots);
   BatchNormFolding norms =
       fold_batch_norms(attentions.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
-  FusedProgram convs = fuse_conv_relu(norms.program.nodes, *program.outputs, program.slots);
+  ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, program.slots);
+  FusedProgram convs = fuse_conv_relu(packs.program.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
@@ -43,7 +45,7 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
   for (FusedProgram* pass :
-       {&attentions, &norms.program, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
+       {&attentions, &norms.program, &packs.program, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -51,6 +53,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (norms.program.fused > 0)
     plan.notes.push_back(count_of(norms.program.fused, "BatchNormalization", "BatchNormalizations") +
                          " folded into the convolution before");
+  if (packs.program.fused > 0)
+    plan.notes.push_back(count_of(packs.program.fused, "convolution", "convolutions") +
+                         " run from a weight packed once, with the ReLU and max pooling after fused in");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)
@@ -75,8 +80,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());
   }
-  for (const Tensor* t : norms.sources)
-    if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
+  for (const std::vector<const Tensor*>* made_from : {&norms.sources, &packs.sources})
+    for (const Tensor* t : *made_from)
+      if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);
   return plan;
 }

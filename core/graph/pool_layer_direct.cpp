@@ -16,10 +16,9 @@ bool flag(const nnp_attrs& a, const char* name) {
   return it != a.values.end() && it->second.type == NNP_ATTR_BOOL && it->second.b;
 }
 
-// The windows of a plain nn.MaxPool2d: false for ceil_mode, indices, or
-// sizes outside PyTorch's (padding at most half the kernel), which the
-// layer itself refuses.
-bool pool_params(const nnp_module& m, nnp_pool2d_params& p) {
+}  // namespace
+
+bool max_pool_params(const nnp_module& m, nnp_pool2d_params& p) {
   if (!m.layer_type || m.layer_type->name != "nn.MaxPool2d" || !m.layer_attrs) return false;
   const nnp_attrs& a = *m.layer_attrs;
   if (flag(a, "ceil_mode") || flag(a, "return_indices")) return false;
@@ -35,6 +34,8 @@ bool pool_params(const nnp_module& m, nnp_pool2d_params& p) {
       return false;
   return true;
 }
+
+namespace {
 
 void run_pool(const nnp_pool2d_params& p, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
   nnp_module& pool = *node.layer;
@@ -61,7 +62,7 @@ FusedProgram call_pool_kernels_directly(const std::vector<const onnx::GraphNode*
   for (const onnx::GraphNode* n : nodes) {
     nnp_pool2d_params p;
     if (n->kind != onnx::GraphNodeKind::kLayer || n->inputs.size() != 1 || n->inputs[0] < 0 || n->outputs.size() != 1 ||
-        n->outputs[0] < 0 || !pool_params(*n->layer, p)) {
+        n->outputs[0] < 0 || !max_pool_params(*n->layer, p)) {
       out.nodes.push_back(n);
       continue;
     }

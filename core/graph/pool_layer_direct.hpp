@@ -15,4 +15,8 @@ namespace nnp::core::graph {
 
 FusedProgram call_pool_kernels_directly(const std::vector<const onnx::GraphNode*>& nodes);
 
+// The windows of a plain nn.MaxPool2d layer: false for ceil_mode, indices,
+// or sizes outside PyTorch's (padding at most half the kernel).
+bool max_pool_params(const nnp_module& m, nnp_pool2d_params& p);
+
 }  // namespace nnp::core::graph

@@ -93,6 +93,10 @@ void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const T
                         const Tensor& out);
 void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p,
                    const Tensor& out);
+// The Conv (and Relu) and, where pool[0] > 0, a MaxPool of pool-sized
+// windows: the nodes graph mode fused into one packed convolution.
+void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
+                          const nnp_conv2d_params& p, const int64_t (&pool)[2], const Tensor& out);
 // indices (may be null): PyTorch's, within each [H, W] plane.
 void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
                        const Tensor* indices);

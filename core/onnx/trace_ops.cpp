@@ -408,10 +408,13 @@ void record_scatter_add(nnp_onnx_graph& g, const Tensor& x, int64_t dim, const T
   g.bind(out, result, v.batch_axis == d ? -1 : v.batch_axis, v.batch_lead);
 }
 
-void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p,
-                   const Tensor& out) {
-  TracedValue v = g.value(x);
-  std::vector<std::string> inputs{v.name, g.name(w)};
+namespace {
+
+// The Conv node (and the Relu of p.activation) on input name x; returns
+// the result's name.
+std::string conv2d_nodes(nnp_onnx_graph& g, const std::string& x, const Tensor& w, const Tensor* bias,
+                         const nnp_conv2d_params& p) {
+  std::vector<std::string> inputs{x, g.name(w)};
   if (bias) inputs.push_back(g.name(*bias));
   std::string result = g.fresh("Conv");
   ::onnx::NodeProto& n = g.node("Conv", inputs, {result});
@@ -421,7 +424,45 @@ void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Te
   set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
   set_attr(n, "group", p.groups);
   if (p.activation == NNP_ACTIVATION_RELU) result = g.node1("Relu", {result});
-  g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);  // channels and spatial sizes change
+  return result;
+}
+
+::onnx::NodeProto& max_pool_node(nnp_onnx_graph& g, const std::string& x, const nnp_pool2d_params& p, bool ceil_mode,
+                                 const std::vector<std::string>& outputs) {
+  ::onnx::NodeProto& n = g.node("MaxPool", {x}, outputs);
+  set_attr(n, "kernel_shape", std::vector<int64_t>{p.kernel[0], p.kernel[1]});
+  set_attr(n, "strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
+  set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
+  set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
+  set_attr(n, "ceil_mode", static_cast<int64_t>(ceil_mode));
+  return n;
+}
+
+}  // namespace
+
+void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias, const nnp_conv2d_params& p,
+                   const Tensor& out) {
+  TracedValue v = g.value(x);
+  g.bind(out, conv2d_nodes(g, v.name, w, bias, p), v.batch_axis == 0 ? 0 : -1,
+         v.batch_lead);  // channels and spatial sizes change
+}
+
+void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
+                          const nnp_conv2d_params& p, const int64_t (&pool)[2], const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::string result = conv2d_nodes(g, v.name, w, bias, p);
+  if (pool[0] > 0) {
+    nnp_pool2d_params windows{};
+    windows.struct_size = sizeof windows;
+    for (int i = 0; i < 2; ++i) {
+      windows.kernel[i] = windows.stride[i] = pool[i];
+      windows.dilation[i] = 1;
+    }
+    const std::string conv = result;
+    result = g.fresh("MaxPool");
+    max_pool_node(g, conv, windows, false, {result});
+  }
+  g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
 }
 
 void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
@@ -435,12 +476,7 @@ void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_para
   std::string result = g.fresh("MaxPool");
   std::vector<std::string> outputs{result};
   if (indices) outputs.push_back(g.fresh("MaxPool_indices"));
-  ::onnx::NodeProto& n = g.node("MaxPool", {v.name}, outputs);
-  set_attr(n, "kernel_shape", std::vector<int64_t>{p.kernel[0], p.kernel[1]});
-  set_attr(n, "strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
-  set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
-  set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
-  set_attr(n, "ceil_mode", static_cast<int64_t>(ceil_mode));
+  max_pool_node(g, v.name, p, ceil_mode, outputs);
   const int32_t axis = v.batch_axis == 0 || v.batch_axis == 1 ? v.batch_axis : -1;
   g.bind(out, result, axis, v.batch_lead);
   if (indices) {  // ONNX counts over the whole tensor, PyTorch within each [H, W] plane

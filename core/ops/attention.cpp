@@ -75,10 +75,6 @@ TensorRef AttentionOp::compute() const {
   return out;
 }
 
-bool same_device(const Tensor& a, const Tensor& b) {
-  return a.device.backend == b.device.backend && a.device.index == b.device.index;
-}
-
 }  // namespace
 
 TensorRef attention_kernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, double scale) {

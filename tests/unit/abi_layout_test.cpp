@@ -322,12 +322,16 @@ PIN(nnp_compile_options, fixed_batch, 8);
 static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
 // ---- ABI 1.20 ----
 PIN(nnp_kernels, attention, 176);
-static_assert(sizeof(nnp_kernels) == 184 && NNP_KERNELS_SIZE_1_20 == 184, "nnp_kernels 1.20 is 184 bytes");
+static_assert(NNP_KERNELS_SIZE_1_20 == 184, "nnp_kernels 1.20 is 184 bytes");
 PIN(nnp_graph_op, host_inputs, 40);
 static_assert(sizeof(nnp_graph_op) == 48 && NNP_GRAPH_OP_SIZE_1_20 == 48, "nnp_graph_op 1.20 is 48 bytes");
 PIN(nnp_api, npy_load, 2008);
 PIN(nnp_api, npy_save, 2016);
 static_assert(sizeof(nnp_api) == 2024 && NNP_API_SIZE_1_20 == 2024, "nnp_api 1.20 is 2024 bytes");
+// ---- ABI 1.21 ----
+PIN(nnp_kernels, conv2d_pack, 184);
+PIN(nnp_kernels, conv2d_packed, 192);
+static_assert(sizeof(nnp_kernels) == 200 && NNP_KERNELS_SIZE_1_21 == 200, "nnp_kernels 1.21 is 200 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

@@ -274,6 +274,31 @@ typedef struct nnp_kernels {
    * composition (sums in any order, exp within a few ulp). */
   nnp_status (*attention)(const nnp_kernel_ctx* ctx, const nnp_view* q, const nnp_view* k, const nnp_view* v,
                           const nnp_view* mask, float scale, const nnp_view* out);
+  /* ---- since 1.21 ---- */
+  /* Convolutions whose weight is packed once (optional, both or neither;
+   * NULL = conv2d, then max_pool2d; asked where no gradient is recorded:
+   * graph mode packs the weight of each convolution of an inference plan
+   * once, with the ReLU and a max pooling after it fused in).
+   * pool: {0, 0} for none, or {ph, pw}: out is then the max pooling of the
+   * activated convolution over ph x pw windows, stride = window, no
+   * padding, sizes rounded down (a NaN in a window gives NaN).
+   * conv2d_pack: w [C_out, C_in, kH, kW] (NNP_F32, contiguous, every size
+   * >= 1) into the backend's own layout for conv2d_packed with the same p
+   * (p->groups 1) and pool. With packed NULL it only sets *bytes: the
+   * size it needs, or 0 where it has no packed form for this geometry
+   * (the caller then uses conv2d); otherwise packed is a contiguous
+   * NNP_U8 view of *bytes elements on w's device.
+   * conv2d_packed: out = pool(activation(conv(x, w) + bias)), x
+   * [N, C_in, H, W] and out contiguous NNP_F32, bias NULL or [C_out],
+   * packed as conv2d_pack wrote it for the same p and pool (a packed form
+   * made for another geometry must be refused, not read). Within the
+   * conformance kit's tolerance of the composition: the sums in any order
+   * and any exact transform (Winograd's included). */
+  nnp_status (*conv2d_pack)(const nnp_kernel_ctx* ctx, const nnp_view* w, const nnp_conv2d_params* p,
+                            const int64_t* pool, const nnp_view* packed, int64_t* bytes);
+  nnp_status (*conv2d_packed)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* packed,
+                              const nnp_view* bias, const nnp_conv2d_params* p, const int64_t* pool,
+                              const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -283,6 +308,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
 #define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, elementwise_chain)
 #define NNP_KERNELS_SIZE_1_20 NNP_SIZE_THROUGH(nnp_kernels, attention)
+#define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, conv2d_packed)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -352,7 +378,7 @@ typedef struct nnp_backend {
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)
+  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

@@ -1,0 +1,111 @@
+// Convolutions whose weight the backend packed once (ABI 1.21's optional
+// conv2d_pack and conv2d_packed): graph mode packs the weight of each
+// inference convolution when it makes a plan, and runs the convolution,
+// its ReLU and a max pooling after it as one kernel that reads the packed
+// form. Taken only where nothing needs the ops' history; the caller runs
+// the layers as written otherwise.
+#include "../autograd/record.hpp"
+#include "../dispatch/dispatcher.hpp"
+#include "../op_checks.hpp"
+#include "../ops.hpp"
+
+namespace nnp::core {
+namespace {
+
+bool plain_f32(const Tensor& t) { return t.dtype == NNP_F32 && t.numel > 0; }
+
+struct Conv2dPackOp {
+  const Tensor* in[1];  // the weight
+  const nnp_conv2d_params& p;
+  const int64_t (&pool)[2];
+  dispatch::OpId id() const { return dispatch::OpId::CONV2D_PACK; }
+  dispatch::Inputs inputs() const { return {in, 1}; }
+  TensorRef compute() const {
+    const Tensor& w = *in[0];
+    const TensorRef wc = contiguous(w);
+    const nnp_view vw = kernel_view(*wc);
+    int64_t bytes = 0;
+    run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, nullptr, &bytes));
+    if (bytes <= 0) return {};
+    Dims shape;
+    shape.ndim = 1;
+    shape.d[0] = bytes;
+    TensorRef packed = make_tensor_like(shape, NNP_U8, w);
+    const nnp_view vp = kernel_view(*packed);
+    run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, &vp, &bytes));
+    return packed;
+  }
+};
+
+struct Conv2dPackedOp {
+  const Tensor* in[3];  // x, the packed weight, bias (may be null)
+  const Tensor& w;      // what was packed: the ONNX form names it
+  const nnp_conv2d_params& p;
+  const int64_t (&pool)[2];
+  Dims out_shape;
+  dispatch::OpId id() const { return dispatch::OpId::CONV2D_PACKED; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const {
+    const Tensor& x = *in[0];
+    TensorRef xc = contiguous(x), bc = in[2] ? contiguous(*in[2]) : TensorRef();
+    TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
+    nnp_view vx = kernel_view(*xc), vp = kernel_view(*in[1]), vo = kernel_view(*out), vb{};
+    if (bc) vb = kernel_view(*bc);
+    run_kernel(x, "conv2d_packed",
+               x.backend().conv2d_packed()(&kernel_ctx(x), &vx, &vp, bc ? &vb : nullptr, &p, pool, &vo));
+    return out;
+  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_conv2d_pooled(g, *in[0], w, in[2], p, pool, *out);
+  }
+};
+
+// The pooled convolution's output shape, or false where the kernel does
+// not apply (sizes the layers themselves refuse with their own messages).
+bool packed_shape(const Tensor& x, const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2], Dims& out) {
+  if (x.shape.ndim != 4 || w.shape.ndim != 4 || x.shape[1] != w.shape[1] || p.groups != 1) return false;
+  out.ndim = 4;
+  out.d[0] = x.shape[0];
+  out.d[1] = w.shape[0];
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = 0, padded = 0, room = 0;
+    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0 ||
+        __builtin_mul_overflow(p.dilation[i], w.shape[2 + i] - 1, &span) ||
+        __builtin_mul_overflow(p.padding[i], int64_t{2}, &padded) ||
+        __builtin_add_overflow(x.shape[2 + i], padded, &padded) || __builtin_sub_overflow(padded, span, &room) ||
+        __builtin_sub_overflow(room, int64_t{1}, &room) || room < 0)
+      return false;
+    int64_t size = room / p.stride[i] + 1;
+    if (pool[0] > 0) size /= pool[i];
+    if (size < 1) return false;
+    out.d[2 + i] = size;
+  }
+  return x.shape[0] > 0;
+}
+
+bool valid_pool(const int64_t (&pool)[2]) {
+  return (pool[0] == 0 && pool[1] == 0) || (pool[0] >= 1 && pool[1] >= 1 && pool[0] <= 64 && pool[1] <= 64);
+}
+
+}  // namespace
+
+TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]) {
+  if (!w.backend().conv2d_pack() || !plain_f32(w) || w.shape.ndim != 4 || p.groups != 1 || !valid_pool(pool) ||
+      (p.activation != NNP_ACTIVATION_NONE && p.activation != NNP_ACTIVATION_RELU))
+    return {};
+  return dispatch::dispatch(Conv2dPackOp{{&w}, p, pool}, dispatch::Face::INTERNAL);
+}
+
+TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,
+                               const nnp_conv2d_params& p, const int64_t (&pool)[2]) {
+  if (!x.backend().conv2d_packed() || !plain_f32(x) || packed.dtype != NNP_U8 || !same_device(x, packed) ||
+      !valid_pool(pool) || autograd::should_record({&x, &w, bias}))
+    return {};
+  if (bias && (!plain_f32(*bias) || !same_device(x, *bias) || bias->shape.ndim != 1 || bias->shape[0] != w.shape[0]))
+    return {};
+  Dims out_shape;
+  if (!packed_shape(x, w, p, pool, out_shape)) return {};
+  return dispatch::dispatch(Conv2dPackedOp{{&x, &packed, bias}, w, p, pool, out_shape}, dispatch::Face::PUBLIC);
+}
+
+}  // namespace nnp::core
