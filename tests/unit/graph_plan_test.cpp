@@ -500,3 +500,60 @@ TEST(GraphPlan, ABatchNormalizationIsFoldedIntoTheConvolutionBefore) {
 }
 
 }  // namespace
+
+// W3's second convolution, its ReLU and a 2 x 2 max pooling: under no_grad
+// one packed convolution (ABI 1.21, the weight packed once per plan) where
+// the backend packs; the values within 1e-5 of the layers as written; a
+// weight written in place is packed again; a hook on either layer runs.
+const char* const kConvReluPool = R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+    "layers": [{"name": "conv", "type": "nn.Conv2d", "attrs": {"in_channels": 16, "out_channels": 32, "kernel_size": 5}},
+               {"name": "pool", "type": "nn.MaxPool2d", "attrs": {"kernel_size": 2}}],
+    "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["c"]},
+              {"op": "Relu", "inputs": ["c"], "outputs": ["r"]},
+              {"layer": "pool", "inputs": ["r"], "outputs": ["y"]}]})";
+
+TEST(GraphPlan, AConvolutionWithItsReluAndPoolingRunsFromAPackedWeight) {
+  manual_seed(21);
+  nn::ModuleHandle net = nn::GraphModule(kConvReluPool);
+  const Tensor x = randn({3, 16, 12, 12});
+  const Tensor as_written = net(x).detach();  // grad mode: the program as written
+  std::vector<std::string> planned;
+  {
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), as_written, 1e-5);
+    planned = nnp::test::ops_of_call(net, x);
+  }
+#if defined(__x86_64__)
+  const bool packs = __builtin_cpu_supports("avx512f") != 0;
+#else
+  const bool packs = false;
+#endif
+  if (!packs) GTEST_SKIP() << "the cpu backend packs convolutions with AVX-512, which this CPU lacks";
+  EXPECT_TRUE(ran(planned, "conv2d_packed")) << "the convolution was not packed";
+  for (const char* op : {"conv2d", "relu", "max_pool2d"})
+    EXPECT_FALSE(ran(planned, op)) << op << " ran apart from the packed convolution";
+  EXPECT_FALSE(ran(planned, "conv2d_pack")) << "the weight was packed again by a call that changed nothing";
+  // A weight written in place: packed again, its new values used.
+  Tensor w = net.named_parameters()[0].second;
+  {
+    NoGradGuard no_grad;
+    w.mul_(-2.0);
+  }
+  const Tensor rewritten = net(x).detach();
+  {
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), rewritten, 1e-5);
+  }
+  EXPECT_GT((rewritten - as_written).abs().amax().item<float>(), 0.01f) << "the new weight changed nothing";
+  for (size_t layer = 0; layer < 2; ++layer) {
+    int calls = 0;
+    nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+      ++calls;
+      return Tensor();
+    };
+    HookHandle hook = net.named_children()[layer].second.register_forward_hook(count);
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), rewritten, 1e-5);
+    EXPECT_EQ(calls, 1) << "the hook of layer " << layer << " did not run";
+  }
+}

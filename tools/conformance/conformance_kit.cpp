@@ -1072,6 +1072,87 @@ void check_conv(Kit& kit) {
         },
         static_cast<double>(terms));
   }
+  // ABI 1.21's optional conv2d_pack / conv2d_packed: graph mode packs a
+  // Conv layer's weight once and fuses the Relu and a MaxPool2d layer whose
+  // windows tile (an nn.GraphModule under no_grad; the reference backend,
+  // which packs nothing, runs the layers). Geometries a backend declines
+  // run the layers too, and must still agree.
+  struct Packed {
+    const char* layout;
+    Shape input;
+    std::string conv;
+    bool relu, pool, nan;
+  };
+  const Packed packed[] = {
+      {"[3,16,12,12] k5 to 32, relu, pool 2 (W3's second)",
+       {3, 16, 12, 12},
+       R"("in_channels": 16, "out_channels": 32, "kernel_size": 5)",
+       true,
+       true,
+       false},
+      {"[2,1,28,28] k5 to 16, relu, pool 2 (W3's first)",
+       {2, 1, 28, 28},
+       R"("in_channels": 1, "out_channels": 16, "kernel_size": 5)",
+       true,
+       true,
+       false},
+      {"[2,10,11,9] k5 padding 2 to 20, relu (odd sizes, no pool)",
+       {2, 10, 11, 9},
+       R"("in_channels": 10, "out_channels": 20, "kernel_size": 5, "padding": 2)",
+       true,
+       false,
+       false},
+      {"[1,3,13,10] k3 padding 1 to 24, pool 2, no bias",
+       {1, 3, 13, 10},
+       R"("in_channels": 3, "out_channels": 24, "kernel_size": 3, "padding": 1, "bias": false)",
+       false,
+       true,
+       false},
+      {"[2,20,9,9] k5 padding 4 to 40, relu, pool 2, a NaN in the input",
+       {2, 20, 9, 9},
+       R"("in_channels": 20, "out_channels": 40, "kernel_size": 5, "padding": 4)",
+       true,
+       true,
+       true},
+      {"[2,2,10,10] k(3,5) padding (1,2) to 7, relu",
+       {2, 2, 10, 10},
+       R"("in_channels": 2, "out_channels": 7, "kernel_size": [3, 5], "padding": [1, 2])",
+       true,
+       false,
+       false},
+  };
+  for (const Packed& c : packed) {
+    const std::string layers = R"([{"name": "conv", "type": "nn.Conv2d", "attrs": {)" + c.conv +
+                               R"(}}, {"name": "pool", "type": "nn.MaxPool2d", "attrs": {"kernel_size": 2}}])";
+    std::string nodes = R"({"layer": "conv", "inputs": ["x"], "outputs": ["c"]})", last = "c";
+    if (c.relu) {
+      nodes += R"(, {"op": "Relu", "inputs": ["c"], "outputs": ["r"]})";
+      last = "r";
+    }
+    if (c.pool) {
+      nodes += R"(, {"layer": "pool", "inputs": [")" + last + R"("], "outputs": ["p"]})";
+      last = "p";
+    }
+    const std::string program = R"({"inputs": ["x"], "outputs": [")" + last + R"("], "tensors": [],
+        "layers": )" + layers + R"(, "nodes": [)" +
+                                nodes + "]}";
+    nn::ModuleHandle shape_only = nn::model_from_spec(R"({"type": "nn.Conv2d", )" + c.conv + "}");
+    Inputs inputs{kit.normal(c.input, Dtype::f32)};
+    for (const Tensor& p : shape_only.parameters()) inputs.push_back(kit.normal(p.shape(), Dtype::f32));
+    if (c.nan) inputs[0].index_put_({1, 3, 4, 5}, NAN);
+    const Shape& w = inputs[1].shape();
+    kit.check(
+        "conv2d packed", Dtype::f32, c.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> params = net.parameters();
+          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+          return net(in[0]);
+        },
+        static_cast<double>(w[1] * w[2] * w[3]));
+  }
   kit.check("conv1d", Dtype::f32, "[2,3,11] k3 stride 2 (as a conv2d of height 1)",
             {kit.normal({2, 3, 11}, Dtype::f32), kit.normal({5, 3, 3}, Dtype::f32), kit.normal({5}, Dtype::f32)},
             [](const Inputs& in) {
