@@ -211,11 +211,14 @@ void to_channels_first(const float* y, int64_t out_h, int64_t out_w, int64_t pad
 }
 
 // Direct: outputs (row0 .. row0 + 1, col0 .. col0 + 7), channels
-// [ob * 16, ob * 16 + 16), from xp (cols wide, C_in channels).
+// [ob * 16, ob * 16 + 16), from xp (cols wide, C_in channels). kIn: C_in
+// when the caller knows it (1: the broadcasts' addresses are then
+// constant offsets, not one add each), else 0.
+template <int64_t kIn>
 NNP_AVX512 void direct_block(const Image& im, const float* xp, int64_t row0, int64_t col0, int64_t ob, bool pool,
                              bool relu, float* y) {
   const Header& h = im.h;
-  const int64_t in = h.in_channels, kh = h.kernel[0], kw = h.kernel[1], po = h.padded_out, cols = im.cols;
+  const int64_t in = kIn ? kIn : h.in_channels, kh = h.kernel[0], kw = h.kernel[1], po = h.padded_out, cols = im.cols;
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   __m512 b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
   const float* w = im.weights + ob * kLanes;
@@ -253,7 +256,11 @@ NNP_AVX512 void direct_image(const Image& im, const float* x, float* scratch, fl
   to_channels_last(im, x, scratch);
   for (int64_t ob = 0; ob < h.padded_out / kLanes; ++ob)
     for (int64_t r = 0; r < rows_done; r += 2)
-      for (int64_t c = 0; c < cols_done; c += 8) direct_block(im, scratch, r, c, ob, pool, relu, y);
+      for (int64_t c = 0; c < cols_done; c += 8)
+        if (h.in_channels == 1)
+          direct_block<1>(im, scratch, r, c, ob, pool, relu, y);
+        else
+          direct_block<0>(im, scratch, r, c, ob, pool, relu, y);
 }
 
 // B^T d for six vectors d0..d5 (the rows or columns of a 6 x 6 tile).
@@ -287,10 +294,13 @@ NNP_AVX512 void input_tile(const float* p, int64_t step, int64_t row, int64_t ch
 }
 
 // m[36][kTileBlock][padded_out], channels [oc, oc + 16 * kVectors):
-// for each of the 36 points, the block's tiles times u over the input channels.
-template <int kVectors>
-NNP_AVX512 void winograd_products(const float* v, int64_t channels, const float* u, int64_t in, int64_t po, int64_t oc,
-                                  float* m) {
+// for each of the 36 points, the block's tiles times u over the input
+// channels. kChannels: 16 where C_in is (the loop then unrolls and the
+// broadcasts take constant offsets), else 0.
+template <int kVectors, int64_t kChannels>
+NNP_AVX512 void winograd_products(const float* v, int64_t channels_given, const float* u, int64_t in_given, int64_t po,
+                                  int64_t oc, float* m) {
+  const int64_t channels = kChannels ? kChannels : channels_given, in = kChannels ? kChannels : in_given;
   for (int64_t xi = 0; xi < 36; ++xi) {
     const float* vx = v + xi * kTileBlock * channels;
     const float* ux = u + xi * in * po + oc;
@@ -356,8 +366,13 @@ NNP_AVX512 void winograd_image(const Image& im, const float* x, float* scratch, 
         input_tile(xp + ((2 * ty) * cols + 2 * tx) * channels + g, channels, cols * channels, channels, t, v + g);
     }
     int64_t oc = 0;
-    for (; oc + 2 * kLanes <= po; oc += 2 * kLanes) winograd_products<2>(v, channels, im.weights, in, po, oc, m);
-    if (oc < po) winograd_products<1>(v, channels, im.weights, in, po, oc, m);
+    const bool sixteen = in == kLanes;
+    for (; oc + 2 * kLanes <= po; oc += 2 * kLanes)
+      if (sixteen)
+        winograd_products<2, kLanes>(v, channels, im.weights, in, po, oc, m);
+      else
+        winograd_products<2, 0>(v, channels, im.weights, in, po, oc, m);
+    if (oc < po) winograd_products<1, 0>(v, channels, im.weights, in, po, oc, m);
     for (int64_t t = 0; t < count; ++t) {
       const int64_t ty = (first + t) / tiles_w, tx = (first + t) % tiles_w;
       for (int64_t c = 0; c < po; c += kLanes) {
