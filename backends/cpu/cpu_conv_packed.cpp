@@ -204,9 +204,9 @@ void to_channels_last(const Image& im, const float* x, float* xp) {
 // y [out_h][out_w][padded_out] into out [C_out][out_h][out_w].
 void to_channels_first(const float* y, int64_t out_h, int64_t out_w, int64_t padded_out, int64_t c_out, float* out) {
   const int64_t plane = out_h * out_w;
-  for (int64_t i = 0; i < plane; ++i) {
-    const float* src = y + i * padded_out;
-    for (int64_t c = 0; c < c_out; ++c) out[c * plane + i] = src[c];
+  for (int64_t c = 0; c < c_out; ++c) {  // written in order; the reads are L1 hits
+    float* dst = out + c * plane;
+    for (int64_t i = 0; i < plane; ++i) dst[i] = y[i * padded_out + c];
   }
 }
 
