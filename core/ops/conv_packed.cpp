@@ -14,29 +14,6 @@ namespace {
 
 bool plain_f32(const Tensor& t) { return t.dtype == NNP_F32 && t.numel > 0; }
 
-struct Conv2dPackOp {
-  const Tensor* in[1];  // the weight
-  const nnp_conv2d_params& p;
-  const int64_t (&pool)[2];
-  dispatch::OpId id() const { return dispatch::OpId::CONV2D_PACK; }
-  dispatch::Inputs inputs() const { return {in, 1}; }
-  TensorRef compute() const {
-    const Tensor& w = *in[0];
-    const TensorRef wc = contiguous(w);
-    const nnp_view vw = kernel_view(*wc);
-    int64_t bytes = 0;
-    run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, nullptr, &bytes));
-    if (bytes <= 0) return {};
-    Dims shape;
-    shape.ndim = 1;
-    shape.d[0] = bytes;
-    TensorRef packed = make_tensor_like(shape, NNP_U8, w);
-    const nnp_view vp = kernel_view(*packed);
-    run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, &vp, &bytes));
-    return packed;
-  }
-};
-
 struct Conv2dPackedOp {
   const Tensor* in[3];  // x, the packed weight, bias (may be null)
   const Tensor& w;      // what was packed: the ONNX form names it
@@ -93,7 +70,20 @@ TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const 
   if (!w.backend().conv2d_pack() || !plain_f32(w) || w.shape.ndim != 4 || p.groups != 1 || !valid_pool(pool) ||
       (p.activation != NNP_ACTIVATION_NONE && p.activation != NNP_ACTIVATION_RELU))
     return {};
-  return dispatch::dispatch(Conv2dPackOp{{&w}, p, pool}, dispatch::Face::INTERNAL);
+  // Once per plan, inside the plan's making: not an op of its own (no
+  // profile event, nothing to trace).
+  const TensorRef wc = contiguous(w);
+  const nnp_view vw = kernel_view(*wc);
+  int64_t bytes = 0;
+  run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, nullptr, &bytes));
+  if (bytes <= 0) return {};
+  Dims shape;
+  shape.ndim = 1;
+  shape.d[0] = bytes;
+  TensorRef packed = make_tensor_like(shape, NNP_U8, w);
+  const nnp_view vp = kernel_view(*packed);
+  run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, &vp, &bytes));
+  return packed;
 }
 
 TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,

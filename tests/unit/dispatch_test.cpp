@@ -158,6 +158,17 @@ std::vector<Sample> samples() {
                   {"op": "MatMul", "inputs": ["p", "v"], "outputs": ["y"]}]})");
     return net(x);
   });
+  // graph mode's packed convolution (1.21): a GraphModule's plan, made here
+  // (a module made inside an export's trace would trace its own making)
+  nn::ModuleHandle packed = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+      "layers": [{"name": "conv", "type": "nn.Conv2d", "attrs": {"in_channels": 1, "out_channels": 2,
+                  "kernel_size": 1}}],
+      "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["c"]},
+                {"op": "Relu", "inputs": ["c"], "outputs": ["y"]}]})");
+  s.push_back([packed](const Tensor& x) mutable {
+    NoGradGuard no_grad;  // the layer's weight requires grad: the plan runs only without it
+    return packed(x.reshape({1, 1, x.size(0), x.size(1)})).reshape({2, x.size(0), x.size(1)}).sum(0);
+  });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
   });
