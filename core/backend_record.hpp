@@ -65,6 +65,13 @@ class BackendRecord {
   decltype(nnp_kernels::conv2d_pack) conv2d_pack() const {
     return conv2d_packed() ? since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) : nullptr;
   }
+  decltype(nnp_kernels::gemm_pack) gemm_pack() const {
+    return gemm_packed() ? since(kernels_.gemm_pack, NNP_KERNELS_SIZE_1_21) : nullptr;
+  }
+  decltype(nnp_kernels::gemm_packed) gemm_packed() const {
+    return since(kernels_.gemm_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.gemm_packed, NNP_KERNELS_SIZE_1_21)
+                                                             : nullptr;
+  }
   decltype(nnp_kernels::conv2d_packed) conv2d_packed() const {
     return since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.conv2d_packed, NNP_KERNELS_SIZE_1_21)
                                                                : nullptr;

@@ -92,6 +92,13 @@ TensorRef attention_kernel(const Tensor& q, const Tensor& k, const Tensor& v, co
 // convolution with it: pool(activation(conv(x, w) + bias)), null where it
 // does not apply (gradients wanted, other dtypes or devices). w is the
 // weight it was packed from, which an ONNX export writes.
+// ops/gemm_epilogue.cpp (ABI 1.21): w [K, N] packed once by its backend
+// (an NNP_U8 tensor on w's device; null where the backend has no packed
+// form for it), and gemm_epilogue_kernel's product from it: null where it
+// does not apply. w is the weight it was packed from.
+TensorRef gemm_pack_weight(const Tensor& w);
+TensorRef gemm_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,
+                             int32_t activation);
 TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]);
 TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,
                                const nnp_conv2d_params& p, const int64_t (&pool)[2]);

@@ -305,4 +305,114 @@ nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_vie
   return NNP_OK;
 }
 
+namespace {
+
+// The packed right operand: a header naming what it was packed from, then
+// the AVX-512 kernel's panels (sgemm_avx512_pack_b), 64-byte aligned.
+constexpr uint32_t kPackedMagic = 0x6770636eu;  // "ncpg"
+constexpr int64_t kPackedHeaderBytes = 128;
+struct PackedHeader {
+  uint32_t magic;
+  uint32_t reserved;
+  int64_t k, n;
+};
+
+}  // namespace
+
+// Only where the backend's own AVX-512 kernel runs, and for products its
+// panels suit (the thin ones stay with gemm_epilogue and OpenBLAS).
+nnp_status gemm_pack(const nnp_kernel_ctx*, const nnp_view* b, const nnp_view* packed, int64_t* bytes) {
+  if (!b || !bytes) return fail(NNP_INVALID_ARGUMENT, "gemm_pack: b and bytes are required");
+  if (own_sgemm_kernel() != SgemmKernel::avx512 || b->dtype != NNP_F32 || b->ndim != 2 || b->shape[0] < 8 ||
+      b->shape[1] < 32 || b->shape[0] > (int64_t{1} << 24) || b->shape[1] > (int64_t{1} << 24)) {
+    *bytes = 0;
+    return NNP_OK;
+  }
+  const int64_t k = b->shape[0], n = b->shape[1];
+  const int64_t need = kPackedHeaderBytes + sgemm_avx512_packed_b_floats(k, n) * static_cast<int64_t>(sizeof(float));
+  if (!packed) {
+    *bytes = need;
+    return NNP_OK;
+  }
+  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < need ||
+      reinterpret_cast<uintptr_t>(packed->data) % 64 != 0)
+    return fail(NNP_INVALID_ARGUMENT, "gemm_pack: packed must be a contiguous, 64-byte aligned u8 view of " +
+                                          std::to_string(need) + " bytes (ask with packed NULL first)");
+  auto* base = static_cast<char*>(packed->data);
+  std::memset(base, 0, kPackedHeaderBytes);
+  const PackedHeader h{kPackedMagic, 0, k, n};
+  std::memcpy(base, &h, sizeof h);
+  float* panels = reinterpret_cast<float*>(base + kPackedHeaderBytes);
+  const auto* pb = static_cast<const float*>(b->data);
+  if (b->strides[1] == 1 && b->strides[0] >= n) {
+    sgemm_avx512_pack_b(false, k, n, pb, b->strides[0], panels);
+  } else if (b->strides[0] == 1 && b->strides[1] >= k) {  // a weight [N, K] seen transposed
+    sgemm_avx512_pack_b(true, k, n, pb, b->strides[1], panels);
+  } else {
+    std::vector<float>& sb = scratch(1);
+    sb.resize(static_cast<size_t>(k * n));
+    pack(pb, k, n, b->strides[0], b->strides[1], sb.data());
+    sgemm_avx512_pack_b(false, k, n, sb.data(), n, panels);
+  }
+  *bytes = need;
+  return NNP_OK;
+}
+
+nnp_status gemm_packed(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* packed, const nnp_view* bias,
+                       int32_t activation, const nnp_view* out) {
+  if (!a || !packed || !out) return fail(NNP_INVALID_ARGUMENT, "gemm_packed: a, packed and out are required");
+  PackedHeader h{};
+  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 ||
+      packed->shape[0] < kPackedHeaderBytes || reinterpret_cast<uintptr_t>(packed->data) % 64 != 0)
+    return fail(NNP_INVALID_ARGUMENT, "gemm_packed: packed is not a b gemm_pack wrote");
+  std::memcpy(&h, packed->data, sizeof h);
+  if (h.magic != kPackedMagic || h.k < 1 || h.n < 1 || h.k > (int64_t{1} << 24) || h.n > (int64_t{1} << 24) ||
+      packed->shape[0] < kPackedHeaderBytes + sgemm_avx512_packed_b_floats(h.k, h.n) * int64_t{sizeof(float)} ||
+      own_sgemm_kernel() != SgemmKernel::avx512)
+    return fail(NNP_INVALID_ARGUMENT, "gemm_packed: packed is not a b gemm_pack wrote");
+  if (a->dtype != NNP_F32 || out->dtype != NNP_F32 || a->ndim != 2 || out->ndim != 2 || a->shape[1] != h.k ||
+      out->shape[1] != h.n || out->shape[0] != a->shape[0] || out->strides[1] != 1 || out->strides[0] != h.n)
+    return fail(NNP_INVALID_ARGUMENT, "gemm_packed: a [M, " + std::to_string(h.k) + "] and a contiguous out [M, " +
+                                          std::to_string(h.n) + "] (f32) go with this packed b");
+  if (bias && (bias->dtype != NNP_F32 || bias->ndim != 1 || bias->shape[0] != h.n || bias->strides[0] != 1))
+    return fail(NNP_INVALID_ARGUMENT, "gemm_packed: bias must be a contiguous f32 [" + std::to_string(h.n) + "]");
+  const int64_t m = a->shape[0], n = h.n, k = h.k;
+  const auto* pa = static_cast<const float*>(a->data);
+  int64_t lda = a->strides[0];
+  if (a->strides[1] != 1 || lda < k) {
+    std::vector<float>& sa = scratch(0);
+    sa.resize(static_cast<size_t>(m * k));
+    pack(pa, m, k, a->strides[0], a->strides[1], sa.data());
+    pa = sa.data();
+    lda = k;
+  }
+  const float* panels = reinterpret_cast<const float*>(static_cast<const char*>(packed->data) + kPackedHeaderBytes);
+  auto* pc = static_cast<float*>(out->data);
+  SgemmEpilogue epilogue;
+  epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  epilogue.relu = activation == NNP_ACTIVATION_RELU;
+  // Split as call_gemm splits: along the larger side, columns in whole
+  // panels; the packed b is shared, so no thread packs it.
+  const int threads = ThreadPool::instance().size();
+  const int64_t panel = sgemm_avx512_panel_columns();
+  const bool by_columns = n >= m;
+  const int64_t unit = by_columns ? panel : 16, extent = by_columns ? n : m;
+  const int64_t parts =
+      threads <= 1 || m * n * k < kSplitWork ? 1 : std::clamp<int64_t>(extent / unit, 1, threads);
+  auto run_part = [&](int64_t part) {
+    const int64_t first = extent * part / parts / unit * unit;
+    const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / unit * unit;
+    if (first >= last) return;
+    if (by_columns)
+      sgemm_avx512_packed(m, n, k, pa, lda, panels, first, last, pc, n, epilogue);
+    else
+      sgemm_avx512_packed(last - first, n, k, pa + first * lda, lda, panels, 0, n, pc + first * n, n, epilogue);
+  };
+  if (parts == 1)
+    run_part(0);
+  else
+    ThreadPool::instance().run(parts, run_part);
+  return NNP_OK;
+}
+
 }  // namespace nnp::cpu

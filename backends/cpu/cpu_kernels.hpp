@@ -26,6 +26,9 @@ nnp_status reduce(const nnp_kernel_ctx*, nnp_reduce_op op, const nnp_view* x, in
 nnp_status gemm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* out);
 nnp_status gemm_epilogue(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* bias,
                          int32_t activation, const nnp_view* out);
+nnp_status gemm_pack(const nnp_kernel_ctx*, const nnp_view* b, const nnp_view* packed, int64_t* bytes);
+nnp_status gemm_packed(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* packed, const nnp_view* bias,
+                       int32_t activation, const nnp_view* out);
 // c[m, n] (leading dimension ldc) = op(a) @ op(b) + beta * c for row-major
 // f32 matrices (op(a) is [m, k]: a itself, or a stored [k, m] when trans_a),
 // as the gemm kernel runs its products: OpenBLAS on one thread, a large

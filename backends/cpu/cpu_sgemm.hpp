@@ -48,4 +48,15 @@ void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue);
 
+// A right operand packed once (the gemm_pack kernel, AVX-512 only): its
+// size in floats, the columns of a panel (the splits between threads fall
+// on them), the packing (b [k, n] with leading dimension ldb, or stored
+// [n, k] when trans_b), and c[m, first .. last) = a @ b with the epilogue,
+// on the calling thread (first a multiple of the panel's columns).
+int64_t sgemm_avx512_packed_b_floats(int64_t k, int64_t n);
+int64_t sgemm_avx512_panel_columns();
+void sgemm_avx512_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, float* out);
+void sgemm_avx512_packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b,
+                         int64_t first, int64_t last, float* c, int64_t ldc, const SgemmEpilogue& epilogue);
+
 }  // namespace nnp::cpu

@@ -99,6 +99,47 @@ struct Avx512 {
                               _mm512_maskz_loadu_ps(first_lanes(lanes - w0), src + k * ld + w0));
   }
 
+  // One row of c (cols <= kNr) = a[0 .. kc) @ pb + beta * c over kc, for
+  // products of fewer rows than the register block: a is read as it lies,
+  // and four pairs of accumulators hide the multiply-adds' latency.
+  NNP_AVX512 static void rows_kernel(int64_t kc, const float* a, const float* __restrict pb, float* c, int cols,
+                                     float beta, const float* bias, bool relu) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, u0 = s0, u1 = s0, v0 = s0, v1 = s0;
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4, pb += 4 * kNr) {
+      s0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb), s0);
+      s1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb + 16), s1);
+      t0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 1]), _mm512_load_ps(pb + kNr), t0);
+      t1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 1]), _mm512_load_ps(pb + kNr + 16), t1);
+      u0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 2]), _mm512_load_ps(pb + 2 * kNr), u0);
+      u1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 2]), _mm512_load_ps(pb + 2 * kNr + 16), u1);
+      v0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 3]), _mm512_load_ps(pb + 3 * kNr), v0);
+      v1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 3]), _mm512_load_ps(pb + 3 * kNr + 16), v1);
+    }
+    for (; k < kc; ++k, pb += kNr) {
+      s0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb), s0);
+      s1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb + 16), s1);
+    }
+    __m512 r0 = _mm512_add_ps(_mm512_add_ps(s0, t0), _mm512_add_ps(u0, v0));
+    __m512 r1 = _mm512_add_ps(_mm512_add_ps(s1, t1), _mm512_add_ps(u1, v1));
+    const __mmask16 left = first_lanes(cols), right = first_lanes(cols - 16);
+    const __m512 zero = _mm512_setzero_ps();
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(left, c), r0);
+      r1 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(right, c + 16), r1);
+    }
+    if (bias) {
+      r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(left, bias));
+      r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(right, bias + 16));
+    }
+    if (relu) {
+      r0 = _mm512_max_ps(zero, r0);
+      r1 = _mm512_max_ps(zero, r1);
+    }
+    _mm512_mask_storeu_ps(c, left, r0);
+    _mm512_mask_storeu_ps(c + 16, right, r1);
+  }
+
   // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc.
   NNP_AVX512 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c,
                                 int64_t ldc, int rows, int cols, float beta, const float* bias, bool relu) {
@@ -144,6 +185,18 @@ struct Avx512 {
 };
 
 }  // namespace
+
+int64_t sgemm_avx512_packed_b_floats(int64_t k, int64_t n) { return sgemm_packed_b_floats<Avx512>(k, n); }
+int64_t sgemm_avx512_panel_columns() { return Avx512::kNr; }
+
+void sgemm_avx512_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, float* out) {
+  sgemm_pack_b<Avx512>(trans_b, k, n, b, ldb, out);
+}
+
+void sgemm_avx512_packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b,
+                         int64_t first, int64_t last, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
+  sgemm_blocked_packed<Avx512>(m, n, k, a, lda, packed_b, first, last, c, ldc, epilogue);
+}
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {

@@ -1,5 +1,8 @@
 #include "gemm_epilogue_fusion.hpp"
 
+#include <unordered_map>
+
+#include "../autograd/grad_mode.hpp"
 #include "../ops.hpp"
 #include "node_match.hpp"
 #include "readers.hpp"
@@ -8,24 +11,36 @@ namespace nnp::core::graph {
 
 namespace {
 
-// The fused node's work: the kernel where it applies, else the nodes it replaced.
-void run_fused(const std::vector<const onnx::GraphNode*>& originals, int32_t activation, const onnx::GraphNode& node,
-               std::vector<onnx::GraphValue>& values) {
+// The fused node's work: the kernel where it applies (from the packed
+// weight while w is the tensor packed), else the nodes it replaced.
+void run_fused(const std::vector<const onnx::GraphNode*>& originals, int32_t activation, const TensorRef& packed,
+               const TensorRef& packed_from, const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
   auto tensor = [&](size_t i) { return input_tensor(node, values, i); };
   const Tensor* x = tensor(0);
   const Tensor* w = tensor(1);
-  if (x && w && (node.inputs.size() < 3 || tensor(2)))
-    if (TensorRef out = gemm_epilogue_kernel(*x, *w, tensor(2), activation)) {
+  if (x && w && (node.inputs.size() < 3 || tensor(2))) {
+    TensorRef out;
+    if (packed && w == packed_from.get()) out = gemm_packed_kernel(*x, *w, *packed, tensor(2), activation);
+    if (!out) out = gemm_epilogue_kernel(*x, *w, tensor(2), activation);
+    if (out) {
       values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
       return;
     }
+  }
   for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
 }
 
 }  // namespace
 
-FusedProgram fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
-                                 int32_t slots) {
+GemmEpilogueFusion fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& nodes,
+                                       const std::vector<int32_t>& outputs, int32_t slots,
+                                       const std::vector<std::pair<int32_t, TensorRef>>& module_tensors,
+                                       const std::vector<std::pair<int32_t, TensorRef>>& folded) {
+  std::unordered_map<int32_t, std::pair<TensorRef, bool>> constants;  // the tensor, and whether the module's own
+  for (const auto& [slot, t] : module_tensors) constants[slot] = {t, true};
+  for (const auto& [slot, t] : folded) constants[slot] = {t, false};
+  GemmEpilogueFusion fusion_result;
+  autograd::NoGradGuard no_grad;
   const std::vector<int> readers = count_readers(nodes, outputs, slots);
   auto read_once = [&](int32_t slot) { return readers[static_cast<size_t>(slot)] == 1; };
   ChainFusion fusion(nodes);
@@ -63,12 +78,20 @@ FusedProgram fuse_gemm_epilogues(const std::vector<const onnx::GraphNode*>& node
     fused->inputs = {matmul.inputs[0], matmul.inputs[1]};
     if (bias >= 0) fused->inputs.push_back(bias);
     fused->outputs = {result};
-    fused->fused = [originals, activation](const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values) {
-      run_fused(originals, activation, node, values);
+    TensorRef packed, packed_from;
+    if (auto c = constants.find(matmul.inputs[1]); c != constants.end() && c->second.first)
+      if ((packed = gemm_pack_weight(*c->second.first))) {
+        packed_from = c->second.first;
+        if (c->second.second) fusion_result.sources.push_back(packed_from.get());
+      }
+    fused->fused = [originals, activation, packed, packed_from](const onnx::GraphNode& node,
+                                                                std::vector<onnx::GraphValue>& values) {
+      run_fused(originals, activation, packed, packed_from, node, values);
     };
     fusion.replace(chain, std::move(fused));
   }
-  return fusion.finish();
+  fusion_result.program = fusion.finish();
+  return fusion_result;
 }
 
 }  // namespace nnp::core::graph

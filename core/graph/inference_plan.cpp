@@ -39,13 +39,14 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, program.slots);
   FusedProgram convs = fuse_conv_relu(packs.program.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
-  FusedProgram gemms = fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots);
-  ElementwiseFusion chains = fuse_elementwise_chains(gemms.nodes, *program.outputs, program.slots);
+  GemmEpilogueFusion gemms =
+      fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
+  ElementwiseFusion chains = fuse_elementwise_chains(gemms.program.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
   for (FusedProgram* pass :
-       {&attentions, &norms.program, &packs.program, &convs, &linears, &gemms, &chains.program, &pools, &host.program})
+       {&attentions, &norms.program, &packs.program, &convs, &linears, &gemms.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -60,8 +61,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)
     plan.notes.push_back(count_of(linears.fused, "Linear layer", "Linear layers") + " fused with the ReLU after");
-  if (gemms.fused > 0)
-    plan.notes.push_back(count_of(gemms.fused, "MatMul", "MatMuls") + " fused with the bias Add and ReLU after");
+  if (gemms.program.fused > 0)
+    plan.notes.push_back(count_of(gemms.program.fused, "MatMul", "MatMuls") +
+                         " fused with the bias Add and ReLU after");
   if (chains.program.fused > 0)
     plan.notes.push_back(count_of(chains.program.fused, "chain", "chains") + " of elementwise ops (" +
                          std::to_string(chains.ops) + " ops) fused into one pass each");
@@ -80,7 +82,7 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());
   }
-  for (const std::vector<const Tensor*>* made_from : {&norms.sources, &packs.sources})
+  for (const std::vector<const Tensor*>* made_from : {&norms.sources, &packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);

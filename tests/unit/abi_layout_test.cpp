@@ -331,7 +331,9 @@ static_assert(sizeof(nnp_api) == 2024 && NNP_API_SIZE_1_20 == 2024, "nnp_api 1.2
 // ---- ABI 1.21 ----
 PIN(nnp_kernels, conv2d_pack, 184);
 PIN(nnp_kernels, conv2d_packed, 192);
-static_assert(sizeof(nnp_kernels) == 200 && NNP_KERNELS_SIZE_1_21 == 200, "nnp_kernels 1.21 is 200 bytes");
+PIN(nnp_kernels, gemm_pack, 200);
+PIN(nnp_kernels, gemm_packed, 208);
+static_assert(sizeof(nnp_kernels) == 216 && NNP_KERNELS_SIZE_1_21 == 216, "nnp_kernels 1.21 is 216 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

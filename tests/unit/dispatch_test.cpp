@@ -169,6 +169,21 @@ std::vector<Sample> samples() {
     NoGradGuard no_grad;  // the layer's weight requires grad: the plan runs only without it
     return packed(x.reshape({1, 1, x.size(0), x.size(1)})).reshape({2, x.size(0), x.size(1)}).sum(0);
   });
+  // graph mode's product from a weight packed once (1.21): depth 9 and 32
+  // columns, the least the cpu backend packs
+  auto values = [](int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i) text += (i ? ", " : "") + std::to_string((i % 7 - 3) * 0.25);
+    return text;
+  };
+  nn::ModuleHandle product = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "w", "value": "w", "shape": [9, 32], "dtype": "f32", "data": [)" +
+                                             values(9 * 32) + R"(]},
+                  {"key": "b", "value": "b", "shape": [32], "dtype": "f32", "data": [)" +
+                                             values(32) + R"(]}],
+      "nodes": [{"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]},
+                {"op": "Add", "inputs": ["p", "b"], "outputs": ["y"]}]})");
+  s.push_back([product](const Tensor& x) mutable { return product(cat({x, x, x}, 1)).slice(1, 0, 3); });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
   });

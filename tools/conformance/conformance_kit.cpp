@@ -662,6 +662,54 @@ void check_matmul(Kit& kit) {
         },
         static_cast<double>(a.k.back()));
   }
+  // ABI 1.21's optional gemm_pack / gemm_packed: graph mode packs a
+  // MatMul's constant weight once per plan (here the GraphModule's
+  // parameters, one stored [N, K] behind a Transpose the plan folds) and
+  // runs the product with its bias and ReLU from it; the reference backend,
+  // which packs nothing, runs the nodes. Shapes a backend declines run the
+  // nodes too, and must still agree.
+  struct Packed {
+    const char* layout;
+    int64_t m, k, n;
+    bool transposed, relu;
+  };
+  const Packed packed_products[] = {
+      {"[64,128] @ [128,384] + bias (W7's projection at batch 1)", 64, 128, 384, false, false},
+      {"[5,40] @ [40,33] + bias, relu (fewer rows than a block; 33 columns)", 5, 40, 33, false, true},
+      {"[300,520] @ transpose([70,520]) + bias, relu (two blocks of depth)", 300, 520, 70, true, true},
+      {"[2,3,16] @ [16,48] + bias (leading axes as rows)", 6, 16, 48, false, false},
+  };
+  for (const Packed& c : packed_products) {
+    const std::string w_shape = c.transposed ? "[" + std::to_string(c.n) + ", " + std::to_string(c.k) + "]"
+                                             : "[" + std::to_string(c.k) + ", " + std::to_string(c.n) + "]";
+    std::string nodes = c.transposed ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wt"], "attrs": {"perm": [1, 0]}},
+        {"op": "MatMul", "inputs": ["x", "wt"], "outputs": ["p"]})"
+                                     : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
+    nodes += R"(, {"op": "Add", "inputs": ["p", "b"], "outputs": ["q"]})";
+    nodes += c.relu ? R"(, {"op": "Relu", "inputs": ["q"], "outputs": ["y"]})"
+                    : R"(, {"op": "Identity", "inputs": ["q"], "outputs": ["y"]})";
+    const std::string program = R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "w", "value": "w", "shape": )" +
+                                w_shape + R"(, "dtype": "f32", "parameter": true},
+                    {"key": "b", "value": "b", "shape": [)" +
+                                std::to_string(c.n) + R"(], "dtype": "f32", "parameter": true}],
+        "nodes": [)" + nodes + "]}";
+    const Shape x_shape = c.m == 6 ? Shape{2, 3, c.k} : Shape{c.m, c.k};
+    Inputs inputs{kit.normal(x_shape, Dtype::f32),
+                  kit.normal(c.transposed ? Shape{c.n, c.k} : Shape{c.k, c.n}, Dtype::f32),
+                  kit.normal({c.n}, Dtype::f32)};
+    kit.check(
+        "matmul packed", Dtype::f32, c.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> params = net.parameters();
+          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+          return net(in[0]);
+        },
+        static_cast<double>(c.k));
+  }
   kit.check("matmul", Dtype::f32, "[4,3] @ [4,3] is refused",
             {kit.normal({4, 3}, Dtype::f32), kit.normal({4, 3}, Dtype::f32)},
             [](const Inputs& in) { return in[0].matmul(in[1]); });

@@ -299,6 +299,22 @@ typedef struct nnp_kernels {
   nnp_status (*conv2d_packed)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* packed,
                               const nnp_view* bias, const nnp_conv2d_params* p, const int64_t* pool,
                               const nnp_view* out);
+  /* Products whose right operand is packed once (optional, both or
+   * neither; NULL = gemm_epilogue; asked where no gradient is recorded:
+   * graph mode packs the constant weight of each MatMul it fuses with its
+   * bias and ReLU once per plan).
+   * gemm_pack: b [K, N] (NNP_F32, any strides: a weight's transpose where
+   * it lies; every size >= 1) into the backend's own layout. With packed
+   * NULL it only sets *bytes: the size it needs, or 0 where it has no
+   * packed form for it (the caller then uses gemm_epilogue); otherwise
+   * packed is a contiguous NNP_U8 view of *bytes elements on b's device.
+   * gemm_packed: out = activation(a @ b + bias) as gemm_epilogue computes
+   * it, a [M, K] (NNP_F32, any strides), bias NULL or [N], out [M, N]
+   * contiguous, packed as gemm_pack wrote it (one made for another K or N
+   * must be refused, not read). */
+  nnp_status (*gemm_pack)(const nnp_kernel_ctx* ctx, const nnp_view* b, const nnp_view* packed, int64_t* bytes);
+  nnp_status (*gemm_packed)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* packed,
+                            const nnp_view* bias, int32_t activation, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -308,7 +324,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_18 NNP_SIZE_THROUGH(nnp_kernels, gemm_epilogue)
 #define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, elementwise_chain)
 #define NNP_KERNELS_SIZE_1_20 NNP_SIZE_THROUGH(nnp_kernels, attention)
-#define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, conv2d_packed)
+#define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, gemm_packed)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -378,7 +394,8 @@ typedef struct nnp_backend {
   X(fill) X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random)
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed)
+  X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
+  X(gemm_pack) X(gemm_packed)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 
