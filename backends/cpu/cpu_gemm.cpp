@@ -397,8 +397,7 @@ nnp_status gemm_packed(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view*
   const int64_t panel = sgemm_avx512_panel_columns();
   const bool by_columns = n >= m;
   const int64_t unit = by_columns ? panel : 16, extent = by_columns ? n : m;
-  const int64_t parts =
-      threads <= 1 || m * n * k < kSplitWork ? 1 : std::clamp<int64_t>(extent / unit, 1, threads);
+  const int64_t parts = threads <= 1 || m * n * k < kSplitWork ? 1 : std::clamp<int64_t>(extent / unit, 1, threads);
   auto run_part = [&](int64_t part) {
     const int64_t first = extent * part / parts / unit * unit;
     const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / unit * unit;

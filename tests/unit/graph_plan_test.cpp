@@ -557,3 +557,44 @@ TEST(GraphPlan, AConvolutionWithItsReluAndPoolingRunsFromAPackedWeight) {
     EXPECT_EQ(calls, 1) << "the hook of layer " << layer << " did not run";
   }
 }
+
+// A MatMul whose weight is a parameter, with its bias: under no_grad the
+// plan packs the weight once (ABI 1.21's gemm_pack) and the product reads
+// the packed form; a weight written in place is packed again.
+TEST(GraphPlan, AMatMulOfAConstantWeightRunsFromItPackedOnce) {
+  manual_seed(23);
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "w", "value": "w", "shape": [16, 48], "dtype": "f32", "parameter": true},
+                  {"key": "b", "value": "b", "shape": [48], "dtype": "f32", "parameter": true}],
+      "nodes": [{"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]},
+                {"op": "Add", "inputs": ["p", "b"], "outputs": ["y"]}]})");
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : net.named_parameters()) p.copy_(randn(p.shape()));
+  }
+  const Tensor x = randn({20, 16});
+  const Tensor as_written = net(x).detach();
+  std::vector<std::string> planned;
+  {
+    NoGradGuard no_grad;
+    nnp::test::expect_close(net(x), as_written, 1e-5);
+    planned = nnp::test::ops_of_call(net, x);
+  }
+#if defined(__x86_64__)
+  const bool packs = __builtin_cpu_supports("avx512f") != 0;
+#else
+  const bool packs = false;
+#endif
+  if (!packs) GTEST_SKIP() << "the cpu backend packs weights for its AVX-512 GEMM, which this CPU lacks";
+  EXPECT_TRUE(ran(planned, "gemm_packed")) << "the weight was not packed";
+  EXPECT_FALSE(ran(planned, "gemm_epilogue"));
+  Tensor w = net.named_parameters()[0].second;
+  {
+    NoGradGuard no_grad;
+    w.mul_(-3.0);
+  }
+  const Tensor rewritten = net(x).detach();
+  NoGradGuard no_grad;
+  nnp::test::expect_close(net(x), rewritten, 1e-5);
+  EXPECT_GT((rewritten - as_written).abs().amax().item<float>(), 0.01f) << "the new weight changed nothing";
+}
