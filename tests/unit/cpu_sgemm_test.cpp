@@ -130,6 +130,32 @@ TEST(CpuSgemm, Avx512KernelMatchesADoubleLoop) {
   check_all(nnp::cpu::sgemm_avx512);
 }
 
+// The packed right operand (the gemm_pack / gemm_packed kernels): b packed
+// once, then c written in two column ranges as two threads split it, the
+// first ending on a panel's edge.
+void packed_in_two_ranges(bool, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float, float* c, int64_t ldc,
+                          const nnp::cpu::SgemmEpilogue& epilogue) {
+  std::vector<float> storage(static_cast<size_t>(nnp::cpu::sgemm_avx512_packed_b_floats(k, n) + 16));
+  auto* packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
+  nnp::cpu::sgemm_avx512_pack_b(trans_b, k, n, b, ldb, packed);
+  const int64_t panel = nnp::cpu::sgemm_avx512_panel_columns(), split = n / 2 / panel * panel;
+  if (split > 0) nnp::cpu::sgemm_avx512_packed(m, n, k, a, lda, packed, 0, split, c, ldc, epilogue);
+  nnp::cpu::sgemm_avx512_packed(m, n, k, a, lda, packed, split, n, c, ldc, epilogue);
+}
+
+TEST(CpuSgemm, Avx512KernelFromAPackedRightOperandMatchesADoubleLoop) {
+  if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the packed products are not run";
+  for (const Case& c : kCases)  // the packed path multiplies a as it lies, into a c it does not read
+    if (!c.trans_a && c.beta == 0.0f) check(packed_in_two_ranges, c);
+  // Fewer rows than the register block (the one-row kernel), over two
+  // blocks of k, with and without the epilogue.
+  const Case few_rows[] = {{false, false, 5, 70, 600, 0, 0.0f, true},
+                           {false, true, 1, 33, 40, 2, 0.0f},
+                           {false, true, 11, 96, 7, 1, 0.0f, true}};
+  for (const Case& c : few_rows) check(packed_in_two_ranges, c);
+}
+
 TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas) {
   const char* asked = std::getenv("NNP_CPU_SGEMM");
   const SgemmKernel chosen = nnp::cpu::own_sgemm_kernel();
