@@ -40,4 +40,22 @@ inline void run_kernel(const Tensor& owner, const char* op, nnp_status status) {
   if (status != NNP_OK) check_plugin_status(status, owner.backend().name().c_str(), op);
 }
 
+// A weight packed by its backend once (conv2d_pack, gemm_pack: ABI 1.21):
+// pack(NULL, &bytes) asks the size, pack(&view, &bytes) writes a new u8
+// tensor of that size on w's device. Null where the backend has no packed
+// form (bytes 0). Called in a plan's making, not as an op of its own.
+template <typename Pack>
+TensorRef packed_by_backend(const Tensor& w, const char* op, Pack pack) {
+  int64_t bytes = 0;
+  run_kernel(w, op, pack(nullptr, &bytes));
+  if (bytes <= 0) return {};
+  Dims shape;
+  shape.ndim = 1;
+  shape.d[0] = bytes;
+  TensorRef packed = make_tensor_like(shape, NNP_U8, w);
+  const nnp_view view = kernel_view(*packed);
+  run_kernel(w, op, pack(&view, &bytes));
+  return packed;
+}
+
 }  // namespace nnp::core

@@ -100,12 +100,9 @@ BatchNormFolding fold_batch_norms(const std::vector<const onnx::GraphNode*>& nod
     fused->fused = [originals, p, w_folded, b_folded](const onnx::GraphNode& node,
                                                       std::vector<onnx::GraphValue>& values) {
       const TensorRef& x = onnx::tensor_of(values[static_cast<size_t>(node.inputs[0])], node.op_type);
-      if (nn::calls_plainly(*node.layer))
-        if (TensorRef out = conv2d_kernel(*x, *w_folded, b_folded.get(), p)) {
-          values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
-          return;
-        }
-      for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);  // as written, recorded as written
+      output_or_originals(
+          node, values, nn::calls_plainly(*node.layer) ? conv2d_kernel(*x, *w_folded, b_folded.get(), p) : TensorRef(),
+          originals);
     };
     fusion.replace(chain, std::move(fused));
   }

@@ -84,13 +84,11 @@ ConvPacking pack_convolutions(const std::vector<const onnx::GraphNode*>& nodes, 
       const TensorRef& x = onnx::tensor_of(values[static_cast<size_t>(node.inputs[0])], node.op_type);
       const Tensor *w = nullptr, *b = nullptr;
       const int64_t windows[2] = {pool0, pool1};
+      TensorRef out;
       if (nn::calls_plainly(*node.layer) && (!pool_layer || nn::calls_plainly(*pool_layer)) &&
           weight_and_bias(*node.layer, w, b) && w == packed_from.get())
-        if (TensorRef out = conv2d_packed_kernel(*x, *w, *packed, b, p, windows)) {
-          values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
-          return;
-        }
-      for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);  // as written, recorded as written
+        out = conv2d_packed_kernel(*x, *w, *packed, b, p, windows);
+      output_or_originals(node, values, std::move(out), originals);
     };
     fusion.replace(chain, std::move(fused));
   }

@@ -54,4 +54,15 @@ inline const Tensor* input_tensor(const onnx::GraphNode& node, const std::vector
   return v.sequence ? nullptr : v.tensor.get();
 }
 
+// A fused node's result: out as its output where its kernel gave one (out
+// not null), else the nodes it replaced, run and recorded as written.
+inline void output_or_originals(const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values, TensorRef out,
+                                const std::vector<const onnx::GraphNode*>& originals) {
+  if (out) {
+    values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
+    return;
+  }
+  for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
+}
+
 }  // namespace nnp::core::graph

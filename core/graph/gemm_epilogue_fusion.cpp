@@ -18,16 +18,12 @@ void run_fused(const std::vector<const onnx::GraphNode*>& originals, int32_t act
   auto tensor = [&](size_t i) { return input_tensor(node, values, i); };
   const Tensor* x = tensor(0);
   const Tensor* w = tensor(1);
+  TensorRef out;
   if (x && w && (node.inputs.size() < 3 || tensor(2))) {
-    TensorRef out;
     if (packed && w == packed_from.get()) out = gemm_packed_kernel(*x, *w, *packed, tensor(2), activation);
     if (!out) out = gemm_epilogue_kernel(*x, *w, tensor(2), activation);
-    if (out) {
-      values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
-      return;
-    }
   }
-  for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
+  output_or_originals(node, values, std::move(out), originals);
 }
 
 }  // namespace

@@ -70,20 +70,11 @@ TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const 
   if (!w.backend().conv2d_pack() || !plain_f32(w) || w.shape.ndim != 4 || p.groups != 1 || !valid_pool(pool) ||
       (p.activation != NNP_ACTIVATION_NONE && p.activation != NNP_ACTIVATION_RELU))
     return {};
-  // Once per plan, inside the plan's making: not an op of its own (no
-  // profile event, nothing to trace).
   const TensorRef wc = contiguous(w);
   const nnp_view vw = kernel_view(*wc);
-  int64_t bytes = 0;
-  run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, nullptr, &bytes));
-  if (bytes <= 0) return {};
-  Dims shape;
-  shape.ndim = 1;
-  shape.d[0] = bytes;
-  TensorRef packed = make_tensor_like(shape, NNP_U8, w);
-  const nnp_view vp = kernel_view(*packed);
-  run_kernel(w, "conv2d_pack", w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, &vp, &bytes));
-  return packed;
+  return packed_by_backend(w, "conv2d_pack", [&](const nnp_view* packed, int64_t* bytes) {
+    return w.backend().conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, packed, bytes);
+  });
 }
 
 TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,

@@ -48,6 +48,15 @@ struct Fixture {
   }
 };
 
+// The cpu backend packs weights (ABI 1.21) only for its AVX-512 kernels.
+bool cpu_has_avx512() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") != 0;
+#else
+  return false;
+#endif
+}
+
 bool ran(const std::vector<std::string>& ops, const std::string& op) {
   return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
@@ -523,11 +532,7 @@ TEST(GraphPlan, AConvolutionWithItsReluAndPoolingRunsFromAPackedWeight) {
     nnp::test::expect_close(net(x), as_written, 1e-5);
     planned = nnp::test::ops_of_call(net, x);
   }
-#if defined(__x86_64__)
-  const bool packs = __builtin_cpu_supports("avx512f") != 0;
-#else
-  const bool packs = false;
-#endif
+  const bool packs = cpu_has_avx512();
   if (!packs) GTEST_SKIP() << "the cpu backend packs convolutions with AVX-512, which this CPU lacks";
   EXPECT_TRUE(ran(planned, "conv2d_packed")) << "the convolution was not packed";
   for (const char* op : {"conv2d", "relu", "max_pool2d"})
@@ -580,11 +585,7 @@ TEST(GraphPlan, AMatMulOfAConstantWeightRunsFromItPackedOnce) {
     nnp::test::expect_close(net(x), as_written, 1e-5);
     planned = nnp::test::ops_of_call(net, x);
   }
-#if defined(__x86_64__)
-  const bool packs = __builtin_cpu_supports("avx512f") != 0;
-#else
-  const bool packs = false;
-#endif
+  const bool packs = cpu_has_avx512();
   if (!packs) GTEST_SKIP() << "the cpu backend packs weights for its AVX-512 GEMM, which this CPU lacks";
   EXPECT_TRUE(ran(planned, "gemm_packed")) << "the weight was not packed";
   EXPECT_FALSE(ran(planned, "gemm_epilogue"));

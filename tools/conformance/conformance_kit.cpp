@@ -202,6 +202,17 @@ class Kit {
 void check_narrow_rounding(Kit& kit);
 void check_elementwise_chains(Kit& kit);
 
+// A module's output on in[0] with its parameters set to in[1], in[2], ...
+// in order, on in[0]'s device and without gradients (graph mode's plans
+// run there): how the layer-level cases call their layer or graph.
+Tensor with_parameters(nn::ModuleHandle module, const Inputs& in) {
+  module.to(in[0].device());
+  NoGradGuard no_grad;
+  std::vector<Tensor> params = module.parameters();
+  for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+  return module(in[0]);
+}
+
 void check_copy_and_fill(Kit& kit) {
   kit.check_undeclared_refused();
   for (Dtype from : kAll) {
@@ -700,14 +711,7 @@ void check_matmul(Kit& kit) {
                   kit.normal({c.n}, Dtype::f32)};
     kit.check(
         "matmul packed", Dtype::f32, c.layout, inputs,
-        [program](const Inputs& in) {
-          nn::ModuleHandle net = nn::GraphModule(program);
-          net.to(in[0].device());
-          NoGradGuard no_grad;
-          std::vector<Tensor> params = net.parameters();
-          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
-          return net(in[0]);
-        },
+        [program](const Inputs& in) { return with_parameters(nn::GraphModule(program), in); },
         static_cast<double>(c.k));
   }
   kit.check("matmul", Dtype::f32, "[4,3] @ [4,3] is refused",
@@ -1046,14 +1050,7 @@ void check_conv(Kit& kit) {
     const Shape& w = inputs[1].shape();
     kit.check(
         "conv2d", Dtype::f32, g.layout, inputs,
-        [spec](const Inputs& in) {
-          nn::ModuleHandle conv = nn::model_from_spec(spec);
-          conv.to(in[0].device());
-          NoGradGuard no_grad;
-          std::vector<Tensor> params = conv.parameters();
-          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
-          return conv(in[0]);
-        },
+        [spec](const Inputs& in) { return with_parameters(nn::model_from_spec(spec), in); },
         static_cast<double>(w[1] * w[2] * w[3]));
     // ABI 1.18's activation: the ReLU applied by the kernel as it writes
     // (graph mode fuses it), or composed where the backend has no kernel.
@@ -1191,14 +1188,7 @@ void check_conv(Kit& kit) {
     const Shape& w = inputs[1].shape();
     kit.check(
         "conv2d packed", Dtype::f32, c.layout, inputs,
-        [program](const Inputs& in) {
-          nn::ModuleHandle net = nn::GraphModule(program);
-          net.to(in[0].device());
-          NoGradGuard no_grad;
-          std::vector<Tensor> params = net.parameters();
-          for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
-          return net(in[0]);
-        },
+        [program](const Inputs& in) { return with_parameters(nn::GraphModule(program), in); },
         static_cast<double>(w[1] * w[2] * w[3]));
   }
   kit.check("conv1d", Dtype::f32, "[2,3,11] k3 stride 2 (as a conv2d of height 1)",
