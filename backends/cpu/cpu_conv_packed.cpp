@@ -60,15 +60,6 @@ static_assert(sizeof(Header) <= kHeaderBytes, "the packed header fits its slot")
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-bool is_contiguous(const nnp_view& v) {
-  int64_t expect = 1;
-  for (int32_t d = v.ndim - 1; d >= 0; --d) {
-    if (v.shape[d] != 1 && v.strides[d] != expect) return false;
-    expect *= v.shape[d];
-  }
-  return true;
-}
-
 // Which method fits this geometry, 0 where none does (the caller then uses conv2d).
 int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
 #if NNP_PACKED_CONV

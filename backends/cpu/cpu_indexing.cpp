@@ -15,15 +15,6 @@ nnp_status out_of_range(const char* op, int64_t index, int64_t size, int32_t dim
                                         std::to_string(size));
 }
 
-bool is_contiguous(const nnp_view& v) {
-  int64_t expected = 1;
-  for (int32_t i = v.ndim - 1; i >= 0; --i) {
-    if (v.shape[i] != 1 && v.strides[i] != expected) return false;
-    expected *= v.shape[i];
-  }
-  return true;
-}
-
 // The lines of `shape` along `dim`: every multi-index of the other
 // dimensions. for_each_line calls body(offsets) with the offset of each
 // line's first element in each of the K views (their strides on the other

@@ -26,6 +26,17 @@ inline int64_t view_numel(const nnp_view& v) {
   return n;
 }
 
+// Whether v's elements lie in row-major order with no gaps (size-1
+// dimensions may have any stride).
+inline bool is_contiguous(const nnp_view& v) {
+  int64_t expected = 1;
+  for (int32_t i = v.ndim - 1; i >= 0; --i) {
+    if (v.shape[i] != 1 && v.strides[i] != expected) return false;
+    expected *= v.shape[i];
+  }
+  return true;
+}
+
 // Runs body(begin, end) over [0, total) split across threads when the total
 // work (total * cost_per_item) is worth it.
 template <typename Body>
