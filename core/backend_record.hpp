@@ -76,6 +76,14 @@ class BackendRecord {
     return since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.conv2d_packed, NNP_KERNELS_SIZE_1_21)
                                                                : nullptr;
   }
+  decltype(nnp_kernels::quantized_conv2d_pack) quantized_conv2d_pack() const {
+    return quantized_conv2d_packed() ? since(kernels_.quantized_conv2d_pack, NNP_KERNELS_SIZE_1_22) : nullptr;
+  }
+  decltype(nnp_kernels::quantized_conv2d_packed) quantized_conv2d_packed() const {
+    return since(kernels_.quantized_conv2d_pack, NNP_KERNELS_SIZE_1_22)
+               ? since(kernels_.quantized_conv2d_packed, NNP_KERNELS_SIZE_1_22)
+               : nullptr;
+  }
   // Device timing events (nnp_backend 1.6): all three, or none.
   bool has_timing_events() const {
     return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&

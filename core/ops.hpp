@@ -102,6 +102,15 @@ TensorRef gemm_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& pac
 TensorRef conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]);
 TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& packed, const Tensor* bias,
                                const nnp_conv2d_params& p, const int64_t (&pool)[2]);
+// The same for a static int8 convolution (ABI 1.22): w its NNP_I8 weight,
+// and the convolution with x quantized, the sums rescaled by scale [C_out]
+// and biased, requantized to the output's grid (q) and pooled, as
+// nnp_kernels.quantized_conv2d_packed defines; null where it does not apply.
+// layer: the nn.quantized.Conv2d it runs for, which an ONNX export writes.
+TensorRef quantized_conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]);
+TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, const Tensor& w, const Tensor& packed,
+                                         const Tensor& scale, const Tensor* bias, const nnp_quantized_conv2d_params& q,
+                                         const nnp_conv2d_params& p, const int64_t (&pool)[2]);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -190,15 +191,6 @@ void to_channels_last(const Image& im, const float* x, float* xp) {
       float* dst = xp + ((y + pad_h) * im.cols + pad_w) * channels + c;
       for (int64_t i = 0; i < w; ++i) dst[i * channels] = src[i];
     }
-}
-
-// y [out_h][out_w][padded_out] into out [C_out][out_h][out_w].
-void to_channels_first(const float* y, int64_t out_h, int64_t out_w, int64_t padded_out, int64_t c_out, float* out) {
-  const int64_t plane = out_h * out_w;
-  for (int64_t c = 0; c < c_out; ++c) {  // written in order; the reads are L1 hits
-    float* dst = out + c * plane;
-    for (int64_t i = 0; i < plane; ++i) dst[i] = y[i * padded_out + c];
-  }
 }
 
 // Direct: outputs (row0 .. row0 + 1, col0 .. col0 + 7), channels
@@ -500,7 +492,7 @@ nnp_status conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_vie
         winograd_image(im, xs + i * in_image, buffer.data(), y);
       else
         direct_image(im, xs + i * in_image, buffer.data(), y);
-      to_channels_first(y, out_h, out_w, h.padded_out, h.out_channels, os + i * out_image);
+      to_channels_first(y, out_h * out_w, h.padded_out, h.out_channels, os + i * out_image);
     }
   });
   return NNP_OK;

@@ -100,7 +100,8 @@ enum class TraceForm : int32_t {
   X(ELEMENTWISE_CHAIN, "elementwise_chain", nullptr, NODES)                                \
   X(ATTENTION, "attention", nullptr, NODES)                                                \
   X(CONV2D_PACKED, "conv2d_packed", nullptr, NODES)                                        \
-  X(GEMM_PACKED, "gemm_packed", nullptr, NODES)
+  X(GEMM_PACKED, "gemm_packed", nullptr, NODES)                                            \
+  X(QUANTIZED_CONV2D_PACKED, "quantized_conv2d_packed", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

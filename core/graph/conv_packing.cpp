@@ -10,24 +10,6 @@
 
 namespace nnp::core::graph {
 
-namespace {
-
-// Whether n is a plain nn.MaxPool2d layer of input whose windows tile it
-// (stride = window, no padding or dilation); window: its size.
-bool tiling_pool(const onnx::GraphNode& n, int32_t input, int64_t (&window)[2]) {
-  nnp_pool2d_params p;
-  if (n.kind != onnx::GraphNodeKind::kLayer || n.inputs.size() != 1 || n.inputs[0] != input || n.outputs.size() != 1 ||
-      n.outputs[0] < 0 || !max_pool_params(*n.layer, p))
-    return false;
-  for (int i = 0; i < 2; ++i)
-    if (p.stride[i] != p.kernel[i] || p.padding[i] != 0 || p.dilation[i] != 1) return false;
-  window[0] = p.kernel[0];
-  window[1] = p.kernel[1];
-  return true;
-}
-
-}  // namespace
-
 ConvPacking pack_convolutions(const std::vector<const onnx::GraphNode*>& nodes, const std::vector<int32_t>& outputs,
                               int32_t slots) {
   const std::vector<int> readers = count_readers(nodes, outputs, slots);

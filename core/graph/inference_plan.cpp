@@ -8,13 +8,14 @@
 #include "attention_fusion.hpp"
 #include "batch_norm_folding.hpp"
 #include "constant_folding.hpp"
-#include "conv_packing.hpp"
 #include "conv_activation_fusion.hpp"
+#include "conv_packing.hpp"
 #include "dead_code.hpp"
 #include "elementwise_fusion.hpp"
 #include "gemm_epilogue_fusion.hpp"
 #include "host_inputs.hpp"
 #include "pool_layer_direct.hpp"
+#include "quantized_conv_packing.hpp"
 #include "readers.hpp"
 
 namespace nnp::core::graph {
@@ -37,7 +38,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   BatchNormFolding norms =
       fold_batch_norms(attentions.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
   ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, program.slots);
-  FusedProgram convs = fuse_conv_relu(packs.program.nodes, *program.outputs, program.slots);
+  QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, program.slots);
+  FusedProgram convs = fuse_conv_relu(int8_packs.program.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   GemmEpilogueFusion gemms =
       fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
@@ -45,8 +47,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass :
-       {&attentions, &norms.program, &packs.program, &convs, &linears, &gemms.program, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass : {&attentions, &norms.program, &packs.program, &int8_packs.program, &convs, &linears,
+                             &gemms.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -57,6 +59,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (packs.program.fused > 0)
     plan.notes.push_back(count_of(packs.program.fused, "convolution", "convolutions") +
                          " run from a weight packed once, with the ReLU and max pooling after fused in");
+  if (int8_packs.program.fused > 0)
+    plan.notes.push_back(count_of(int8_packs.program.fused, "int8 convolution", "int8 convolutions") +
+                         " run from a weight packed once, requantized and pooled in the same pass");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)
@@ -82,7 +87,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());
   }
-  for (const std::vector<const Tensor*>* made_from : {&norms.sources, &packs.sources, &gemms.sources})
+  for (const std::vector<const Tensor*>* made_from :
+       {&norms.sources, &packs.sources, &int8_packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);

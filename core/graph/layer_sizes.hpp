@@ -1,6 +1,6 @@
 // A layer attribute of two sizes, as the built-in layers take them: one
-// value for both dimensions, or two. What the passes read from a layer they
-// run a kernel for.
+// value for both dimensions, or two; and a flag. What the passes read from a
+// layer they run a kernel for.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,12 @@ inline bool two_sizes(const nnp_attrs& a, const char* name, const int64_t* fallb
   out[0] = v.ints.front();
   out[1] = v.ints.back();
   return true;
+}
+
+// Whether the attribute is a boolean true.
+inline bool flag(const nnp_attrs& a, const char* name) {
+  auto it = a.values.find(name);
+  return it != a.values.end() && it->second.type == NNP_ATTR_BOOL && it->second.b;
 }
 
 }  // namespace nnp::core::graph

@@ -9,15 +9,6 @@
 
 namespace nnp::core::graph {
 
-namespace {
-
-bool flag(const nnp_attrs& a, const char* name) {
-  auto it = a.values.find(name);
-  return it != a.values.end() && it->second.type == NNP_ATTR_BOOL && it->second.b;
-}
-
-}  // namespace
-
 bool max_pool_params(const nnp_module& m, nnp_pool2d_params& p) {
   if (!m.layer_type || m.layer_type->name != "nn.MaxPool2d" || !m.layer_attrs) return false;
   const nnp_attrs& a = *m.layer_attrs;
@@ -80,6 +71,18 @@ FusedProgram call_pool_kernels_directly(const std::vector<const onnx::GraphNode*
     ++out.fused;
   }
   return out;
+}
+
+bool tiling_pool(const onnx::GraphNode& n, int32_t input, int64_t (&window)[2]) {
+  nnp_pool2d_params p;
+  if (n.kind != onnx::GraphNodeKind::kLayer || n.inputs.size() != 1 || n.inputs[0] != input || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || !max_pool_params(*n.layer, p))
+    return false;
+  for (int i = 0; i < 2; ++i)
+    if (p.stride[i] != p.kernel[i] || p.padding[i] != 0 || p.dilation[i] != 1) return false;
+  window[0] = p.kernel[0];
+  window[1] = p.kernel[1];
+  return true;
 }
 
 }  // namespace nnp::core::graph

@@ -19,4 +19,9 @@ FusedProgram call_pool_kernels_directly(const std::vector<const onnx::GraphNode*
 // or sizes outside PyTorch's (padding at most half the kernel).
 bool max_pool_params(const nnp_module& m, nnp_pool2d_params& p);
 
+// Whether n is a plain nn.MaxPool2d layer node reading slot `input` whose
+// windows tile it (stride = window, no padding or dilation); window: its
+// size. The pooling the packed convolutions fuse in.
+bool tiling_pool(const onnx::GraphNode& n, int32_t input, int64_t (&window)[2]);
+
 }  // namespace nnp::core::graph

@@ -7,6 +7,7 @@
 
 #include "../error.hpp"
 #include "../shape.hpp"
+#include "lowering.hpp"
 #include "onnx_graph.hpp"
 #include "trace.hpp"
 
@@ -447,21 +448,37 @@ void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Te
          v.batch_lead);  // channels and spatial sizes change
 }
 
+namespace {
+
+// MaxPool of window-sized tiles after `input`; its output's name.
+std::string tiling_max_pool(nnp_onnx_graph& g, const std::string& input, const int64_t (&window)[2]) {
+  nnp_pool2d_params windows{};
+  windows.struct_size = sizeof windows;
+  for (int i = 0; i < 2; ++i) {
+    windows.kernel[i] = windows.stride[i] = window[i];
+    windows.dilation[i] = 1;
+  }
+  const std::string result = g.fresh("MaxPool");
+  max_pool_node(g, input, windows, false, {result});
+  return result;
+}
+
+}  // namespace
+
 void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
                           const nnp_conv2d_params& p, const int64_t (&pool)[2], const Tensor& out) {
   TracedValue v = g.value(x);
   std::string result = conv2d_nodes(g, v.name, w, bias, p);
-  if (pool[0] > 0) {
-    nnp_pool2d_params windows{};
-    windows.struct_size = sizeof windows;
-    for (int i = 0; i < 2; ++i) {
-      windows.kernel[i] = windows.stride[i] = pool[i];
-      windows.dilation[i] = 1;
-    }
-    const std::string conv = result;
-    result = g.fresh("MaxPool");
-    max_pool_node(g, conv, windows, false, {result});
-  }
+  if (pool[0] > 0) result = tiling_max_pool(g, result, pool);
+  g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
+}
+
+void record_quantized_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
+                                    const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::string result = g.fresh("QuantizedConv2d");
+  write_vendor_node(g, LayerCall{layer, *layer.layer_attrs, {}, {}, {v.name}, {result}});
+  if (pool[0] > 0) result = tiling_max_pool(g, result, pool);
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
 }
 

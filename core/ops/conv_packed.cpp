@@ -1,8 +1,8 @@
 // Convolutions whose weight the backend packed once (ABI 1.21's optional
-// conv2d_pack and conv2d_packed): graph mode packs the weight of each
-// inference convolution when it makes a plan, and runs the convolution,
-// its ReLU and a max pooling after it as one kernel that reads the packed
-// form. Taken only where nothing needs the ops' history; the caller runs
+// conv2d_pack and conv2d_packed, and 1.22's static int8 ones): graph mode
+// packs the weight of each inference convolution when it makes a plan, and
+// runs the convolution, its ReLU (or requantization) and a max pooling
+// after it as one kernel that reads the packed form. Taken only where nothing needs the ops' history; the caller runs
 // the layers as written otherwise.
 #include "../autograd/record.hpp"
 #include "../dispatch/dispatcher.hpp"
@@ -34,6 +34,33 @@ struct Conv2dPackedOp {
   }
   void lower(nnp_onnx_graph& g, const TensorRef& out) const {
     onnx::record_conv2d_pooled(g, *in[0], w, in[2], p, pool, *out);
+  }
+};
+
+// The same for a static int8 convolution (ABI 1.22), written in ONNX as
+// the layer it runs for (the layer's own node) and the pooling.
+struct QuantizedConv2dPackedOp {
+  const Tensor* in[4];  // x, the packed weight, scale, bias (may be null)
+  nnp_module& layer;
+  const nnp_quantized_conv2d_params& q;
+  const nnp_conv2d_params& p;
+  const int64_t (&pool)[2];
+  Dims out_shape;
+  dispatch::OpId id() const { return dispatch::OpId::QUANTIZED_CONV2D_PACKED; }
+  dispatch::Inputs inputs() const { return {in, 4}; }
+  TensorRef compute() const {
+    const Tensor& x = *in[0];
+    TensorRef xc = contiguous(x), sc = contiguous(*in[2]), bc = in[3] ? contiguous(*in[3]) : TensorRef();
+    TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
+    nnp_view vx = kernel_view(*xc), vp = kernel_view(*in[1]), vs = kernel_view(*sc), vo = kernel_view(*out), vb{};
+    if (bc) vb = kernel_view(*bc);
+    run_kernel(
+        x, "quantized_conv2d_packed",
+        x.backend().quantized_conv2d_packed()(&kernel_ctx(x), &vx, &vp, &vs, bc ? &vb : nullptr, &q, &p, pool, &vo));
+    return out;
+  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_quantized_conv2d_pooled(g, *in[0], layer, pool, *out);
   }
 };
 
@@ -87,6 +114,31 @@ TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& p
   Dims out_shape;
   if (!packed_shape(x, w, p, pool, out_shape)) return {};
   return dispatch::dispatch(Conv2dPackedOp{{&x, &packed, bias}, w, p, pool, out_shape}, dispatch::Face::PUBLIC);
+}
+
+TensorRef quantized_conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]) {
+  if (!w.backend().quantized_conv2d_pack() || w.dtype != NNP_I8 || w.numel == 0 || w.shape.ndim != 4 || p.groups != 1 ||
+      p.activation != NNP_ACTIVATION_NONE || !valid_pool(pool))
+    return {};
+  const TensorRef wc = contiguous(w);
+  const nnp_view vw = kernel_view(*wc);
+  return packed_by_backend(w, "quantized_conv2d_pack", [&](const nnp_view* packed, int64_t* bytes) {
+    return w.backend().quantized_conv2d_pack()(&kernel_ctx(w), &vw, &p, pool, packed, bytes);
+  });
+}
+
+TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, const Tensor& w, const Tensor& packed,
+                                         const Tensor& scale, const Tensor* bias, const nnp_quantized_conv2d_params& q,
+                                         const nnp_conv2d_params& p, const int64_t (&pool)[2]) {
+  if (!x.backend().quantized_conv2d_packed() || !plain_f32(x) || packed.dtype != NNP_U8 || !same_device(x, packed) ||
+      !valid_pool(pool) || autograd::should_record({&x}))
+    return {};
+  for (const Tensor* v : {&scale, bias})
+    if (v && (!plain_f32(*v) || !same_device(x, *v) || v->shape.ndim != 1 || v->shape[0] != w.shape[0])) return {};
+  Dims out_shape;
+  if (!packed_shape(x, w, p, pool, out_shape)) return {};
+  return dispatch::dispatch(QuantizedConv2dPackedOp{{&x, &packed, &scale, bias}, layer, q, p, pool, out_shape},
+                            dispatch::Face::PUBLIC);
 }
 
 }  // namespace nnp::core

@@ -169,6 +169,14 @@ std::vector<Sample> samples() {
     NoGradGuard no_grad;  // the layer's weight requires grad: the plan runs only without it
     return packed(x.reshape({1, 1, x.size(0), x.size(1)})).reshape({2, x.size(0), x.size(1)}).sum(0);
   });
+  // graph mode's packed int8 convolution (1.22): a static int8 layer's plan
+  nn::ModuleHandle quantized = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+      "layers": [{"name": "conv", "type": "nn.quantized.Conv2d", "attrs": {"in_channels": 1, "out_channels": 2,
+                  "kernel_size": 1}}],
+      "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["y"]}]})");
+  s.push_back([quantized](const Tensor& x) mutable {
+    return quantized(x.reshape({1, 1, x.size(0), x.size(1)})).reshape({2, x.size(0), x.size(1)}).sum(0);
+  });
   // graph mode's product from a weight packed once (1.21): depth 9 and 32
   // columns, the least the cpu backend packs
   auto values = [](int count) {

@@ -315,6 +315,36 @@ typedef struct nnp_kernels {
   nnp_status (*gemm_pack)(const nnp_kernel_ctx* ctx, const nnp_view* b, const nnp_view* packed, int64_t* bytes);
   nnp_status (*gemm_packed)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* packed,
                             const nnp_view* bias, int32_t activation, const nnp_view* out);
+  /* ---- since 1.22 ---- */
+  /* Static int8 convolutions whose weight is packed once (optional, both or
+   * neither; NULL = the core's im2col, quantized_gemm and elementwise ops;
+   * asked where no gradient is recorded: graph mode packs the weight of
+   * each nn.quantized.Conv2d layer of an inference plan once, with a max
+   * pooling after it fused in). pool as conv2d_packed's.
+   * quantized_conv2d_pack: w [C_out, C_in, kH, kW] (NNP_I8, contiguous,
+   * every size >= 1) into the backend's own layout for
+   * quantized_conv2d_packed with the same p (groups 1, activation NONE)
+   * and pool; packed and bytes as conv2d_pack's.
+   * quantized_conv2d_packed: x [N, C_in, H, W] and out contiguous NNP_F32,
+   * scale [C_out] NNP_F32 (the weights' scales times the input's), bias
+   * NULL or [C_out] NNP_F32, and q:
+   *   a = x quantized as quantized_gemm quantizes it (q->input_inv_scale,
+   *       q->input_offset_min); 0 where a window reads the padding
+   *   s[n, o, y, x] = float(sum over c, i, j of a * w) * scale[o] + bias[o]
+   *       (the sum exact, then a product and a sum each rounded to f32)
+   *   r = (min(max(round_half_even(s * q->output_inv_scale)
+   *       + q->output_zero_point, q->output_min), q->output_max)
+   *       - q->output_zero_point) * q->output_scale
+   *       (each step rounded to f32; a NaN stays NaN)
+   *   out = pool(r)
+   * exactly; packed as quantized_conv2d_pack wrote it for the same p and
+   * pool (one made for another geometry must be refused, not read). */
+  nnp_status (*quantized_conv2d_pack)(const nnp_kernel_ctx* ctx, const nnp_view* w, const nnp_conv2d_params* p,
+                                      const int64_t* pool, const nnp_view* packed, int64_t* bytes);
+  nnp_status (*quantized_conv2d_packed)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* packed,
+                                        const nnp_view* scale, const nnp_view* bias,
+                                        const nnp_quantized_conv2d_params* q, const nnp_conv2d_params* p,
+                                        const int64_t* pool, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -325,6 +355,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_kernels, elementwise_chain)
 #define NNP_KERNELS_SIZE_1_20 NNP_SIZE_THROUGH(nnp_kernels, attention)
 #define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, gemm_packed)
+#define NNP_KERNELS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_kernels, quantized_conv2d_packed)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -395,7 +426,7 @@ typedef struct nnp_backend {
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
-  X(gemm_pack) X(gemm_packed)
+  X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

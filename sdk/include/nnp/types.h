@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 21
+#define NNP_ABI_MINOR 22
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -307,6 +307,22 @@ typedef struct nnp_conv2d_params {
 /* (since 1.18) What a fused kernel applies to each output as it writes it
  * (nnp_conv2d_params.activation, nnp_kernels.gemm_epilogue). */
 enum { NNP_ACTIVATION_NONE = 0, NNP_ACTIVATION_RELU = 1 };
+
+/* (since 1.22) The quantization around a static int8 convolution
+ * (nnp_kernels.quantized_conv2d_packed): how its f32 input becomes int8
+ * offsets, and how its f32 result is rounded to the output's quint8 grid
+ * (PyTorch's fake quantization, each step rounded to f32). */
+typedef struct nnp_quantized_conv2d_params {
+  size_t struct_size;
+  float input_inv_scale;     /* 1 / the input's scale: positive, finite */
+  int32_t input_offset_min;  /* -(the input's zero point): -128 to 0 */
+  float output_scale;        /* positive, finite */
+  float output_inv_scale;    /* 1.0f / output_scale */
+  int32_t output_zero_point; /* within [output_min, output_max] */
+  int32_t output_min;        /* the quantized output's range, within 0 to */
+  int32_t output_max;        /* 255; output_min is the zero point with a fused ReLU */
+} nnp_quantized_conv2d_params;
+#define NNP_QUANTIZED_CONV2D_PARAMS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_quantized_conv2d_params, output_max)
 
 /* (since 1.19) One step of an elementwise chain (nnp_kernels.elementwise_chain):
  * a unary op of operand a, or a binary op of a and b. An operand i below

@@ -1,0 +1,540 @@
+// Static int8 convolutions from a weight packed once (nnp_kernels.
+// quantized_conv2d_pack and quantized_conv2d_packed, ABI 1.22) on
+// AVX512-VNNI: the quantized layers of a static int8 CNN at inference, with
+// the rescaling, the requantization to the output's grid and a max pooling
+// fused in, each image's work on one thread.
+//
+// Each image is quantized once into a padded u8 buffer holding a + 128, the
+// form vpdpbusd multiplies (unsigned bytes by signed ones); the products
+// then carry 128 * the sum of each output channel's weights, which the
+// packed form stores and the epilogue subtracts. The buffer has one of two
+// layouts, each making a step of the reduction four bytes side by side:
+//  - channel groups ([H][W][C rounded up to 4]): four channels of one pixel,
+//    for layers over several channels;
+//  - row groups ([C][H][W]): four neighbouring taps of one kernel row, for
+//    a first layer's one or few channels, whose groups of channels would be
+//    mostly zeros (W3's first layer: 10 steps a pixel instead of 25).
+// The packed weight holds, per step, 16 output channels x 4 bytes a vector.
+// A tile of J outputs along a row by V vectors of channels keeps J x V
+// accumulators: per step V weight loads, J broadcasts of an input's four
+// bytes, J x V vpdpbusd. Padding reads 128, the quantized zero, so the
+// borders cost no branches.
+//
+// The sums are rescaled and requantized in the composition's order, each
+// step rounded to f32 (the file is built with -ffp-contract=off), so the
+// result equals the core's composition exactly. The packed form starts with
+// a header recording the geometry it was made for; any other is refused.
+//
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which its
+// -Wmaybe-uninitialized and -Wuninitialized report (GCC bug 105593, fixed
+// in 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu_channels_first.hpp"
+#include "cpu_kernels.hpp"
+#include "cpu_loops.hpp"
+#include "thread_pool.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NNP_QUANTIZED_CONV 1
+#define NNP_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#endif
+
+namespace nnp::cpu {
+namespace {
+
+constexpr uint32_t kMagic = 0x71636e70u;  // "pncq"
+enum Layout : int32_t { kChannelGroups = 1, kRowGroups = 2 };
+constexpr int64_t kLanes = 16;
+constexpr int64_t kHeaderBytes = 128;  // the corrections, then the weights, start 64-byte aligned after it
+// C_in * kH * kW at most: 255 * 128 * 65536 < 2^31, so no int32 sum wraps.
+constexpr int64_t kMaxTaps = 65536;
+constexpr int64_t kMaxSize = int64_t{1} << 20;  // kernel, stride, padding, dilation
+
+struct Header {
+  uint32_t magic;
+  int32_t layout;
+  int64_t out_channels, in_channels, kernel[2];
+  int64_t stride[2], padding[2], dilation[2], pool[2];
+  int64_t steps, vectors;  // reduction steps of four bytes; C_out / 16, rounded up
+};
+static_assert(sizeof(Header) <= kHeaderBytes, "the packed header fits its slot");
+
+int64_t ceil_div(int64_t v, int64_t m) { return (v + m - 1) / m; }
+int64_t round_up(int64_t v, int64_t m) { return ceil_div(v, m) * m; }
+
+bool has_vnni() {
+#if NNP_QUANTIZED_CONV
+  static const bool yes =
+      __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+int64_t correction_bytes(const Header& h) { return round_up(h.vectors * kLanes * 4, 64); }
+int64_t packed_bytes(const Header& h) { return kHeaderBytes + correction_bytes(h) + h.steps * h.vectors * 64; }
+
+// The header of w's packed form for p and pool; magic 0 where there is none
+// (no VNNI, another dtype, groups, an activation, sizes out of range).
+Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
+  Header h{};
+  if (!has_vnni() || w.dtype != NNP_I8 || w.ndim != 4 || !is_contiguous(w) || p.groups != 1 ||
+      (p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation != NNP_ACTIVATION_NONE))
+    return h;
+  for (int32_t d = 0; d < 4; ++d)
+    if (w.shape[d] < 1 || w.shape[d] > (int64_t{1} << 24)) return h;
+  if (w.shape[2] > kMaxSize || w.shape[3] > kMaxSize || w.shape[1] * w.shape[2] * w.shape[3] > kMaxTaps) return h;
+  const bool no_pool = pool[0] == 0 && pool[1] == 0;
+  for (int i = 0; i < 2; ++i)
+    if (p.stride[i] < 1 || p.stride[i] > kMaxSize || p.dilation[i] < 1 || p.dilation[i] > kMaxSize ||
+        p.padding[i] < 0 || p.padding[i] > kMaxSize || (!no_pool && (pool[i] < 1 || pool[i] > 64)))
+      return h;
+  h.out_channels = w.shape[0];
+  h.in_channels = w.shape[1];
+  for (int i = 0; i < 2; ++i) {
+    h.kernel[i] = w.shape[2 + i];
+    h.stride[i] = p.stride[i];
+    h.padding[i] = p.padding[i];
+    h.dilation[i] = p.dilation[i];
+    h.pool[i] = pool[i];
+  }
+  const int64_t channel_steps = h.kernel[0] * h.kernel[1] * ceil_div(h.in_channels, 4);
+  const int64_t row_steps = h.in_channels * h.kernel[0] * ceil_div(h.kernel[1], 4);
+  const bool rows = h.dilation[1] == 1 && row_steps < channel_steps;
+  h.layout = rows ? kRowGroups : kChannelGroups;
+  h.steps = rows ? row_steps : channel_steps;
+  h.vectors = ceil_div(h.out_channels, kLanes);
+  h.magic = kMagic;
+  return h;
+}
+
+// w's byte b of step s for output channel o (0 where the step reaches past
+// the channels or the kernel's width).
+int8_t weight_byte(const Header& h, const int8_t* w, int64_t o, int64_t s, int64_t b) {
+  const int64_t kh = h.kernel[0], kw = h.kernel[1], c_in = h.in_channels;
+  int64_t c, i, j;
+  if (h.layout == kChannelGroups) {
+    const int64_t groups = ceil_div(c_in, 4), tap = s / groups;
+    c = (s % groups) * 4 + b;
+    i = tap / kw;
+    j = tap % kw;
+    if (c >= c_in) return 0;
+  } else {
+    const int64_t quads = ceil_div(kw, 4), row = s / quads;
+    c = row / kh;
+    i = row % kh;
+    j = (s % quads) * 4 + b;
+    if (j >= kw) return 0;
+  }
+  return w[((o * c_in + c) * kh + i) * kw + j];
+}
+
+void pack(const Header& h, const int8_t* w, char* packed) {
+  std::memset(packed, 0, static_cast<size_t>(kHeaderBytes + correction_bytes(h)));
+  std::memcpy(packed, &h, sizeof h);
+  auto* corrections = reinterpret_cast<int32_t*>(packed + kHeaderBytes);
+  const int64_t taps = h.in_channels * h.kernel[0] * h.kernel[1];
+  for (int64_t o = 0; o < h.out_channels; ++o) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
+    corrections[o] = 128 * sum;
+  }
+  auto* out = reinterpret_cast<int8_t*>(packed + kHeaderBytes + correction_bytes(h));
+  for (int64_t s = 0; s < h.steps; ++s)
+    for (int64_t o = 0; o < h.vectors * kLanes; ++o)
+      for (int64_t b = 0; b < 4; ++b) *out++ = o < h.out_channels ? weight_byte(h, w, o, s, b) : int8_t{0};
+}
+
+#if NNP_QUANTIZED_CONV
+
+// One image's input buffer and the reads of a tile into it.
+struct Input {
+  int64_t rows, cols, channels;  // padded; channels: C rounded up to 4 (channel groups), else C
+  int64_t bytes;                 // the buffer, with slack for a row group's last word
+  int64_t pixel_step, row_step;  // bytes between outputs along a row, and between output rows
+};
+
+Input input_for(const Header& h, int64_t height, int64_t width) {
+  Input in{};
+  in.rows = height + 2 * h.padding[0];
+  if (h.layout == kChannelGroups) {
+    in.cols = width + 2 * h.padding[1];
+    in.channels = round_up(h.in_channels, 4);
+    in.pixel_step = h.stride[1] * in.channels;
+    in.row_step = h.stride[0] * in.cols * in.channels;
+    in.bytes = in.rows * in.cols * in.channels + 64;
+  } else {
+    in.cols = width + 2 * h.padding[1] + 4;  // a row group's last word may read 3 bytes past the row
+    in.channels = h.in_channels;
+    in.pixel_step = h.stride[1];
+    in.row_step = h.stride[0] * in.cols;
+    in.bytes = in.channels * in.rows * in.cols + 64;
+  }
+  return in;
+}
+
+// Where step s reads, from the tile's first output's window origin.
+void step_offsets(const Header& h, const Input& in, int64_t* offsets) {
+  const int64_t kh = h.kernel[0], kw = h.kernel[1], dh = h.dilation[0], dw = h.dilation[1];
+  for (int64_t s = 0; s < h.steps; ++s) {
+    if (h.layout == kChannelGroups) {
+      const int64_t groups = in.channels / 4, tap = s / groups;
+      offsets[s] = ((tap / kw) * dh * in.cols + (tap % kw) * dw) * in.channels + (s % groups) * 4;
+    } else {
+      const int64_t quads = ceil_div(kw, 4), row = s / quads;
+      offsets[s] = ((row / kh) * in.rows + (row % kh) * dh) * in.cols + (s % quads) * 4;
+    }
+  }
+}
+
+// The quantization of each step, as floats in vectors.
+struct Quantization {
+  float input_inv_scale, input_min;
+  float output_inv_scale, output_scale, zero_point, output_min, output_max;
+};
+
+// 16 values of x quantized as quantized_gemm does, plus 128, in int32 lanes
+// (masked-off lanes read 0, which gives 128).
+NNP_VNNI inline __m512i quantized_u8(__m512 v, const Quantization& q) {
+  v = _mm512_mul_ps(v, _mm512_set1_ps(q.input_inv_scale));
+  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(q.input_min)), _mm512_set1_ps(127.0f));
+  return _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(128));
+}
+
+NNP_VNNI inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
+}
+
+// Image x [C][H][W] into the buffer, quantized, padding 128.
+NNP_VNNI void quantize_image(const Header& h, const Input& in, const Quantization& q, const float* x, int64_t height,
+                             int64_t width, uint8_t* buf) {
+  std::memset(buf, 128, static_cast<size_t>(in.bytes));
+  const int64_t c_in = h.in_channels, pad_h = h.padding[0], pad_w = h.padding[1];
+  if (h.layout == kRowGroups) {
+    for (int64_t c = 0; c < c_in; ++c)
+      for (int64_t y = 0; y < height; ++y) {
+        const float* src = x + (c * height + y) * width;
+        uint8_t* dst = buf + (c * in.rows + y + pad_h) * in.cols + pad_w;
+        for (int64_t i = 0; i < width; i += 16) {
+          const __mmask16 m = first_lanes(width - i);
+          _mm_mask_storeu_epi8(dst + i, m, _mm512_cvtepi32_epi8(quantized_u8(_mm512_maskz_loadu_ps(m, src + i), q)));
+        }
+      }
+    return;
+  }
+  // Four channels' bytes make one word per pixel, scattered to the pixels.
+  const __m512i pixel = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(static_cast<int32_t>(in.channels / 4)));
+  for (int64_t g = 0; g < in.channels / 4; ++g)
+    for (int64_t y = 0; y < height; ++y)
+      for (int64_t i = 0; i < width; i += 16) {
+        const __mmask16 m = first_lanes(width - i);
+        __m512i word = _mm512_setzero_si512();
+        for (int64_t b = 0; b < 4; ++b) {
+          const int64_t c = g * 4 + b;
+          const __m512 v = c < c_in ? _mm512_maskz_loadu_ps(m, x + (c * height + y) * width + i) : _mm512_setzero_ps();
+          word = _mm512_or_si512(word, _mm512_slli_epi32(quantized_u8(v, q), static_cast<unsigned>(8 * b)));
+        }
+        uint8_t* dst = buf + ((y + pad_h) * in.cols + pad_w + i) * in.channels + g * 4;
+        _mm512_mask_i32scatter_epi32(dst, m, pixel, word, 4);
+      }
+}
+
+NNP_VNNI inline __m512i broadcast_word(const uint8_t* p) {
+  __m512i r;
+  asm("vpbroadcastd %1, %0" : "=v"(r) : "m"(*reinterpret_cast<const int32_t*>(p)));
+  return r;
+}
+
+// What a tile reads besides its input: the steps' offsets and the packed
+// weights.
+struct Tile {
+  const int64_t* offsets;
+  int64_t steps, step_bytes;  // step_bytes: between one step's weights and the next's
+  const int8_t* weights;
+};
+
+// The sums of J outputs from `in` (kStep, or step, bytes apart) by V
+// vectors of channels from vector v0, into dst (pixel ints apart).
+template <int J, int V, int kStep>
+NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
+  const int64_t stride = kStep ? kStep : step;
+  // In int lanes, as vpdpbusd's builtin takes them: with one type, and the
+  // loops unrolled, GCC keeps the array in registers.
+  __v16si acc[J][V];
+  _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[j][v] = __v16si{};
+  }
+  const int8_t* w = t.weights + v0 * 64;
+  for (int64_t s = 0; s < t.steps; ++s, w += t.step_bytes) {
+    const uint8_t* base = in + t.offsets[s];
+    __v16si wv[V];
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) wv[v] = (__v16si)_mm512_loadu_si512(w + v * 64);
+    _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
+      const __v16si a = (__v16si)broadcast_word(base + j * stride);
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+        acc[j][v] = __builtin_ia32_vpdpbusd_v16si(acc[j][v], a, wv[v]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+      _mm512_storeu_si512(dst + j * pixel + v * kLanes, (__m512i)acc[j][v]);
+    }
+  }
+}
+
+// One output row's first `count` outputs, V vectors from v0, in tiles of
+// the widest J that fits.
+template <int V, int kStep>
+NNP_VNNI void row_of(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
+                     int64_t pixel) {
+  constexpr int kWide = V == 1 ? 24 : 12;
+  int64_t x = 0;
+  for (; x + kWide <= count; x += kWide) tile<kWide, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+  for (; x + 8 <= count; x += 8) tile<8, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+  for (; x + 4 <= count; x += 4) tile<4, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+  for (; x < count; ++x) tile<1, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+}
+
+template <int V>
+NNP_VNNI void row_with_step(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
+                            int64_t pixel) {
+  switch (step) {  // the common steps as constants: the broadcasts' addresses are then fixed offsets
+    case 1: row_of<V, 1>(t, in, step, count, v0, dst, pixel); break;
+    case 4: row_of<V, 4>(t, in, step, count, v0, dst, pixel); break;
+    case 16: row_of<V, 16>(t, in, step, count, v0, dst, pixel); break;
+    default: row_of<V, 0>(t, in, step, count, v0, dst, pixel); break;
+  }
+}
+
+// What turns 16 channels' sums into outputs: the corrections, scale and
+// bias of those channels, the quantization.
+struct Requantize {
+  __m512i correction;
+  __m512 scale, bias, inv, zero, lo, hi, out_scale;
+};
+
+NNP_VNNI inline __m512 requantized(__m512i sum, const Requantize& r) {
+  __m512 s = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum, r.correction));
+  s = _mm512_add_ps(_mm512_mul_ps(s, r.scale), r.bias);
+  __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(s, r.inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // vmaxps and vminps return their second operand where either is NaN: v.
+  v = _mm512_min_ps(r.hi, _mm512_max_ps(r.lo, _mm512_add_ps(v, r.zero)));
+  return _mm512_mul_ps(_mm512_sub_ps(v, r.zero), r.out_scale);
+}
+
+// The sizes of one call and what it reads besides the image.
+struct Call {
+  Header h;
+  Input in;
+  int64_t height, width;       // x's
+  int64_t conv_h, conv_w;      // the convolution's output
+  int64_t out_h, out_w;        // after the pooling
+  int64_t window_h, window_w;  // the pooling's (1 x 1 without)
+  int64_t padded_out;          // C_out rounded up to 16
+  Tile tile;
+  const int32_t* corrections;
+  const float *scale, *bias;  // padded to whole vectors
+  Quantization q;
+};
+
+// One image into out [C_out][out_h][out_w]; buf holds it quantized, sums
+// a pooling window's rows of sums channels last, y the outputs channels
+// last. Each output's rescaling and requantization is monotone (the scales
+// are positive; each rounding keeps order), so the maximum of a window's
+// requantized sums is the requantized maximum of its sums: the pooling
+// takes the int32 sums, and only the pooled ones are requantized.
+NNP_VNNI void convolve_image(const Call& k, const uint8_t* buf, int32_t* sums, float* y, float* out) {
+  const int64_t po = k.padded_out, used_w = k.out_w * k.window_w;
+  for (int64_t py = 0; py < k.out_h; ++py) {
+    for (int64_t r = 0; r < k.window_h; ++r) {
+      const uint8_t* in = buf + (py * k.window_h + r) * k.in.row_step;
+      int32_t* dst = sums + r * used_w * po;
+      for (int64_t v0 = 0; v0 < k.h.vectors; v0 += 2) {
+        if (k.h.vectors - v0 >= 2)
+          row_with_step<2>(k.tile, in, k.in.pixel_step, used_w, v0, dst, po);
+        else
+          row_with_step<1>(k.tile, in, k.in.pixel_step, used_w, v0, dst, po);
+      }
+    }
+    float* pooled = y + py * k.out_w * po;
+    for (int64_t c = 0; c < po; c += kLanes) {
+      const Requantize rq{_mm512_loadu_si512(k.corrections + c), _mm512_loadu_ps(k.scale + c),
+                          _mm512_loadu_ps(k.bias + c),           _mm512_set1_ps(k.q.output_inv_scale),
+                          _mm512_set1_ps(k.q.zero_point),        _mm512_set1_ps(k.q.output_min),
+                          _mm512_set1_ps(k.q.output_max),        _mm512_set1_ps(k.q.output_scale)};
+      for (int64_t px = 0; px < k.out_w; ++px) {
+        const int32_t* window = sums + px * k.window_w * po + c;
+        __m512i m = _mm512_loadu_si512(window);
+        for (int64_t r = 0; r < k.window_h; ++r)
+          for (int64_t i = 0; i < k.window_w; ++i)
+            m = _mm512_max_epi32(m, _mm512_loadu_si512(window + (r * used_w + i) * po));
+        _mm512_storeu_ps(pooled + px * po + c, requantized(m, rq));
+      }
+    }
+  }
+  to_channels_first(y, k.out_h * k.out_w, po, k.h.out_channels, out);
+}
+
+#endif  // NNP_QUANTIZED_CONV
+
+const char* kNotPacked = "quantized_conv2d_packed: packed is not a weight quantized_conv2d_pack wrote";
+
+bool valid_quantization(const nnp_quantized_conv2d_params& q) {
+  auto positive = [](float v) { return v > 0 && std::isfinite(v); };
+  return q.struct_size >= NNP_QUANTIZED_CONV2D_PARAMS_SIZE_1_22 && positive(q.input_inv_scale) &&
+         positive(q.output_scale) && positive(q.output_inv_scale) && q.input_offset_min >= -128 &&
+         q.input_offset_min <= 0 && q.output_min >= 0 && q.output_max <= 255 && q.output_min <= q.output_zero_point &&
+         q.output_zero_point <= q.output_max;
+}
+
+// The first n values of v (f32, any stride) into a buffer of `padded`, the rest 0.
+void padded_values(const nnp_view* v, int64_t n, int64_t padded, std::vector<float>& into) {
+  into.assign(static_cast<size_t>(padded), 0.f);
+  if (!v) return;
+  const auto* data = static_cast<const float*>(v->data);
+  for (int64_t i = 0; i < n; ++i) into[static_cast<size_t>(i)] = data[i * v->strides[0]];
+}
+
+}  // namespace
+
+nnp_status quantized_conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_conv2d_params* p,
+                                 const int64_t* pool, const nnp_view* packed, int64_t* bytes) {
+  if (!w || !p || !pool || !bytes)
+    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_pack: w, p, pool and bytes are required");
+  const Header h = header_for(*w, *p, pool);
+  if (h.magic != kMagic) {
+    *bytes = 0;
+    return NNP_OK;
+  }
+  const int64_t need = packed_bytes(h);
+  if (!packed) {
+    *bytes = need;
+    return NNP_OK;
+  }
+  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < need || packed->strides[0] != 1)
+    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_pack: packed must be a contiguous u8 view of " +
+                                          std::to_string(need) + " bytes (ask with packed NULL first)");
+  pack(h, static_cast<const int8_t*>(w->data), static_cast<char*>(packed->data));
+  *bytes = need;
+  return NNP_OK;
+}
+
+nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* packed,
+                                   const nnp_view* scale, const nnp_view* bias, const nnp_quantized_conv2d_params* q,
+                                   const nnp_conv2d_params* p, const int64_t* pool, const nnp_view* out) {
+  if (!x || !packed || !scale || !q || !p || !pool || !out)
+    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_packed: x, packed, scale, q, p, pool and out are required");
+  Header h{};
+  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < kHeaderBytes)
+    return fail(NNP_INVALID_ARGUMENT, kNotPacked);
+  std::memcpy(&h, packed->data, sizeof h);
+  if (h.magic != kMagic || (h.layout != kChannelGroups && h.layout != kRowGroups) || h.out_channels < 1 ||
+      h.out_channels > (int64_t{1} << 24) || h.steps < 1 || h.steps > kMaxTaps ||
+      h.vectors != ceil_div(h.out_channels, kLanes) || packed->shape[0] < packed_bytes(h))
+    return fail(NNP_INVALID_ARGUMENT, kNotPacked);
+  bool same = p->groups == 1 && (p->struct_size < NNP_CONV2D_PARAMS_SIZE_1_18 || p->activation == NNP_ACTIVATION_NONE);
+  for (int i = 0; i < 2; ++i)
+    same = same && p->stride[i] == h.stride[i] && p->padding[i] == h.padding[i] && p->dilation[i] == h.dilation[i] &&
+           pool[i] == h.pool[i];
+  if (!same)
+    return fail(NNP_INVALID_ARGUMENT,
+                "quantized_conv2d_packed: the packed weight was made for another geometry (stride, padding, "
+                "dilation or pooling); pack it again for this one");
+  if (!valid_quantization(*q))
+    return fail(NNP_INVALID_ARGUMENT,
+                "quantized_conv2d_packed: q needs positive finite scales, -128 <= input_offset_min <= 0 and "
+                "0 <= output_min <= output_zero_point <= output_max <= 255");
+  if (x->dtype != NNP_F32 || out->dtype != NNP_F32 || x->ndim != 4 || out->ndim != 4 || !is_contiguous(*x) ||
+      !is_contiguous(*out) || x->shape[1] != h.in_channels || out->shape[1] != h.out_channels ||
+      out->shape[0] != x->shape[0])
+    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_packed: x and out must be contiguous f32 [N, " +
+                                          std::to_string(h.in_channels) + ", H, W] and [N, " +
+                                          std::to_string(h.out_channels) + ", H', W'] for this packed weight");
+  const auto channel_vector = [&](const nnp_view* v) {
+    return v->dtype == NNP_F32 && v->ndim == 1 && v->shape[0] == h.out_channels;
+  };
+  if (!channel_vector(scale) || (bias && !channel_vector(bias)))
+    return fail(NNP_INVALID_ARGUMENT,
+                "quantized_conv2d_packed: scale and bias must be f32 [" + std::to_string(h.out_channels) + "]");
+#if NNP_QUANTIZED_CONV
+  if (!has_vnni()) return fail(NNP_UNIMPLEMENTED, "quantized_conv2d_packed: this CPU has no AVX512-VNNI");
+  Call k{};
+  k.h = h;
+  k.height = x->shape[2];
+  k.width = x->shape[3];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = h.dilation[i] * (h.kernel[i] - 1) + 1, padded = x->shape[2 + i] + 2 * h.padding[i];
+    const int64_t size = padded < span ? 0 : (padded - span) / h.stride[i] + 1;
+    (i == 0 ? k.conv_h : k.conv_w) = size;
+  }
+  k.window_h = h.pool[0] ? h.pool[0] : 1;
+  k.window_w = h.pool[0] ? h.pool[1] : 1;
+  k.out_h = k.conv_h / k.window_h;
+  k.out_w = k.conv_w / k.window_w;
+  if (k.out_h < 1 || k.out_w < 1 || out->shape[2] != k.out_h || out->shape[3] != k.out_w)
+    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_packed: out must be [N, " + std::to_string(h.out_channels) +
+                                          ", " + std::to_string(std::max<int64_t>(k.out_h, 1)) + ", " +
+                                          std::to_string(std::max<int64_t>(k.out_w, 1)) + "] for x");
+  k.in = input_for(h, k.height, k.width);
+  k.padded_out = h.vectors * kLanes;
+  // The caller's scale and bias, padded to whole vectors; the steps' offsets.
+  thread_local std::vector<float> scales, biases;
+  thread_local std::vector<int64_t> offsets;
+  padded_values(scale, h.out_channels, k.padded_out, scales);
+  padded_values(bias, h.out_channels, k.padded_out, biases);
+  offsets.resize(static_cast<size_t>(h.steps));
+  step_offsets(h, k.in, offsets.data());
+  k.q = Quantization{q->input_inv_scale,
+                     static_cast<float>(q->input_offset_min),
+                     q->output_inv_scale,
+                     q->output_scale,
+                     static_cast<float>(q->output_zero_point),
+                     static_cast<float>(q->output_min),
+                     static_cast<float>(q->output_max)};
+  const char* base = static_cast<const char*>(packed->data);
+  k.tile = Tile{offsets.data(), h.steps, h.vectors * 64,
+                reinterpret_cast<const int8_t*>(base + kHeaderBytes + correction_bytes(h))};
+  k.corrections = reinterpret_cast<const int32_t*>(base + kHeaderBytes);
+  k.scale = scales.data();
+  k.bias = biases.data();
+  const int64_t n = x->shape[0];
+  const int64_t in_image = h.in_channels * k.height * k.width, out_image = h.out_channels * k.out_h * k.out_w;
+  const int64_t sums_ints = k.window_h * k.out_w * k.window_w * k.padded_out;
+  const int64_t y_floats = k.out_h * k.out_w * k.padded_out;
+  const auto* xs = static_cast<const float*>(x->data);
+  auto* os = static_cast<float*>(out->data);
+  parallel_for(n, h.steps * h.vectors * 64 * k.conv_h * k.conv_w, [&](int64_t first, int64_t last) {
+    thread_local std::vector<uint8_t> buf;  // grown once, reused by every later call
+    thread_local std::vector<int32_t> sums;
+    thread_local std::vector<float> y;
+    if (buf.size() < static_cast<size_t>(k.in.bytes)) buf.resize(static_cast<size_t>(k.in.bytes));
+    if (sums.size() < static_cast<size_t>(sums_ints)) sums.resize(static_cast<size_t>(sums_ints));
+    if (y.size() < static_cast<size_t>(y_floats)) y.resize(static_cast<size_t>(y_floats));
+    for (int64_t i = first; i < last; ++i) {
+      quantize_image(h, k.in, k.q, xs + i * in_image, k.height, k.width, buf.data());
+      convolve_image(k, buf.data(), sums.data(), y.data(), os + i * out_image);
+    }
+  });
+  return NNP_OK;
+#else
+  return fail(NNP_UNIMPLEMENTED, "quantized_conv2d_packed: this build has no packed int8 convolutions");
+#endif
+}
+
+}  // namespace nnp::cpu
