@@ -269,7 +269,8 @@ struct Tile {
 };
 
 // The sums of J outputs from `in` (kStep, or step, bytes apart) by V
-// vectors of channels from vector v0, into dst (pixel ints apart).
+// vectors of channels from vector v0, into dst (pixel ints apart, its
+// channels from 0).
 template <int J, int V, int kStep>
 NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
   const int64_t stride = kStep ? kStep : step;
@@ -293,7 +294,7 @@ NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, i
   }
   _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
     _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-      _mm512_storeu_si512(dst + j * pixel + v * kLanes, (__m512i)acc[j][v]);
+      _mm512_storeu_si512(dst + j * pixel + (v0 + v) * kLanes, (__m512i)acc[j][v]);
     }
   }
 }

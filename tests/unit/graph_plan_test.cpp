@@ -563,6 +563,91 @@ TEST(GraphPlan, AConvolutionWithItsReluAndPoolingRunsFromAPackedWeight) {
   }
 }
 
+bool cpu_has_vnni() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512vnni") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
+         __builtin_cpu_supports("avx512vl") != 0;
+#else
+  return false;
+#endif
+}
+
+// Two static int8 convolutions: the first over two channels (the cpu
+// backend's row groups) with its ReLU and a pooling after it, the second
+// over 20 (channel groups) with two kernel sizes, padding and a stride.
+const char* const kInt8ConvPoolConv = R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+    "layers": [{"name": "conv1", "type": "nn.quantized.Conv2d",
+                "attrs": {"in_channels": 2, "out_channels": 20, "kernel_size": 5, "padding": 2, "relu": true}},
+               {"name": "pool", "type": "nn.MaxPool2d", "attrs": {"kernel_size": 2}},
+               {"name": "conv2", "type": "nn.quantized.Conv2d",
+                "attrs": {"in_channels": 20, "out_channels": 7, "kernel_size": [3, 2], "padding": [0, 1],
+                          "stride": [1, 2]}}],
+    "nodes": [{"layer": "conv1", "inputs": ["x"], "outputs": ["c"]},
+              {"layer": "pool", "inputs": ["c"], "outputs": ["p"]},
+              {"layer": "conv2", "inputs": ["p"], "outputs": ["y"]}]})";
+
+// Random int8 weights, scales and biases, and activation parameters that
+// chain (the second layer's input is the first's output grid).
+void quantize_randomly(nn::ModuleHandle& net) {
+  NoGradGuard no_grad;
+  const std::pair<double, int64_t> grids[3] = {{0.05, 12}, {0.1, 3}, {0.2, 20}};
+  int i = 0;
+  for (const char* name : {"conv1", "conv2"}) {
+    nn::ModuleHandle layer = net.get_submodule(name);
+    Tensor w = layer.get_buffer("weight");
+    w.copy_(randint(-127, 128, w.shape(), Dtype::i8));
+    layer.get_buffer("weight_scale").copy_(rand({w.size(0)}, Dtype::f64) * 0.01 + 0.002);
+    layer.get_buffer("bias").copy_(randn({w.size(0)}));
+    layer.get_buffer("input_scale").fill_(grids[i].first);
+    layer.get_buffer("input_zero_point").fill_(static_cast<double>(grids[i].second));
+    layer.get_buffer("scale").fill_(grids[i + 1].first);
+    layer.get_buffer("zero_point").fill_(static_cast<double>(grids[i + 1].second));
+    ++i;
+  }
+}
+
+// The layers called one by one: their own (eager) composition.
+Tensor int8_layers_eagerly(nn::ModuleHandle& net, const Tensor& x) {
+  return net.get_submodule("conv2")(net.get_submodule("pool")(net.get_submodule("conv1")(x)));
+}
+
+// The static int8 convolutions of a plan run from weights packed once (ABI
+// 1.22), the first with its pooling, and equal their layers' own values
+// exactly; a weight or activation scale written in place is packed again;
+// a hook on a layer runs it as written.
+TEST(GraphPlan, StaticInt8ConvolutionsRunFromPackedWeightsExactly) {
+  manual_seed(29);
+  nn::ModuleHandle net = nn::GraphModule(kInt8ConvPoolConv);
+  quantize_randomly(net);
+  Tensor x = randn({3, 2, 10, 9}) * 1.5;
+  {
+    NoGradGuard no_grad;
+    x.index_put_({0, 0, 0, 0}, std::nan(""));  // quantized as 0 by both
+  }
+  NoGradGuard no_grad;
+  const Tensor eager = int8_layers_eagerly(net, x);
+  EXPECT_EQ(net(x).to_vector<float>(), eager.to_vector<float>());
+  const std::vector<std::string> planned = nnp::test::ops_of_call(net, x);
+  if (!cpu_has_vnni()) GTEST_SKIP() << "the cpu backend packs int8 convolutions with AVX512-VNNI, which this CPU lacks";
+  EXPECT_EQ(std::count(planned.begin(), planned.end(), "quantized_conv2d_packed"), 2) << "not both were packed";
+  for (const char* op : {"quantized_matmul", "max_pool2d", "index_select"})
+    EXPECT_FALSE(ran(planned, op)) << op << " ran apart from the packed convolutions";
+  // Written in place: the weight, and the input's scale. Packed again.
+  net.get_submodule("conv1").get_buffer("weight").neg_();
+  net.get_submodule("conv2").get_buffer("input_scale").fill_(0.125);
+  const Tensor rewritten = int8_layers_eagerly(net, x);
+  EXPECT_GT((rewritten - eager).abs().amax().item<float>(), 0.1f) << "the new values changed nothing";
+  EXPECT_EQ(net(x).to_vector<float>(), rewritten.to_vector<float>());
+  int calls = 0;
+  nn::ForwardHook count = [&calls](nn::ModuleHandle&, const std::vector<Tensor>&, const Tensor&) {
+    ++calls;
+    return Tensor();
+  };
+  HookHandle hook = net.get_submodule("conv2").register_forward_hook(count);
+  EXPECT_EQ(net(x).to_vector<float>(), rewritten.to_vector<float>());
+  EXPECT_EQ(calls, 1) << "the hook of the second layer did not run";
+}
+
 // A MatMul whose weight is a parameter, with its bias: under no_grad the
 // plan packs the weight once (ABI 1.21's gemm_pack) and the product reads
 // the packed form; a weight written in place is packed again.

@@ -200,6 +200,7 @@ class Kit {
 // ---- the families ----
 
 void check_narrow_rounding(Kit& kit);
+void check_packed_int8_convolutions(Kit& kit);
 void check_elementwise_chains(Kit& kit);
 
 // A module's output on in[0] with its parameters set to in[1], in[2], ...
@@ -630,8 +631,14 @@ void check_matmul(Kit& kit) {
        true,
        false,
        false},
-      {"[2,3,1,8] one query (batch 1's), rank 4, transposed Q", {2, 3, 1, 8}, {2, 3, 70, 8}, {2, 3, 70, 16}, false,
-       false, true, false},
+      {"[2,3,1,8] one query (batch 1's), rank 4, transposed Q",
+       {2, 3, 1, 8},
+       {2, 3, 70, 8},
+       {2, 3, 70, 16},
+       false,
+       false,
+       true,
+       false},
       {"[2,6,16] with a NaN in a query row", {2, 6, 16}, {2, 9, 16}, {2, 9, 16}, true, false, false, true},
   };
   for (const Attention& a : attentions) {
@@ -644,7 +651,8 @@ void check_matmul(Kit& kit) {
     for (int32_t d = 0; d < rank; ++d)
       perm += (d ? ", " : "") + std::to_string(d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2));
     const std::string scale = a.divide ? "4.5" : "0.17677669";
-    std::string nodes = R"({"op": "Transpose", "inputs": ["k"], "outputs": ["kt"], "attrs": {"perm": [)" + perm + "]}}, ";
+    std::string nodes =
+        R"({"op": "Transpose", "inputs": ["k"], "outputs": ["kt"], "attrs": {"perm": [)" + perm + "]}}, ";
     nodes += a.divide ? R"({"op": "MatMul", "inputs": ["q", "kt"], "outputs": ["p"]},
         {"op": "Div", "inputs": ["p", "c"], "outputs": ["s"]})"
                       : R"({"op": "Mul", "inputs": ["q", "c"], "outputs": ["qs"]},
@@ -693,9 +701,10 @@ void check_matmul(Kit& kit) {
   for (const Packed& c : packed_products) {
     const std::string w_shape = c.transposed ? "[" + std::to_string(c.n) + ", " + std::to_string(c.k) + "]"
                                              : "[" + std::to_string(c.k) + ", " + std::to_string(c.n) + "]";
-    std::string nodes = c.transposed ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wt"], "attrs": {"perm": [1, 0]}},
+    std::string nodes = c.transposed
+                            ? R"({"op": "Transpose", "inputs": ["w"], "outputs": ["wt"], "attrs": {"perm": [1, 0]}},
         {"op": "MatMul", "inputs": ["x", "wt"], "outputs": ["p"]})"
-                                     : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
+                            : R"({"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]})";
     nodes += R"(, {"op": "Add", "inputs": ["p", "b"], "outputs": ["q"]})";
     nodes += c.relu ? R"(, {"op": "Relu", "inputs": ["q"], "outputs": ["y"]})"
                     : R"(, {"op": "Identity", "inputs": ["q"], "outputs": ["y"]})";
@@ -1008,6 +1017,121 @@ void check_int8(Kit& kit) {
         return quantize_per_channel(in[0], scales, zero_points, 1, kQInt8).int_repr();
       },
       kExact);
+  check_packed_int8_convolutions(kit);
+}
+
+// ABI 1.22's optional quantized_conv2d_pack / quantized_conv2d_packed:
+// graph mode packs an nn.quantized.Conv2d layer's weight once and fuses a
+// MaxPool2d layer whose windows tile (an nn.GraphModule; the reference
+// backend, which packs nothing, runs the layers: im2col, the int8 GEMM,
+// the requantization). The result must be exactly the layers': the same
+// roundings in the same order. Inputs with ties, NaN, infinities and
+// values past the grid; zero points 0, inside and at the top.
+void check_packed_int8_convolutions(Kit& kit) {
+  struct Packed {
+    const char* layout;
+    Shape input;
+    std::string conv;  // the layer's attributes
+    std::string pool;  // the MaxPool2d's kernel_size, or "" for none
+    double input_scale;
+    int64_t input_zero_point;
+    double scale;
+    int64_t zero_point;
+    bool bias;
+  };
+  const Packed packed[] = {
+      {"[2,1,28,28] k5 to 16, relu, pool 2 (W3's first)",
+       {2, 1, 28, 28},
+       R"("in_channels": 1, "out_channels": 16, "kernel_size": 5, "relu": true)",
+       "2",
+       1.0 / 32,
+       10,
+       0.05,
+       0,
+       true},
+      {"[2,16,12,12] k5 to 32, relu, pool 2 (W3's second)",
+       {2, 16, 12, 12},
+       R"("in_channels": 16, "out_channels": 32, "kernel_size": 5, "relu": true)",
+       "2",
+       0.05,
+       0,
+       0.1,
+       4,
+       true},
+      {"[2,3,13,10] k3 padding 1 to 20, zero points 37 and 128",
+       {2, 3, 13, 10},
+       R"("in_channels": 3, "out_channels": 20, "kernel_size": 3, "padding": 1)",
+       "",
+       1.0 / 16,
+       37,
+       0.25,
+       128,
+       true},
+      {"[1,20,9,9] k(3,2) padding (2,0) stride (1,2) to 40, pool (2,3)",
+       {1, 20, 9, 9},
+       R"("in_channels": 20, "out_channels": 40, "kernel_size": [3, 2], "padding": [2, 0], "stride": [1, 2],
+          "relu": true)",
+       "[2, 3]",
+       0.125,
+       3,
+       0.5,
+       20,
+       true},
+      {"[2,5,8,8] k3 dilation 2 to 17, no bias",
+       {2, 5, 8, 8},
+       R"("in_channels": 5, "out_channels": 17, "kernel_size": 3, "dilation": 2, "bias": false)",
+       "",
+       0.1,
+       64,
+       0.2,
+       255,
+       false},
+      {"[1,1,6,6] k7 padding 3 to 3 (a kernel past the input)",
+       {1, 1, 6, 6},
+       R"("in_channels": 1, "out_channels": 3, "kernel_size": 7, "padding": 3)",
+       "",
+       0.5,
+       0,
+       1.0,
+       100,
+       true},
+  };
+  for (const Packed& c : packed) {
+    std::string layers = R"([{"name": "conv", "type": "nn.quantized.Conv2d", "attrs": {)" + c.conv + "}}";
+    std::string nodes = R"({"layer": "conv", "inputs": ["x"], "outputs": ["c"]})", last = "c";
+    if (!c.pool.empty()) {
+      layers += R"(, {"name": "pool", "type": "nn.MaxPool2d", "attrs": {"kernel_size": )" + c.pool + "}}";
+      nodes += R"(, {"layer": "pool", "inputs": ["c"], "outputs": ["p"]})";
+      last = "p";
+    }
+    const std::string program = R"({"inputs": ["x"], "outputs": [")" + last + R"("], "tensors": [], "layers": )" +
+                                layers + R"(], "nodes": [)" + nodes + "]}";
+    const Shape w =
+        nn::model_from_spec(R"({"type": "nn.quantized.Conv2d", )" + c.conv + "}").get_buffer("weight").shape();
+    Tensor x = (kit.normal(c.input, Dtype::f64, 40.0) * c.input_scale).reshape({-1});
+    const std::vector<double> specials = {2.5, -3.5, NAN, INFINITY, -INFINITY, 1e6, 0.5, -130};
+    for (size_t j = 0; j < specials.size(); ++j)
+      x.index_put_({static_cast<int64_t>(j * 13 % static_cast<size_t>(x.numel()))}, specials[j] * c.input_scale);
+    const Inputs inputs{x.reshape(c.input).to(Dtype::f32), kit.integers(w, -127, 128, Dtype::i8),
+                        kit.positive({w[0]}, Dtype::f64) * 0.01, kit.normal({w[0]}, Dtype::f32)};
+    kit.check(
+        "quantized conv2d packed", Dtype::f32, c.layout, inputs,
+        [program, c](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          nn::ModuleHandle conv = net.get_submodule("conv");
+          conv.get_buffer("weight").copy_(in[1]);
+          conv.get_buffer("weight_scale").copy_(in[2]);
+          if (c.bias) conv.get_buffer("bias").copy_(in[3]);
+          conv.get_buffer("input_scale").fill_(c.input_scale);
+          conv.get_buffer("input_zero_point").fill_(static_cast<double>(c.input_zero_point));
+          conv.get_buffer("scale").fill_(c.scale);
+          conv.get_buffer("zero_point").fill_(static_cast<double>(c.zero_point));
+          return net(in[0]);
+        },
+        kExact);
+  }
 }
 
 // One case of a layer-level family: the input's shape and the layer's
