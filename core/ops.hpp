@@ -107,6 +107,8 @@ TensorRef conv2d_packed_kernel(const Tensor& x, const Tensor& w, const Tensor& p
 // and biased, requantized to the output's grid (q) and pooled, as
 // nnp_kernels.quantized_conv2d_packed defines; null where it does not apply.
 // layer: the nn.quantized.Conv2d it runs for, which an ONNX export writes.
+// A 2-D w [O, K] is an nn.quantized.Linear's, packed as [O, K, 1, 1]: x
+// [..., K] gives [..., O] (pool {0, 0}).
 TensorRef quantized_conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2]);
 TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, const Tensor& w, const Tensor& packed,
                                          const Tensor& scale, const Tensor* bias, const nnp_quantized_conv2d_params& q,

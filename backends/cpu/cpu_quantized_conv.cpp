@@ -188,15 +188,16 @@ Input input_for(const Header& h, int64_t height, int64_t width) {
 // Where step s reads, from the tile's first output's window origin.
 void step_offsets(const Header& h, const Input& in, int64_t* offsets) {
   const int64_t kh = h.kernel[0], kw = h.kernel[1], dh = h.dilation[0], dw = h.dilation[1];
-  for (int64_t s = 0; s < h.steps; ++s) {
-    if (h.layout == kChannelGroups) {
-      const int64_t groups = in.channels / 4, tap = s / groups;
-      offsets[s] = ((tap / kw) * dh * in.cols + (tap % kw) * dw) * in.channels + (s % groups) * 4;
-    } else {
-      const int64_t quads = ceil_div(kw, 4), row = s / quads;
-      offsets[s] = ((row / kh) * in.rows + (row % kh) * dh) * in.cols + (s % quads) * 4;
-    }
+  int64_t s = 0;  // in the steps' order (weight_byte's)
+  if (h.layout == kChannelGroups) {
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j)
+        for (int64_t g = 0; g < in.channels / 4; ++g) offsets[s++] = (i * dh * in.cols + j * dw) * in.channels + g * 4;
+    return;
   }
+  for (int64_t c = 0; c < h.in_channels; ++c)
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t t = 0; t < ceil_div(kw, 4); ++t) offsets[s++] = (c * in.rows + i * dh) * in.cols + t * 4;
 }
 
 // The quantization of each step, as floats in vectors.
@@ -234,6 +235,13 @@ NNP_VNNI void quantize_image(const Header& h, const Input& in, const Quantizatio
           _mm_mask_storeu_epi8(dst + i, m, _mm512_cvtepi32_epi8(quantized_u8(_mm512_maskz_loadu_ps(m, src + i), q)));
         }
       }
+    return;
+  }
+  if (height == 1 && width == 1 && pad_h == 0 && pad_w == 0) {  // one pixel (a Linear's row): the channels in order
+    for (int64_t c = 0; c < c_in; c += 16) {
+      const __mmask16 m = first_lanes(c_in - c);
+      _mm_mask_storeu_epi8(buf + c, m, _mm512_cvtepi32_epi8(quantized_u8(_mm512_maskz_loadu_ps(m, x + c), q)));
+    }
     return;
   }
   // Four channels' bytes make one word per pixel, scattered to the pixels.

@@ -60,8 +60,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
     plan.notes.push_back(count_of(packs.program.fused, "convolution", "convolutions") +
                          " run from a weight packed once, with the ReLU and max pooling after fused in");
   if (int8_packs.program.fused > 0)
-    plan.notes.push_back(count_of(int8_packs.program.fused, "int8 convolution", "int8 convolutions") +
-                         " run from a weight packed once, requantized and pooled in the same pass");
+    plan.notes.push_back(count_of(int8_packs.program.fused, "static int8 layer", "static int8 layers") +
+                         " run from a weight packed once, requantized (and pooled) in the same pass");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)

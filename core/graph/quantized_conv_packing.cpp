@@ -22,7 +22,8 @@ namespace {
 struct QuantizedConv {
   nnp_conv2d_params p;
   nnp_quantized_conv2d_params q;
-  TensorRef weight;                // i8 [C_out, C_in, kH, kW]
+  bool linear;                     // an nn.quantized.Linear: a 1 x 1 convolution of its rows
+  TensorRef weight;                // i8 [C_out, C_in, kH, kW], or [C_out, C_in] for a Linear
   TensorRef scale;                 // f32 [C_out]: each weight scale times the input's, as an f32 product
   std::vector<TensorRef> tensors;  // the buffers read: they must still be the layer's
 };
@@ -43,7 +44,9 @@ bool positive_float(double v) {
 // refuse (it then runs, and refuses, as written).
 bool read_layer(const onnx::GraphNode& n, QuantizedConv& c) {
   nnp_module& m = *n.layer;
-  if (!m.layer_type || m.layer_type->name != "nn.quantized.Conv2d" || !m.layer_attrs) return false;
+  if (!m.layer_type || !m.layer_attrs) return false;
+  c.linear = m.layer_type->name == "nn.quantized.Linear";
+  if (!c.linear && m.layer_type->name != "nn.quantized.Conv2d") return false;
   const nnp_attrs& a = *m.layer_attrs;
   c.p = nnp_conv2d_params{};
   c.p.struct_size = sizeof c.p;
@@ -60,7 +63,8 @@ bool read_layer(const onnx::GraphNode& n, QuantizedConv& c) {
     c.tensors.push_back(*t);
   }
   const Tensor& w = *c.tensors[0];
-  if (w.dtype != NNP_I8 || w.shape.ndim != 4 || w.numel == 0 || c.tensors[1]->numel != w.shape[0]) return false;
+  if (w.dtype != NNP_I8 || w.shape.ndim != (c.linear ? 2 : 4) || w.numel == 0 || c.tensors[1]->numel != w.shape[0])
+    return false;
   for (size_t i = 2; i < c.tensors.size(); ++i)
     if (c.tensors[i]->numel != 1) return false;
   const double input_scale = values_of(*c.tensors[2])[0], input_zero_point = values_of(*c.tensors[3])[0];
@@ -88,6 +92,12 @@ bool read_layer(const onnx::GraphNode& n, QuantizedConv& c) {
   c.scale = from_host(scales.data(), shape, NNP_F32, w.device);
   c.weight = c.tensors[0];
   return true;
+}
+
+// A Linear's weight [O, K] as the 1 x 1 convolution's [O, K, 1, 1].
+TensorRef as_convolution(const Tensor& w) {
+  const int64_t shape[4] = {w.shape[0], w.shape[1], 1, 1};
+  return reshape(w, shape, 4);
 }
 
 // An Identity (op or layer) node reading slot alone.
@@ -135,7 +145,7 @@ QuantizedConvPacking pack_quantized_convolutions(const std::vector<const onnx::G
     int64_t pool[2] = {0, 0};
     ModuleRef pool_layer;
     TensorRef packed;
-    if (read_once(result_slot) && next < nodes.size() && !fusion.claimed(next) &&
+    if (!c.linear && read_once(result_slot) && next < nodes.size() && !fusion.claimed(next) &&
         tiling_pool(*nodes[next], result_slot, pool)) {
       if ((packed = quantized_conv2d_pack_weight(*c.weight, c.p, pool))) {
         chain.push_back(next);
@@ -146,7 +156,7 @@ QuantizedConvPacking pack_quantized_convolutions(const std::vector<const onnx::G
       }
     }
     if (!packed && chain.size() > 1) chain.resize(1);  // an Identity alone is not worth a node
-    if (!packed) packed = quantized_conv2d_pack_weight(*c.weight, c.p, pool);
+    if (!packed) packed = quantized_conv2d_pack_weight(c.linear ? *as_convolution(*c.weight) : *c.weight, c.p, pool);
     if (!packed) continue;
     if (chain.size() == 1) result_slot = conv.outputs[0];
     for (const TensorRef& t : c.tensors) result.sources.push_back(t.get());

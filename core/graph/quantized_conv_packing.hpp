@@ -5,7 +5,8 @@
 // rescales, requantizes to the layer's output grid and, where the plain
 // nn.MaxPool2d layer that alone reads the result tiles it, pools: the
 // layer's im2col, its columns' copies and the separate requantization ops
-// are gone. The Identity that static quantization leaves where a fused ReLU
+// are gone. An nn.quantized.Linear node runs the same kernel as a 1 x 1
+// convolution of its rows. The Identity that static quantization leaves where a fused ReLU
 // was is read through. Where a layer has hooks, its tensors were replaced,
 // or the kernel does not apply, the node runs the nodes it replaced.
 #pragma once

@@ -97,10 +97,10 @@ void record_conv2d(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Te
 // windows: the nodes graph mode fused into one packed convolution.
 void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, const Tensor* bias,
                           const nnp_conv2d_params& p, const int64_t (&pool)[2], const Tensor& out);
-// A static int8 convolution layer's own node (nn.quantized.Conv2d with its
+// A static int8 layer's own node (nn.quantized.Conv2d or Linear with its
 // tensors, as its call writes it) and, where pool[0] > 0, the MaxPool after
 // it: what graph mode fused into one packed int8 convolution.
-void record_quantized_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
+void record_quantized_layer_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
                                     const Tensor& out);
 // indices (may be null): PyTorch's, within each [H, W] plane.
 void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,

@@ -473,10 +473,10 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
 }
 
-void record_quantized_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
+void record_quantized_layer_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
                                     const Tensor& out) {
   TracedValue v = g.value(x);
-  std::string result = g.fresh("QuantizedConv2d");
+  std::string result = g.fresh("Quantized");
   write_vendor_node(g, LayerCall{layer, *layer.layer_attrs, {}, {}, {v.name}, {result}});
   if (pool[0] > 0) result = tiling_max_pool(g, result, pool);
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);

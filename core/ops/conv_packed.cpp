@@ -37,8 +37,22 @@ struct Conv2dPackedOp {
   }
 };
 
-// The same for a static int8 convolution (ABI 1.22), written in ONNX as
-// the layer it runs for (the layer's own node) and the pooling.
+// A contiguous view as [rows, columns, 1, 1]: a Linear layer's rows as the
+// pixels of a 1 x 1 convolution.
+void as_pixels(nnp_view& v, int64_t rows, int64_t columns) {
+  v.ndim = 4;
+  v.shape[0] = rows;
+  v.shape[1] = columns;
+  v.shape[2] = v.shape[3] = 1;
+  v.strides[0] = columns;
+  v.strides[1] = 1;
+  v.strides[2] = v.strides[3] = 1;
+}
+
+// The same for a static int8 convolution (ABI 1.22), or a static int8
+// Linear as a 1 x 1 one (rows > 0: x [..., K] read as [rows, K, 1, 1]),
+// written in ONNX as the layer it runs for (the layer's own node) and the
+// pooling.
 struct QuantizedConv2dPackedOp {
   const Tensor* in[4];  // x, the packed weight, scale, bias (may be null)
   nnp_module& layer;
@@ -46,6 +60,7 @@ struct QuantizedConv2dPackedOp {
   const nnp_conv2d_params& p;
   const int64_t (&pool)[2];
   Dims out_shape;
+  int64_t rows;  // 0 for a convolution
   dispatch::OpId id() const { return dispatch::OpId::QUANTIZED_CONV2D_PACKED; }
   dispatch::Inputs inputs() const { return {in, 4}; }
   TensorRef compute() const {
@@ -53,6 +68,10 @@ struct QuantizedConv2dPackedOp {
     TensorRef xc = contiguous(x), sc = contiguous(*in[2]), bc = in[3] ? contiguous(*in[3]) : TensorRef();
     TensorRef out = make_tensor_like(out_shape, NNP_F32, x);
     nnp_view vx = kernel_view(*xc), vp = kernel_view(*in[1]), vs = kernel_view(*sc), vo = kernel_view(*out), vb{};
+    if (rows > 0) {
+      as_pixels(vx, rows, x.shape[x.shape.ndim - 1]);
+      as_pixels(vo, rows, out_shape[out_shape.ndim - 1]);
+    }
     if (bc) vb = kernel_view(*bc);
     run_kernel(
         x, "quantized_conv2d_packed",
@@ -60,7 +79,7 @@ struct QuantizedConv2dPackedOp {
     return out;
   }
   void lower(nnp_onnx_graph& g, const TensorRef& out) const {
-    onnx::record_quantized_conv2d_pooled(g, *in[0], layer, pool, *out);
+    onnx::record_quantized_layer_pooled(g, *in[0], layer, pool, *out);
   }
 };
 
@@ -136,8 +155,16 @@ TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, con
   for (const Tensor* v : {&scale, bias})
     if (v && (!plain_f32(*v) || !same_device(x, *v) || v->shape.ndim != 1 || v->shape[0] != w.shape[0])) return {};
   Dims out_shape;
-  if (!packed_shape(x, w, p, pool, out_shape)) return {};
-  return dispatch::dispatch(QuantizedConv2dPackedOp{{&x, &packed, &scale, bias}, layer, q, p, pool, out_shape},
+  int64_t rows = 0;
+  if (w.shape.ndim == 2) {  // a Linear: [..., K] -> [..., O]
+    if (x.shape.ndim < 1 || x.shape[x.shape.ndim - 1] != w.shape[1] || x.numel == 0) return {};
+    rows = x.numel / w.shape[1];
+    out_shape = x.shape;
+    out_shape.d[out_shape.ndim - 1] = w.shape[0];
+  } else if (!packed_shape(x, w, p, pool, out_shape)) {
+    return {};
+  }
+  return dispatch::dispatch(QuantizedConv2dPackedOp{{&x, &packed, &scale, bias}, layer, q, p, pool, out_shape, rows},
                             dispatch::Face::PUBLIC);
 }
 

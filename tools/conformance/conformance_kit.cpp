@@ -1026,7 +1026,8 @@ void check_int8(Kit& kit) {
 // backend, which packs nothing, runs the layers: im2col, the int8 GEMM,
 // the requantization). The result must be exactly the layers': the same
 // roundings in the same order. Inputs with ties, NaN, infinities and
-// values past the grid; zero points 0, inside and at the top.
+// values past the grid; zero points 0, inside and at the top. And the
+// static int8 Linear layer, which graph mode runs as a 1 x 1 convolution.
 void check_packed_int8_convolutions(Kit& kit) {
   struct Packed {
     const char* layout;
@@ -1128,6 +1129,45 @@ void check_packed_int8_convolutions(Kit& kit) {
           conv.get_buffer("input_zero_point").fill_(static_cast<double>(c.input_zero_point));
           conv.get_buffer("scale").fill_(c.scale);
           conv.get_buffer("zero_point").fill_(static_cast<double>(c.zero_point));
+          return net(in[0]);
+        },
+        kExact);
+  }
+  // A static int8 Linear runs the same kernel as a 1 x 1 convolution of its rows.
+  struct Linear {
+    const char* layout;
+    Shape input;
+    int64_t out;
+    bool relu;
+  };
+  const Linear linears[] = {{"Linear [4,512] to 10 (W3's last)", {4, 512}, 10, false},
+                            {"Linear [2,3,37] to 33, relu (rank 3)", {2, 3, 37}, 33, true}};
+  for (const Linear& c : linears) {
+    const int64_t k = c.input.back();
+    const std::string attrs = R"("in_features": )" + std::to_string(k) + R"(, "out_features": )" +
+                              std::to_string(c.out) + R"(, "relu": )" + (c.relu ? "true" : "false");
+    const std::string program = R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+        "layers": [{"name": "linear", "type": "nn.quantized.Linear", "attrs": {)" +
+                                attrs + R"(}}], "nodes": [{"layer": "linear", "inputs": ["x"], "outputs": ["y"]}]})";
+    Tensor x = kit.normal(c.input, Dtype::f32, 2.0).reshape({-1});
+    x.index_put_({3}, NAN);
+    x.index_put_({5}, 1e9);
+    const Inputs inputs{x.reshape(c.input), kit.integers({c.out, k}, -127, 128, Dtype::i8),
+                        kit.positive({c.out}, Dtype::f64) * 0.01, kit.normal({c.out}, Dtype::f32)};
+    kit.check(
+        "quantized conv2d packed", Dtype::f32, c.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          nn::ModuleHandle linear = net.get_submodule("linear");
+          linear.get_buffer("weight").copy_(in[1]);
+          linear.get_buffer("weight_scale").copy_(in[2]);
+          linear.get_buffer("bias").copy_(in[3]);
+          linear.get_buffer("input_scale").fill_(0.0625);
+          linear.get_buffer("input_zero_point").fill_(40.0);
+          linear.get_buffer("scale").fill_(0.125);
+          linear.get_buffer("zero_point").fill_(90.0);
           return net(in[0]);
         },
         kExact);
