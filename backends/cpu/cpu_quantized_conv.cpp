@@ -282,8 +282,9 @@ struct Tile {
 template <int J, int V, int kStep>
 NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
   const int64_t stride = kStep ? kStep : step;
-  // In int lanes, as vpdpbusd's builtin takes them: with one type, and the
-  // loops unrolled, GCC keeps the array in registers.
+  // In int lanes, cast at each vpdpbusd, and the loops unrolled: so GCC 12
+  // keeps the array in registers (an array of __m512i went to the stack,
+  // stored and copied at every step).
   __v16si acc[J][V];
   _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
     _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[j][v] = __v16si{};
@@ -296,7 +297,7 @@ NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, i
     _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
       const __v16si a = (__v16si)broadcast_word(base + j * stride);
       _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-        acc[j][v] = __builtin_ia32_vpdpbusd_v16si(acc[j][v], a, wv[v]);
+        acc[j][v] = (__v16si)_mm512_dpbusd_epi32((__m512i)acc[j][v], (__m512i)a, (__m512i)wv[v]);
       }
     }
   }
