@@ -1,8 +1,7 @@
-// A convolution's output, made channels last (a vector of channels per
-// pixel, as the packed kernels compute it), written channels first as
-// nnp's [C][H][W] tensors hold it: 16 x 16 blocks transposed in registers,
-// each channel's 16 pixels one store. For the AVX-512 paths only (the
-// caller checks the CPU).
+// Between nnp's channels-first [C][H][W] images and the channels-last
+// layout the packed convolutions compute in (a vector of channels per
+// pixel): 16 x 16 blocks transposed in registers, 16 values a load and a
+// store. For the AVX-512 paths only (the caller checks the CPU).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +52,26 @@ __attribute__((target("avx512f"))) inline void to_channels_first(const float* y,
       transpose_16x16(r);
       const int64_t last = channels - c0 < 16 ? channels - c0 : 16;
       for (int64_t c = 0; c < last; ++c) _mm512_mask_storeu_ps(out + (c0 + c) * pixels + p0, mask, r[c]);
+    }
+  }
+}
+
+// `pixels` consecutive pixels of `channels` planes (`plane` floats apart,
+// from src) into dst channels last: pixel p's channels at dst + p * stride,
+// the first `padded` of them written (padded a multiple of 16; those past
+// `channels` 0).
+__attribute__((target("avx512f"))) inline void to_channels_last(const float* src, int64_t plane, int64_t pixels,
+                                                                int64_t channels, int64_t padded, float* dst,
+                                                                int64_t stride) {
+  for (int64_t p0 = 0; p0 < pixels; p0 += 16) {
+    const int64_t count = pixels - p0 < 16 ? pixels - p0 : 16;
+    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
+    for (int64_t c0 = 0; c0 < padded; c0 += 16) {
+      __m512 r[16];
+      for (int64_t c = 0; c < 16; ++c)
+        r[c] = c0 + c < channels ? _mm512_maskz_loadu_ps(mask, src + (c0 + c) * plane + p0) : _mm512_setzero_ps();
+      transpose_16x16(r);
+      for (int64_t p = 0; p < count; ++p) _mm512_storeu_ps(dst + (p0 + p) * stride + c0, r[p]);
     }
   }
 }

@@ -181,10 +181,16 @@ NNP_AVX512 inline __m512 finish(__m512 v, __m512 bias, bool relu) {
 // The image x [C][H][W] into the padded copy xp (zeros around and beyond,
 // its top-left at the padding; rows and columns no output reads, below or
 // right of the last window, left out).
-void to_channels_last(const Image& im, const float* x, float* xp) {
+NNP_AVX512 void image_to_channels_last(const Image& im, const float* x, float* xp) {
   const int64_t pad_h = im.h.padding[0], pad_w = im.h.padding[1], channels = im.channels;
   std::memset(xp, 0, sizeof(float) * static_cast<size_t>(im.rows * im.cols * channels));
   const int64_t h = std::min(im.in_h, im.rows - pad_h), w = std::min(im.in_w, im.cols - pad_w);
+  if (channels % kLanes == 0) {  // Winograd's: whole vectors of channels, each row's pixels transposed 16 at a time
+    for (int64_t y = 0; y < h; ++y)
+      to_channels_last(x + y * im.in_w, im.in_h * im.in_w, w, im.h.in_channels, channels,
+                       xp + ((y + pad_h) * im.cols + pad_w) * channels, channels);
+    return;
+  }
   for (int64_t c = 0; c < im.h.in_channels; ++c)
     for (int64_t y = 0; y < h; ++y) {
       const float* src = x + (c * im.in_h + y) * im.in_w;
@@ -236,7 +242,7 @@ NNP_AVX512 void direct_image(const Image& im, const float* x, float* scratch, fl
   const Header& h = im.h;
   const bool pool = h.pool[0] != 0, relu = h.activation == NNP_ACTIVATION_RELU;
   const int64_t rows_done = im.rows - h.kernel[0] + 1, cols_done = im.cols - h.kernel[1] + 1;
-  to_channels_last(im, x, scratch);
+  image_to_channels_last(im, x, scratch);
   for (int64_t ob = 0; ob < h.padded_out / kLanes; ++ob)
     for (int64_t r = 0; r < rows_done; r += 2)
       for (int64_t c = 0; c < cols_done; c += 8)
@@ -340,7 +346,7 @@ NNP_AVX512 void winograd_image(const Image& im, const float* x, float* scratch, 
   float* xp = scratch;
   float* v = xp + im.rows * cols * channels;
   float* m = v + 36 * kTileBlock * channels;
-  to_channels_last(im, x, xp);
+  image_to_channels_last(im, x, xp);
   for (int64_t first = 0; first < tiles; first += kTileBlock) {
     const int64_t count = std::min(kTileBlock, tiles - first);
     for (int64_t t = 0; t < count; ++t) {
