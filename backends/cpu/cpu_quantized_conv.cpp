@@ -22,7 +22,10 @@
 //
 // The sums are rescaled and requantized in the composition's order, each
 // step rounded to f32 (the file is built with -ffp-contract=off), so the
-// result equals the core's composition exactly. The packed form starts with
+// result equals the core's composition exactly. Every step after the sum is
+// monotone (the scales are positive), so a pooling window's largest output
+// is its largest sum's: the int32 sums are pooled, and only the pooled ones
+// requantized (a quarter of the work for 2 x 2 windows). The packed form starts with
 // a header recording the geometry it was made for; any other is refused.
 //
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which its
@@ -42,7 +45,6 @@
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
-#include "thread_pool.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -59,7 +61,7 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kHeaderBytes = 128;  // the corrections, then the weights, start 64-byte aligned after it
 // C_in * kH * kW at most: 255 * 128 * 65536 < 2^31, so no int32 sum wraps.
 constexpr int64_t kMaxTaps = 65536;
-constexpr int64_t kMaxSize = int64_t{1} << 20;  // kernel, stride, padding, dilation
+constexpr int64_t kMaxSize = int64_t{1} << 20;  // stride, dilation
 
 struct Header {
   uint32_t magic;
@@ -95,11 +97,17 @@ Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* 
     return h;
   for (int32_t d = 0; d < 4; ++d)
     if (w.shape[d] < 1 || w.shape[d] > (int64_t{1} << 24)) return h;
-  if (w.shape[2] > kMaxSize || w.shape[3] > kMaxSize || w.shape[1] * w.shape[2] * w.shape[3] > kMaxTaps) return h;
+  int64_t taps = 0;
+  if (__builtin_mul_overflow(w.shape[1], w.shape[2], &taps) || __builtin_mul_overflow(taps, w.shape[3], &taps) ||
+      taps > kMaxTaps)
+    return h;
   const bool no_pool = pool[0] == 0 && pool[1] == 0;
   for (int i = 0; i < 2; ++i)
+    // Padding past a window's reach (reading only zeros) is left to the
+    // layer: a stranger's model cannot make the image's copy huge.
     if (p.stride[i] < 1 || p.stride[i] > kMaxSize || p.dilation[i] < 1 || p.dilation[i] > kMaxSize ||
-        p.padding[i] < 0 || p.padding[i] > kMaxSize || (!no_pool && (pool[i] < 1 || pool[i] > 64)))
+        p.padding[i] < 0 || p.padding[i] > p.dilation[i] * (w.shape[2 + i] - 1) ||
+        (!no_pool && (pool[i] < 1 || pool[i] > 64)))
       return h;
   h.out_channels = w.shape[0];
   h.in_channels = w.shape[1];

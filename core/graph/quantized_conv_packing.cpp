@@ -28,6 +28,10 @@ struct QuantizedConv {
   std::vector<TensorRef> tensors;  // the buffers read: they must still be the layer's
 };
 
+// The buffers the kernel reads, in QuantizedConv::tensors' order.
+constexpr const char* kTensorNames[] = {"weight",           "weight_scale", "input_scale",
+                                        "input_zero_point", "scale",        "zero_point"};
+
 std::vector<double> values_of(const Tensor& t) {
   const TensorRef d = contiguous(*to(t, t.device, NNP_F64));
   std::vector<double> v(static_cast<size_t>(d->numel));
@@ -57,7 +61,7 @@ bool read_layer(const onnx::GraphNode& n, QuantizedConv& c) {
       !two_sizes(a, "dilation", one, c.p.dilation))
     return false;
   c.tensors.clear();
-  for (const char* name : {"weight", "weight_scale", "input_scale", "input_zero_point", "scale", "zero_point"}) {
+  for (const char* name : kTensorNames) {
     const TensorRef* t = m.buffers.find(name);
     if (!t || !*t) return false;
     c.tensors.push_back(*t);
@@ -111,7 +115,7 @@ bool is_identity(const onnx::GraphNode& n, int32_t slot) {
 // Whether every tensor read is still the layer's (none replaced).
 bool still_the_layers(nnp_module& m, const std::vector<TensorRef>& tensors) {
   size_t i = 0;
-  for (const char* name : {"weight", "weight_scale", "input_scale", "input_zero_point", "scale", "zero_point"}) {
+  for (const char* name : kTensorNames) {
     const TensorRef* t = m.buffers.find(name);
     if (!t || t->get() != tensors[i++].get()) return false;
   }
