@@ -7,6 +7,13 @@
 // into int32 lanes (no saturation, unlike vpmaddubsw); a tile of 2 rows of
 // a by 4 rows of b reuses every load. Without either, plain loops give the
 // same integers.
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which its
+// -Wuninitialized and -Wmaybe-uninitialized report (GCC bug 105593, fixed
+// in 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>

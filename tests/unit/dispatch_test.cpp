@@ -198,6 +198,21 @@ std::vector<Sample> samples() {
   return s;
 }
 
+// The ops only a CPU feature of the cpu backend's kernels reaches (graph
+// mode's packed forms): where the CPU lacks it, the plans run the layers
+// and no sample can show them.
+bool beyond_this_cpu(const std::string& op) {
+#if defined(__x86_64__)
+  if (op == "conv2d_packed" || op == "gemm_packed") return !__builtin_cpu_supports("avx512f");
+  if (op == "quantized_conv2d_packed")
+    return !__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw") ||
+           !__builtin_cpu_supports("avx512vl");
+  return false;
+#else
+  return op == "conv2d_packed" || op == "gemm_packed" || op == "quantized_conv2d_packed";
+#endif
+}
+
 // A module whose forward is one sample, for the export.
 struct SampleModule : nn::Module {
   Sample fn;
@@ -232,7 +247,8 @@ TEST(Dispatcher, EveryOpShowsInAProfileByItsName) {
     for (const profiler::Event& e : recording.stop().events())
       if (e.kind == profiler::EventKind::Op) seen.insert(e.name);
   }
-  for (const Op& op : dispatched_ops()) EXPECT_TRUE(seen.count(op.name)) << op.name << " left no profiler event";
+  for (const Op& op : dispatched_ops())
+    EXPECT_TRUE(seen.count(op.name) || beyond_this_cpu(op.name)) << op.name << " left no profiler event";
 }
 
 TEST(Dispatcher, TheBackwardNodesAreTheOnesListed) {
@@ -280,7 +296,8 @@ TEST_F(DispatcherTrace, EveryOpShowsInATraceInItsForm) {
   }
   for (const Op& op : dispatched_ops()) {
     if (op.trace == NNP_OP_TRACE_NODES) {
-      EXPECT_TRUE(tagged.count(op.name)) << op.name << ": no node of the trace carries its name";
+      EXPECT_TRUE(tagged.count(op.name) || beyond_this_cpu(op.name))
+          << op.name << ": no node of the trace carries its name";
     } else if (op.trace == NNP_OP_TRACE_CONSTANT) {
       bool named = false;
       for (const std::string& c : constants) named = named || c.rfind(op.name, 0) == 0;
