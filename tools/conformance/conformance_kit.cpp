@@ -1020,6 +1020,32 @@ void check_int8(Kit& kit) {
   check_packed_int8_convolutions(kit);
 }
 
+// The quantization grids of a static int8 layer's input and output.
+struct Grids {
+  double input_scale;
+  int64_t input_zero_point;
+  double scale;
+  int64_t zero_point;
+};
+
+// The nn.GraphModule `program` on in[0], on in[0]'s device without
+// gradients, its static int8 layer `name` given in[1] (the weight), in[2]
+// (its scales), in[3] (the bias, where it has one) and the grids.
+Tensor with_int8_layer(const std::string& program, const char* name, bool bias, const Grids& grids, const Inputs& in) {
+  nn::ModuleHandle net = nn::GraphModule(program);
+  net.to(in[0].device());
+  NoGradGuard no_grad;
+  nn::ModuleHandle layer = net.get_submodule(name);
+  layer.get_buffer("weight").copy_(in[1]);
+  layer.get_buffer("weight_scale").copy_(in[2]);
+  if (bias) layer.get_buffer("bias").copy_(in[3]);
+  layer.get_buffer("input_scale").fill_(grids.input_scale);
+  layer.get_buffer("input_zero_point").fill_(static_cast<double>(grids.input_zero_point));
+  layer.get_buffer("scale").fill_(grids.scale);
+  layer.get_buffer("zero_point").fill_(static_cast<double>(grids.zero_point));
+  return net(in[0]);
+}
+
 // ABI 1.22's optional quantized_conv2d_pack / quantized_conv2d_packed:
 // graph mode packs an nn.quantized.Conv2d layer's weight once and fuses a
 // MaxPool2d layer whose windows tile (an nn.GraphModule; the reference
@@ -1034,10 +1060,7 @@ void check_packed_int8_convolutions(Kit& kit) {
     Shape input;
     std::string conv;  // the layer's attributes
     std::string pool;  // the MaxPool2d's kernel_size, or "" for none
-    double input_scale;
-    int64_t input_zero_point;
-    double scale;
-    int64_t zero_point;
+    Grids grids;
     bool bias;
   };
   const Packed packed[] = {
@@ -1045,56 +1068,38 @@ void check_packed_int8_convolutions(Kit& kit) {
        {2, 1, 28, 28},
        R"("in_channels": 1, "out_channels": 16, "kernel_size": 5, "relu": true)",
        "2",
-       1.0 / 32,
-       10,
-       0.05,
-       0,
+       {1.0 / 32, 10, 0.05, 0},
        true},
       {"[2,16,12,12] k5 to 32, relu, pool 2 (W3's second)",
        {2, 16, 12, 12},
        R"("in_channels": 16, "out_channels": 32, "kernel_size": 5, "relu": true)",
        "2",
-       0.05,
-       0,
-       0.1,
-       4,
+       {0.05, 0, 0.1, 4},
        true},
       {"[2,3,13,10] k3 padding 1 to 20, zero points 37 and 128",
        {2, 3, 13, 10},
        R"("in_channels": 3, "out_channels": 20, "kernel_size": 3, "padding": 1)",
        "",
-       1.0 / 16,
-       37,
-       0.25,
-       128,
+       {1.0 / 16, 37, 0.25, 128},
        true},
       {"[1,20,9,9] k(3,2) padding (2,0) stride (1,2) to 40, pool (2,3)",
        {1, 20, 9, 9},
        R"("in_channels": 20, "out_channels": 40, "kernel_size": [3, 2], "padding": [2, 0], "stride": [1, 2],
           "relu": true)",
        "[2, 3]",
-       0.125,
-       3,
-       0.5,
-       20,
+       {0.125, 3, 0.5, 20},
        true},
       {"[2,5,8,8] k3 dilation 2 to 17, no bias",
        {2, 5, 8, 8},
        R"("in_channels": 5, "out_channels": 17, "kernel_size": 3, "dilation": 2, "bias": false)",
        "",
-       0.1,
-       64,
-       0.2,
-       255,
+       {0.1, 64, 0.2, 255},
        false},
       {"[1,1,6,6] k7 padding 3 to 3 (a kernel past the input)",
        {1, 1, 6, 6},
        R"("in_channels": 1, "out_channels": 3, "kernel_size": 7, "padding": 3)",
        "",
-       0.5,
-       0,
-       1.0,
-       100,
+       {0.5, 0, 1.0, 100},
        true},
   };
   for (const Packed& c : packed) {
@@ -1109,29 +1114,15 @@ void check_packed_int8_convolutions(Kit& kit) {
                                 layers + R"(], "nodes": [)" + nodes + "]}";
     const Shape w =
         nn::model_from_spec(R"({"type": "nn.quantized.Conv2d", )" + c.conv + "}").get_buffer("weight").shape();
-    Tensor x = (kit.normal(c.input, Dtype::f64, 40.0) * c.input_scale).reshape({-1});
+    Tensor x = (kit.normal(c.input, Dtype::f64, 40.0) * c.grids.input_scale).reshape({-1});
     const std::vector<double> specials = {2.5, -3.5, NAN, INFINITY, -INFINITY, 1e6, 0.5, -130};
     for (size_t j = 0; j < specials.size(); ++j)
-      x.index_put_({static_cast<int64_t>(j * 13 % static_cast<size_t>(x.numel()))}, specials[j] * c.input_scale);
+      x.index_put_({static_cast<int64_t>(j * 13 % static_cast<size_t>(x.numel()))}, specials[j] * c.grids.input_scale);
     const Inputs inputs{x.reshape(c.input).to(Dtype::f32), kit.integers(w, -127, 128, Dtype::i8),
                         kit.positive({w[0]}, Dtype::f64) * 0.01, kit.normal({w[0]}, Dtype::f32)};
     kit.check(
         "quantized conv2d packed", Dtype::f32, c.layout, inputs,
-        [program, c](const Inputs& in) {
-          nn::ModuleHandle net = nn::GraphModule(program);
-          net.to(in[0].device());
-          NoGradGuard no_grad;
-          nn::ModuleHandle conv = net.get_submodule("conv");
-          conv.get_buffer("weight").copy_(in[1]);
-          conv.get_buffer("weight_scale").copy_(in[2]);
-          if (c.bias) conv.get_buffer("bias").copy_(in[3]);
-          conv.get_buffer("input_scale").fill_(c.input_scale);
-          conv.get_buffer("input_zero_point").fill_(static_cast<double>(c.input_zero_point));
-          conv.get_buffer("scale").fill_(c.scale);
-          conv.get_buffer("zero_point").fill_(static_cast<double>(c.zero_point));
-          return net(in[0]);
-        },
-        kExact);
+        [program, c](const Inputs& in) { return with_int8_layer(program, "conv", c.bias, c.grids, in); }, kExact);
   }
   // A static int8 Linear runs the same kernel as a 1 x 1 convolution of its rows.
   struct Linear {
@@ -1157,18 +1148,7 @@ void check_packed_int8_convolutions(Kit& kit) {
     kit.check(
         "quantized conv2d packed", Dtype::f32, c.layout, inputs,
         [program](const Inputs& in) {
-          nn::ModuleHandle net = nn::GraphModule(program);
-          net.to(in[0].device());
-          NoGradGuard no_grad;
-          nn::ModuleHandle linear = net.get_submodule("linear");
-          linear.get_buffer("weight").copy_(in[1]);
-          linear.get_buffer("weight_scale").copy_(in[2]);
-          linear.get_buffer("bias").copy_(in[3]);
-          linear.get_buffer("input_scale").fill_(0.0625);
-          linear.get_buffer("input_zero_point").fill_(40.0);
-          linear.get_buffer("scale").fill_(0.125);
-          linear.get_buffer("zero_point").fill_(90.0);
-          return net(in[0]);
+          return with_int8_layer(program, "linear", true, {0.0625, 40, 0.125, 90}, in);
         },
         kExact);
   }
