@@ -6,10 +6,12 @@
 // them for the second product). The keys are laid out transposed and the
 // values padded once per block of rows, so each inner step is one vector
 // load and a broadcast multiply-add per query row.
-// GCC 12's AVX-512 shuffles start from _mm512_undefined_ps(), which its
-// -Wmaybe-uninitialized reports (GCC bug 105593, fixed in 13).
+// GCC 12's AVX-512 shuffles and lane reductions start from
+// _mm512_undefined_ps(), which its -W(maybe-)uninitialized reports (GCC
+// bug 105593, fixed in 13).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_vector_math.hpp"
@@ -192,6 +195,17 @@ bool has_avx512() {
   return yes;
 }
 
+// Reductions across a vector's lanes with AVX-512 (the generic vectors
+// reduce lane by lane, which was a third of W7's softmax). The lanes come
+// through memory: a 512-bit vector cannot be an argument of a function
+// compiled without AVX-512.
+NNP_ATTENTION_AVX512 float max_of_lanes(const float* lanes) { return _mm512_reduce_max_ps(_mm512_loadu_ps(lanes)); }
+NNP_ATTENTION_AVX512 float sum_of_lanes(const float* lanes) { return _mm512_reduce_add_ps(_mm512_loadu_ps(lanes)); }
+NNP_ATTENTION_AVX512 bool any_lane(const int32_t* lanes) {
+  const __m512i v = _mm512_loadu_si512(lanes);
+  return _mm512_test_epi32_mask(v, v) != 0;
+}
+
 // Softmax of one row of scores in place (the mask added first); returns
 // 1 / sum, or NaN where the composition gives a row of NaN.
 __attribute__((always_inline)) inline float softmax_row(float* row, const Problem& p, int64_t b, int64_t i) {
@@ -209,11 +223,21 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
     nan |= x != x;
     top = x > top ? x : top;
   }
+  const bool fast = has_avx512();
   float largest = minus_inf;
   bool any_nan = false;
-  for (int64_t l = 0; l < kLanes; ++l) {
-    largest = std::max(largest, top[l]);
-    any_nan |= nan[l] != 0;
+  if (fast) {
+    float lanes[kLanes];
+    int32_t flags[kLanes];
+    vmath::store(lanes, top);
+    std::memcpy(flags, &nan, sizeof flags);
+    largest = max_of_lanes(lanes);
+    any_nan = any_lane(flags);
+  } else {
+    for (int64_t l = 0; l < kLanes; ++l) {
+      largest = std::max(largest, top[l]);
+      any_nan |= nan[l] != 0;
+    }
   }
   if (any_nan || !std::isfinite(largest)) return std::numeric_limits<float>::quiet_NaN();
   vf sum{};
@@ -225,7 +249,13 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
   }
   for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = 0;  // exp's floor is not quite 0
   float total = 0;
-  for (int64_t l = 0; l < kLanes; ++l) total += sum[l];
+  if (fast) {
+    float lanes[kLanes];
+    vmath::store(lanes, sum);
+    total = sum_of_lanes(lanes);
+  } else {
+    for (int64_t l = 0; l < kLanes; ++l) total += sum[l];
+  }
   return 1.0f / total;
 }
 
@@ -269,9 +299,13 @@ NNP_ATTENTION_CLONES void attend(const Problem& p, int64_t b, int64_t i0, int64_
     // of the projection apart: 16 KB in W7, all in one L1 set), each
     // column written into kt, which stays in L1.
     const float* key = at(k, b, 0, 0);
-    for (int64_t j = 0; j < p.S; ++j, key += k.strides[1]) {
-      if (j + 8 < p.S) __builtin_prefetch(key + 8 * k.strides[1]);  // a page apart: no hardware prefetch
-      for (int64_t e = 0; e < p.E; ++e) kt[e * p.s_pad + j] = key[e * k.strides[2]];
+    if (has_avx512() && k.strides[2] == 1) {
+      transpose_rows(key, k.strides[1], p.S, p.E, kt, p.s_pad);
+    } else {
+      for (int64_t j = 0; j < p.S; ++j, key += k.strides[1]) {
+        if (j + 8 < p.S) __builtin_prefetch(key + 8 * k.strides[1]);  // a page apart: no hardware prefetch
+        for (int64_t e = 0; e < p.E; ++e) kt[e * p.s_pad + j] = key[e * k.strides[2]];
+      }
     }
     for (int64_t e = 0; e < p.E; ++e) std::fill(kt + e * p.s_pad + p.S, kt + (e + 1) * p.s_pad, 0.0f);
     const float* value = at(v, b, 0, 0);

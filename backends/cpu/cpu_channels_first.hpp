@@ -1,7 +1,8 @@
 // Between nnp's channels-first [C][H][W] images and the channels-last
 // layout the packed convolutions compute in (a vector of channels per
-// pixel): 16 x 16 blocks transposed in registers, 16 values a load and a
-// store. For the AVX-512 paths only (the caller checks the CPU).
+// pixel), and attention's keys into columns: 16 x 16 blocks transposed in
+// registers, 16 values a load and a store. For the AVX-512 paths only (the
+// caller checks the CPU).
 #pragma once
 
 #include <cstdint>
@@ -38,22 +39,31 @@ __attribute__((target("avx512f"), always_inline)) inline void transpose_16x16(__
   }
 }
 
-// y [pixels][padded] (padded a multiple of 16, >= channels) into out
-// [channels][pixels]. Every write lands in order within each channel's plane.
-__attribute__((target("avx512f"))) inline void to_channels_first(const float* y, int64_t pixels, int64_t padded,
-                                                                 int64_t channels, float* out) {
-  for (int64_t p0 = 0; p0 < pixels; p0 += 16) {
-    const int64_t count = pixels - p0 < 16 ? pixels - p0 : 16;
-    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
-    for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+// out[c * out_stride + r] = src[r * src_stride + c] for r < rows, c < cols:
+// 16 x 16 blocks, each row's values read once (masked at the right edge,
+// so nothing past a row's cols is read) and each column written in order
+// (masked at the bottom edge).
+__attribute__((target("avx512f"))) inline void transpose_rows(const float* src, int64_t src_stride, int64_t rows,
+                                                              int64_t cols, float* out, int64_t out_stride) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t count = rows - r0 < 16 ? rows - r0 : 16;
+    const __mmask16 store = static_cast<__mmask16>((1u << count) - 1);
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t last = cols - c0 < 16 ? cols - c0 : 16;
+      const __mmask16 load = static_cast<__mmask16>((1u << last) - 1);
       __m512 r[16];
-      for (int64_t p = 0; p < 16; ++p)
-        r[p] = p < count ? _mm512_loadu_ps(y + (p0 + p) * padded + c0) : _mm512_setzero_ps();
+      for (int64_t i = 0; i < 16; ++i)
+        r[i] = i < count ? _mm512_maskz_loadu_ps(load, src + (r0 + i) * src_stride + c0) : _mm512_setzero_ps();
       transpose_16x16(r);
-      const int64_t last = channels - c0 < 16 ? channels - c0 : 16;
-      for (int64_t c = 0; c < last; ++c) _mm512_mask_storeu_ps(out + (c0 + c) * pixels + p0, mask, r[c]);
+      for (int64_t c = 0; c < last; ++c) _mm512_mask_storeu_ps(out + (c0 + c) * out_stride + r0, store, r[c]);
     }
   }
+}
+
+// y [pixels][padded] (padded >= channels) into out [channels][pixels].
+__attribute__((target("avx512f"))) inline void to_channels_first(const float* y, int64_t pixels, int64_t padded,
+                                                                 int64_t channels, float* out) {
+  transpose_rows(y, padded, pixels, channels, out, pixels);
 }
 
 // `pixels` consecutive pixels of `channels` planes (`plane` floats apart,

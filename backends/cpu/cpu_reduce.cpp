@@ -128,27 +128,33 @@ bool contiguous_extreme(const float* data, int64_t n, bool want_max, float* resu
   return false;
 }
 
-// Sums of the columns of a matrix (a bias gradient: x is [C, N] with strides
-// [1, C]). Walking each output's reduced dimension would jump C elements per
-// step; adding whole rows into a block of accumulators reads memory in order.
+// Sums over one reduced dimension where the outputs' innermost dimension is
+// contiguous in x: the columns of a matrix (a bias gradient: x is [C, N]
+// with strides [1, C]), or a mean over a sequence (x [B, E, L] with strides
+// [L * E, 1, E]). Walking each output's reduced dimension would jump a row
+// per step; adding whole rows into a block of accumulators reads memory in
+// order. The sums run in the same order, so the results are the walk's.
 template <typename T>
-void column_sums(nnp_reduce_op op, const nnp_view& x, const ReducedDims& r, const nnp_view& out) {
+void column_sums(nnp_reduce_op op, const nnp_view& x, int32_t nkeep, const ReducedDims& r, const nnp_view& out) {
   using Tr = Traits<T>;
   using C = typename Tr::compute;
   const T* data = static_cast<const T*>(x.data);
   T* result = static_cast<T*>(out.data);
   const double scale = op == NNP_REDUCE_MEAN ? 1.0 / static_cast<double>(r.count) : 1.0;
+  const int64_t inner = x.shape[nkeep - 1], outer_stride = nkeep == 2 ? x.strides[0] : 0;
   parallel_for(view_numel(out), r.count, [&](int64_t begin, int64_t end) {
     constexpr int64_t kBlock = 256;
     double acc[kBlock];
-    for (int64_t first = begin; first < end; first += kBlock) {
-      const int64_t n = std::min(kBlock, end - first);
+    for (int64_t first = begin; first < end;) {
+      const int64_t outer = first / inner, j0 = first % inner;
+      const int64_t n = std::min({kBlock, end - first, inner - j0});
       std::fill(acc, acc + n, 0.0);
       for (int64_t i = 0; i < r.shape[0]; ++i) {
-        const T* row = data + first + i * r.strides[0];
+        const T* row = data + outer * outer_stride + j0 + i * r.strides[0];
         for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<double>(Tr::load(row[j]));
       }
       for (int64_t j = 0; j < n; ++j) result[first + j] = Tr::store(static_cast<C>(acc[j] * scale));
+      first += n;
     }
   });
 }
@@ -160,8 +166,9 @@ void reduce_typed(nnp_reduce_op op, const nnp_view& x, int32_t nreduce, double c
   const int32_t nkeep = x.ndim - nreduce;
   const ReducedDims r = reduced_dims(x, nreduce);
   if constexpr (is_floating_v<T>) {
-    if ((op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN) && nkeep == 1 && x.strides[0] == 1 && r.ndim == 1)
-      return column_sums<T>(op, x, r, out);
+    if ((op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN) && (nkeep == 1 || (nkeep == 2 && x.shape[1] > 1)) &&
+        x.strides[nkeep - 1] == 1 && r.ndim == 1 && r.count > 0)
+      return column_sums<T>(op, x, nkeep, r, out);
   }
   const T* data = static_cast<const T*>(x.data);
   const int64_t outputs = view_numel(out);

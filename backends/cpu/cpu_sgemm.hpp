@@ -1,6 +1,7 @@
 // The cpu backend's own single-threaded f32 GEMM: operands packed into
 // cache-sized panels and a register-blocked micro-kernel per instruction
-// set (AVX2 + FMA: 6 x 16; AVX-512: 12 x 32). It takes the products that are
+// set (AVX2 + FMA: 6 x 16; AVX-512: 12 x 32, and 6 x 64 over a right
+// operand packed once, a read unpacked). It takes the products that are
 // large in every dimension, where it runs ahead of OpenBLAS's sgemm (README,
 // "Speed"); OpenBLAS keeps the thin and the small ones, f64, and every
 // product on a CPU without AVX2.

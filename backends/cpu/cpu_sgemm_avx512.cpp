@@ -99,47 +99,6 @@ struct Avx512 {
                               _mm512_maskz_loadu_ps(first_lanes(lanes - w0), src + k * ld + w0));
   }
 
-  // One row of c (cols <= kNr) = a[0 .. kc) @ pb + beta * c over kc, for
-  // products of fewer rows than the register block: a is read as it lies,
-  // and four pairs of accumulators hide the multiply-adds' latency.
-  NNP_AVX512 static void rows_kernel(int64_t kc, const float* a, const float* __restrict pb, float* c, int cols,
-                                     float beta, const float* bias, bool relu) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, u0 = s0, u1 = s0, v0 = s0, v1 = s0;
-    int64_t k = 0;
-    for (; k + 4 <= kc; k += 4, pb += 4 * kNr) {
-      s0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb), s0);
-      s1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb + 16), s1);
-      t0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 1]), _mm512_load_ps(pb + kNr), t0);
-      t1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 1]), _mm512_load_ps(pb + kNr + 16), t1);
-      u0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 2]), _mm512_load_ps(pb + 2 * kNr), u0);
-      u1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 2]), _mm512_load_ps(pb + 2 * kNr + 16), u1);
-      v0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 3]), _mm512_load_ps(pb + 3 * kNr), v0);
-      v1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 3]), _mm512_load_ps(pb + 3 * kNr + 16), v1);
-    }
-    for (; k < kc; ++k, pb += kNr) {
-      s0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb), s0);
-      s1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(pb + 16), s1);
-    }
-    __m512 r0 = _mm512_add_ps(_mm512_add_ps(s0, t0), _mm512_add_ps(u0, v0));
-    __m512 r1 = _mm512_add_ps(_mm512_add_ps(s1, t1), _mm512_add_ps(u1, v1));
-    const __mmask16 left = first_lanes(cols), right = first_lanes(cols - 16);
-    const __m512 zero = _mm512_setzero_ps();
-    if (beta != 0.0f) {
-      r0 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(left, c), r0);
-      r1 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(right, c + 16), r1);
-    }
-    if (bias) {
-      r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(left, bias));
-      r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(right, bias + 16));
-    }
-    if (relu) {
-      r0 = _mm512_max_ps(zero, r0);
-      r1 = _mm512_max_ps(zero, r1);
-    }
-    _mm512_mask_storeu_ps(c, left, r0);
-    _mm512_mask_storeu_ps(c + 16, right, r1);
-  }
-
   // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc.
   NNP_AVX512 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c,
                                 int64_t ldc, int rows, int cols, float beta, const float* bias, bool relu) {
@@ -184,18 +143,155 @@ struct Avx512 {
   }
 };
 
+// The products whose right operand is a weight packed once (gemm_pack /
+// gemm_packed). Its panels are 64 columns wide and the register block is
+// 6 x 64 (24 accumulators; four loads of b and six broadcasts of a per 24
+// multiply-adds), and a is read where it lies, never packed (ONNX Runtime's
+// MLAS does the same): only b's panel sits in L1 while rows of a pass
+// under it. Each tile first asks for its rows of c, which it writes at the
+// end: in a plan, c is a fresh 1-4 MB buffer beyond L2, and waiting on its
+// lines at the stores cost W7's products a fifth of their time.
+struct Avx512Packed {
+  static constexpr int kMr = 6;
+  static constexpr int kNr = 64;
+  // Most of k per block and most rows of a per block. With k up to 512 in
+  // one block (W3's and W7's products), c is written once and never read
+  // back; a panel of b (up to 128 KB) then streams from L2. On W7 a block of
+  // 128 (the panel in L1, c read back per block) measured the same within
+  // the machine's noise.
+  static constexpr int64_t kKc = 512;
+  static constexpr int64_t kMc = 192;
+
+  NNP_AVX512 static void pack_across(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+    Avx512::pack_across(src, ld, lanes, kc, out, width);
+  }
+  NNP_AVX512 static void pack_along(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+    Avx512::pack_along(src, ld, lanes, kc, out, width);
+  }
+
+  // c[R, cols] (cols <= 64) = a[R, kc] (rows lda apart) @ pb (+ c where
+  // accumulate) with the epilogue. Fewer than three rows keep two sets of
+  // accumulators (even and odd k), so at least eight multiply-add chains
+  // hide the latency.
+  template <int R>
+  NNP_AVX512 static void tile(int64_t kc, const float* a, int64_t lda, const float* __restrict pb, float* c,
+                              int64_t ldc, int cols, bool accumulate, const float* bias, bool relu) {
+    constexpr int kSets = R <= 2 ? 2 : 1;
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) __builtin_prefetch(c + i * ldc + 16 * j, 1, 3);
+    __m512 acc[kSets][R][4];
+#pragma GCC unroll 2
+    for (int s = 0; s < kSets; ++s)
+#pragma GCC unroll 6
+      for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) acc[s][i][j] = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + kSets <= kc; k += kSets) {
+#pragma GCC unroll 2
+      for (int s = 0; s < kSets; ++s, pb += kNr) {
+        const __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16), b2 = _mm512_load_ps(pb + 32),
+                     b3 = _mm512_load_ps(pb + 48);
+#pragma GCC unroll 6
+        for (int i = 0; i < R; ++i) {
+          const __m512 x = _mm512_set1_ps(a[i * lda + k + s]);
+          acc[s][i][0] = _mm512_fmadd_ps(x, b0, acc[s][i][0]);
+          acc[s][i][1] = _mm512_fmadd_ps(x, b1, acc[s][i][1]);
+          acc[s][i][2] = _mm512_fmadd_ps(x, b2, acc[s][i][2]);
+          acc[s][i][3] = _mm512_fmadd_ps(x, b3, acc[s][i][3]);
+        }
+      }
+    }
+    if (kSets == 2) {
+      if (k < kc) {  // an odd k's last step
+        const __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16), b2 = _mm512_load_ps(pb + 32),
+                     b3 = _mm512_load_ps(pb + 48);
+#pragma GCC unroll 6
+        for (int i = 0; i < R; ++i) {
+          const __m512 x = _mm512_set1_ps(a[i * lda + k]);
+          acc[0][i][0] = _mm512_fmadd_ps(x, b0, acc[0][i][0]);
+          acc[0][i][1] = _mm512_fmadd_ps(x, b1, acc[0][i][1]);
+          acc[0][i][2] = _mm512_fmadd_ps(x, b2, acc[0][i][2]);
+          acc[0][i][3] = _mm512_fmadd_ps(x, b3, acc[0][i][3]);
+        }
+      }
+#pragma GCC unroll 6
+      for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) acc[0][i][j] = _mm512_add_ps(acc[0][i][j], acc[kSets - 1][i][j]);
+    }
+    const __m512 zero = _mm512_setzero_ps();
+    __mmask16 lanes[4];
+    __m512 shift[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      lanes[j] = first_lanes(cols - 16 * j);
+      shift[j] = bias ? _mm512_maskz_loadu_ps(lanes[j], bias + 16 * j) : zero;
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i) {
+      float* row = c + i * ldc;
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        __m512 r = acc[0][i][j];
+        if (accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(lanes[j], row + 16 * j));
+        if (bias) r = _mm512_add_ps(r, shift[j]);
+        if (relu) r = _mm512_max_ps(zero, r);  // max(0, v) gives v when v is NaN
+        _mm512_mask_storeu_ps(row + 16 * j, lanes[j], r);
+      }
+    }
+  }
+
+  static void kernel(int64_t kc, const float* a, int64_t lda, const float* pb, float* c, int64_t ldc, int rows,
+                     int cols, bool accumulate, const float* bias, bool relu) {
+    switch (rows) {
+      case 6: return tile<6>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+      case 5: return tile<5>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+      case 4: return tile<4>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+      case 3: return tile<3>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+      case 2: return tile<2>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+      default: return tile<1>(kc, a, lda, pb, c, ldc, cols, accumulate, bias, relu);
+    }
+  }
+};
+
+// c[m, first .. last) = a[m, k] (row-major, lda) @ b[k, first .. last) with
+// the epilogue, b packed by sgemm_pack_b<Avx512Packed>; first a multiple of
+// 64. For each block of k, each block of rows of a runs under each panel.
+void packed_product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b, int64_t first,
+                    int64_t last, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
+  using P = Avx512Packed;
+  const int64_t kc_block = sgemm_even_block(k, P::kKc, 1), n_pad = (n + P::kNr - 1) / P::kNr * P::kNr;
+  for (int64_t pc = 0; pc < k; pc += kc_block) {
+    const int64_t kc = std::min(kc_block, k - pc);
+    const float* block = packed_b + pc * n_pad;
+    const bool final_block = pc + kc == k;
+    for (int64_t ic = 0; ic < m; ic += P::kMc) {
+      const int64_t mc = std::min(P::kMc, m - ic);
+      for (int64_t jr = first; jr < last; jr += P::kNr)
+        for (int64_t ir = ic; ir < ic + mc; ir += P::kMr)
+          P::kernel(kc, a + ir * lda + pc, lda, block + jr * kc, c + ir * ldc + jr, ldc,
+                    static_cast<int>(std::min<int64_t>(P::kMr, ic + mc - ir)),
+                    static_cast<int>(std::min<int64_t>(P::kNr, last - jr)), pc > 0,
+                    final_block && epilogue.bias ? epilogue.bias + jr : nullptr, final_block && epilogue.relu);
+    }
+  }
+}
+
 }  // namespace
 
-int64_t sgemm_avx512_packed_b_floats(int64_t k, int64_t n) { return sgemm_packed_b_floats<Avx512>(k, n); }
-int64_t sgemm_avx512_panel_columns() { return Avx512::kNr; }
+int64_t sgemm_avx512_packed_b_floats(int64_t k, int64_t n) { return sgemm_packed_b_floats<Avx512Packed>(k, n); }
+int64_t sgemm_avx512_panel_columns() { return Avx512Packed::kNr; }
 
 void sgemm_avx512_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, float* out) {
-  sgemm_pack_b<Avx512>(trans_b, k, n, b, ldb, out);
+  sgemm_pack_b<Avx512Packed>(trans_b, k, n, b, ldb, out);
 }
 
 void sgemm_avx512_packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b,
                          int64_t first, int64_t last, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
-  sgemm_blocked_packed<Avx512>(m, n, k, a, lda, packed_b, first, last, c, ldc, epilogue);
+  packed_product(m, n, k, a, lda, packed_b, first, last, c, ldc, epilogue);
 }
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

@@ -110,43 +110,4 @@ void sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ld
   }
 }
 
-// c[m, first .. last) = a[m, k] (row-major, lda) @ b[k, first .. last) with
-// the epilogue, b packed by sgemm_pack_b; first a multiple of Isa::kNr.
-// The loops of sgemm_blocked without b's packing; rows fewer than the
-// register block go through Isa::rows_kernel, which does not pad them.
-template <class Isa>
-void sgemm_blocked_packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b,
-                          int64_t first, int64_t last, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
-  const int64_t kc_block = sgemm_even_block(k, Isa::kKc, 1), n_pad = (n + Isa::kNr - 1) / Isa::kNr * Isa::kNr;
-  const int64_t mc_block = sgemm_even_block(m, Isa::kMc, Isa::kMr);
-  float* packed_a = sgemm_packing_buffer(0, mc_block * kc_block);
-  for (int64_t pc = 0; pc < k; pc += kc_block) {
-    const int64_t kc = std::min(kc_block, k - pc);
-    const float* block = packed_b + pc * n_pad;
-    const float beta = pc == 0 ? 0.0f : 1.0f;
-    const bool final_block = pc + kc == k;
-    auto bias_at = [&](int64_t j) { return final_block && epilogue.bias ? epilogue.bias + j : nullptr; };
-    if (m < Isa::kMr) {
-      for (int64_t jr = first; jr < last; jr += Isa::kNr)
-        for (int64_t i = 0; i < m; ++i)
-          Isa::rows_kernel(kc, a + i * lda + pc, block + jr * kc, c + i * ldc + jr,
-                           static_cast<int>(std::min<int64_t>(Isa::kNr, last - jr)), beta, bias_at(jr),
-                           final_block && epilogue.relu);
-      continue;
-    }
-    for (int64_t ic = 0; ic < m; ic += mc_block) {
-      const int64_t mc = std::min(mc_block, m - ic);
-      for (int64_t p = 0; p < mc; p += Isa::kMr)
-        Isa::pack_across(a + (ic + p) * lda + pc, lda, std::min<int64_t>(Isa::kMr, mc - p), kc, packed_a + p * kc,
-                         Isa::kMr);
-      for (int64_t jr = first; jr < last; jr += Isa::kNr)
-        for (int64_t ir = 0; ir < mc; ir += Isa::kMr)
-          Isa::kernel(kc, packed_a + ir * kc, block + jr * kc, c + (ic + ir) * ldc + jr, ldc,
-                      static_cast<int>(std::min<int64_t>(Isa::kMr, mc - ir)),
-                      static_cast<int>(std::min<int64_t>(Isa::kNr, last - jr)), beta, bias_at(jr),
-                      final_block && epilogue.relu);
-    }
-  }
-}
-
 }  // namespace nnp::cpu

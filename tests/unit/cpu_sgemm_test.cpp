@@ -148,11 +148,13 @@ TEST(CpuSgemm, Avx512KernelFromAPackedRightOperandMatchesADoubleLoop) {
   if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the packed products are not run";
   for (const Case& c : kCases)  // the packed path multiplies a as it lies, into a c it does not read
     if (!c.trans_a && c.beta == 0.0f) check(packed_in_two_ranges, c);
-  // Fewer rows than the register block (the one-row kernel), over two
-  // blocks of k, with and without the epilogue.
-  const Case few_rows[] = {{false, false, 5, 70, 600, 0, 0.0f, true},
-                           {false, true, 1, 33, 40, 2, 0.0f},
-                           {false, true, 11, 96, 7, 1, 0.0f, true}};
+  // Every height of the 6 x 64 register block's tiles (1 to 6 rows, and 6
+  // then 2), an odd k where one or two rows keep two sets of accumulators,
+  // over two and three blocks of k, with and without the epilogue.
+  const Case few_rows[] = {{false, false, 5, 70, 600, 0, 0.0f, true},  {false, true, 1, 33, 40, 2, 0.0f},
+                           {false, false, 1, 64, 7, 0, 0.0f, true},    {false, true, 2, 70, 33, 1, 0.0f},
+                           {false, false, 3, 130, 100, 0, 0.0f, true}, {false, true, 4, 64, 17, 3, 0.0f},
+                           {false, false, 8, 96, 1030, 0, 0.0f},       {false, true, 11, 96, 7, 1, 0.0f, true}};
   for (const Case& c : few_rows) check(packed_in_two_ranges, c);
 }
 

@@ -104,6 +104,31 @@ TEST_P(Ops, ComparisonsMaximumWhere) {
   expect_error([&] { where(a, a, b); }, NNP_DTYPE_MISMATCH, {"condition must be bool"});
 }
 
+// Sums and means over a middle dimension (a mean over a sequence: [B, L, E]
+// over L), whose outputs' last dimension is contiguous: more columns than
+// one block of accumulators, and on a transposed view, against a loop in
+// double precision.
+TEST_P(Ops, ReductionsOverAMiddleDimensionMatchADoubleLoop) {
+  const int64_t B = 3, L = 37, E = 300;
+  std::vector<float> v(static_cast<size_t>(B * L * E));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 3.0);
+  Tensor x = f(v, {B, L, E});
+  auto at = [&](int64_t b, int64_t l, int64_t e) {
+    return static_cast<double>(v[static_cast<size_t>((b * L + l) * E + e)]);
+  };
+  const std::vector<float> mean = x.mean({1}).to_vector<float>(), sum = x.transpose(0, 1).sum({0}).to_vector<float>();
+  ASSERT_EQ(mean.size(), static_cast<size_t>(B * E));
+  ASSERT_EQ(sum.size(), static_cast<size_t>(B * E));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t e = 0; e < E; ++e) {
+      double total = 0;
+      for (int64_t l = 0; l < L; ++l) total += at(b, l, e);
+      const size_t o = static_cast<size_t>(b * E + e);
+      ASSERT_NEAR(sum[o], total, 1e-5) << "sum over the sequence at [" << b << ", " << e << "]";
+      ASSERT_NEAR(mean[o], total / L, 1e-6) << "mean over the sequence at [" << b << ", " << e << "]";
+    }
+}
+
 TEST_P(Ops, Reductions) {
   Tensor x = f({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_EQ(x.sum().item<float>(), 21);
