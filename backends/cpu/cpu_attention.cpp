@@ -195,15 +195,48 @@ bool has_avx512() {
   return yes;
 }
 
-// Reductions across a vector's lanes with AVX-512 (the generic vectors
-// reduce lane by lane, which was a third of W7's softmax). The lanes come
-// through memory: a 512-bit vector cannot be an argument of a function
-// compiled without AVX-512.
-NNP_ATTENTION_AVX512 float max_of_lanes(const float* lanes) { return _mm512_reduce_max_ps(_mm512_loadu_ps(lanes)); }
-NNP_ATTENTION_AVX512 float sum_of_lanes(const float* lanes) { return _mm512_reduce_add_ps(_mm512_loadu_ps(lanes)); }
-NNP_ATTENTION_AVX512 bool any_lane(const int32_t* lanes) {
-  const __m512i v = _mm512_loadu_si512(lanes);
-  return _mm512_test_epi32_mask(v, v) != 0;
+// exp(x) for x <= 0 with AVX-512: vmath::exp's reduction and polynomial,
+// 2^n applied by vscalefps (which takes results down through the
+// subnormals to 0 itself), x below -104 taken as -104 (its exp is 0 in
+// f32). Half the instructions of the generic vectors' exp, which was half
+// of W7's attention.
+NNP_ATTENTION_AVX512 inline __m512 exp_nonpositive_avx512(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 q = _mm512_set1_ps(1.9875691500e-4f);
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.3981999507e-3f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(8.3334519073e-3f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(4.1665795894e-2f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.6666665459e-1f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(5.0000001201e-1f));
+  q = _mm512_fmadd_ps(_mm512_mul_ps(q, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(q, n);
+}
+
+// softmax_row's work after the mask, with AVX-512: the largest score and
+// NaN in one pass, exp and the sum in a second, lanes reduced in registers.
+NNP_ATTENTION_AVX512 float softmax_row_avx512(float* row, int64_t S, int64_t s_pad) {
+  __m512 top = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __mmask16 nan = 0;
+  for (int64_t j = 0; j < s_pad; j += kLanes) {
+    const __m512 x = _mm512_loadu_ps(row + j);
+    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    top = _mm512_max_ps(top, x);
+  }
+  const float largest = _mm512_reduce_max_ps(top);
+  if (nan || !std::isfinite(largest)) return std::numeric_limits<float>::quiet_NaN();
+  const __m512 shift = _mm512_set1_ps(largest);
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < s_pad; j += kLanes) {
+    const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_loadu_ps(row + j), shift));
+    _mm512_storeu_ps(row + j, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  for (int64_t j = S; j < s_pad; ++j) row[j] = 0;
+  return 1.0f / _mm512_reduce_add_ps(sum);
 }
 
 // Softmax of one row of scores in place (the mask added first); returns
@@ -216,6 +249,7 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
   }
   const float minus_inf = -std::numeric_limits<float>::infinity();
   for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = minus_inf;  // the padding's keys weigh 0
+  if (has_avx512()) return softmax_row_avx512(row, p.S, p.s_pad);
   vf top = vmath::splat(minus_inf);
   vi nan{};
   for (int64_t j = 0; j < p.s_pad; j += kLanes) {
@@ -223,21 +257,11 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
     nan |= x != x;
     top = x > top ? x : top;
   }
-  const bool fast = has_avx512();
   float largest = minus_inf;
   bool any_nan = false;
-  if (fast) {
-    float lanes[kLanes];
-    int32_t flags[kLanes];
-    vmath::store(lanes, top);
-    std::memcpy(flags, &nan, sizeof flags);
-    largest = max_of_lanes(lanes);
-    any_nan = any_lane(flags);
-  } else {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      largest = std::max(largest, top[l]);
-      any_nan |= nan[l] != 0;
-    }
+  for (int64_t l = 0; l < kLanes; ++l) {
+    largest = std::max(largest, top[l]);
+    any_nan |= nan[l] != 0;
   }
   if (any_nan || !std::isfinite(largest)) return std::numeric_limits<float>::quiet_NaN();
   vf sum{};
@@ -249,13 +273,7 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
   }
   for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = 0;  // exp's floor is not quite 0
   float total = 0;
-  if (fast) {
-    float lanes[kLanes];
-    vmath::store(lanes, sum);
-    total = sum_of_lanes(lanes);
-  } else {
-    for (int64_t l = 0; l < kLanes; ++l) total += sum[l];
-  }
+  for (int64_t l = 0; l < kLanes; ++l) total += sum[l];
   return 1.0f / total;
 }
 
