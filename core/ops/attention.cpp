@@ -4,6 +4,7 @@
 // nothing needs the ops' history (graph mode's plans without gradients).
 // Where it does not apply the caller runs the MatMul, Softmax and MatMul
 // itself, which also gives every error its usual message.
+#include <algorithm>
 #include <cmath>
 
 #include "../autograd/grad_mode.hpp"
@@ -58,9 +59,40 @@ bool merge_leading(nnp_view& v) {
   return true;
 }
 
+// The output laid out in q's memory order (dense), as PyTorch's empty_like
+// keeps a permuted input's layout. In a seq-first model (PyTorch's
+// MultiheadAttention as exported) q is a [B*H, L, E] view of an [L, B*H, E]
+// projection; an output laid out [L, B*H, Ev] is what the Transpose and
+// Reshape that merge the heads after it read as a view, where a contiguous
+// one had to be copied. Contiguous where q is, where its last axis is not
+// its innermost, or where the order would not let the kernel merge the
+// leading axes.
+TensorRef output_in_order_of(const Tensor& q, const Dims& out_shape) {
+  const int32_t rank = out_shape.ndim;
+  int32_t order[NNP_MAX_DIMS];  // q's axes from outermost to innermost in memory
+  for (int32_t i = 0; i < rank; ++i) order[i] = i;
+  std::stable_sort(order, order + rank, [&](int32_t a, int32_t b) {
+    const bool a_one = q.shape.d[a] == 1, b_one = q.shape.d[b] == 1;  // size-1 axes keep their place
+    return !a_one && !b_one && q.strides.d[a] > q.strides.d[b];
+  });
+  bool identity = true;
+  for (int32_t i = 0; i < rank; ++i) identity = identity && order[i] == i;
+  if (identity || order[rank - 1] != rank - 1) return make_tensor_like(out_shape, NNP_F32, q);
+  Dims stored = out_shape, strides = out_shape;
+  for (int32_t i = 0; i < rank; ++i) stored.d[i] = out_shape.d[order[i]];
+  int64_t step = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    strides.d[order[i]] = step;
+    step *= stored.d[i];
+  }
+  TensorRef out = make_view(*make_tensor_like(stored, NNP_F32, q), out_shape, strides, 0);
+  nnp_view check = kernel_view(*out);
+  return merge_leading(check) ? out : make_tensor_like(out_shape, NNP_F32, q);
+}
+
 TensorRef AttentionOp::compute() const {
   const Tensor& q = *in[0];
-  TensorRef out = make_tensor_like(out_shape, NNP_F32, q);
+  TensorRef out = output_in_order_of(q, out_shape);
   const int32_t rank = out_shape.ndim;
   Dims scores = out_shape;
   scores.d[rank - 1] = in[1]->shape.d[rank - 2];

@@ -455,6 +455,48 @@ TEST(GraphPlan, AnAttentionRunsAsOneKernel) {
   nnp::test::expect_close(leaf.grad(), expected.grad(), 1e-5);
 }
 
+// Seq-first attention, as PyTorch's MultiheadAttention exports it: q, k and
+// v are [B*H, L, E] views of [L, B*H, E] projections, and a Transpose and a
+// Reshape after the attention merge the heads. The attention's output is
+// laid out as its queries are, so the Reshape reads it as a view: no op
+// after the attention allocates (a contiguous output had to be copied).
+TEST(GraphPlan, ASeqFirstAttentionWritesTheLayoutTheHeadMergeReadsAsAView) {
+  manual_seed(37);
+  const int64_t L = 5, BH = 6, E = 8;
+  const Tensor pq = randn({L, BH, E}), pk = randn({L, BH, E}), pv = randn({L, BH, E});
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["pq", "pk", "pv"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "c", "value": "c", "shape": [], "dtype": "f32", "data": [0.35]},
+                  {"key": "shape", "value": "shape", "shape": [2], "dtype": "i64", "data": [5, 48]}],
+      "nodes": [{"op": "Transpose", "inputs": ["pq"], "outputs": ["q"], "attrs": {"perm": [1, 0, 2]}},
+                {"op": "Transpose", "inputs": ["pk"], "outputs": ["k"], "attrs": {"perm": [1, 0, 2]}},
+                {"op": "Transpose", "inputs": ["pv"], "outputs": ["v"], "attrs": {"perm": [1, 0, 2]}},
+                {"op": "Mul", "inputs": ["q", "c"], "outputs": ["qs"]},
+                {"op": "Transpose", "inputs": ["k"], "outputs": ["kt"], "attrs": {"perm": [0, 2, 1]}},
+                {"op": "MatMul", "inputs": ["qs", "kt"], "outputs": ["s"]},
+                {"op": "Softmax", "inputs": ["s"], "outputs": ["w"], "attrs": {"axis": -1}},
+                {"op": "MatMul", "inputs": ["w", "v"], "outputs": ["o"]},
+                {"op": "Transpose", "inputs": ["o"], "outputs": ["ot"], "attrs": {"perm": [1, 0, 2]}},
+                {"op": "Reshape", "inputs": ["ot", "shape"], "outputs": ["y"]}]})");
+  NoGradGuard no_grad;
+  net.call({pq, pk, pv});  // makes the plan
+  profiler::Profiler p;
+  const Tensor y = net.call({pq, pk, pv});
+  bool attention = false;
+  for (const profiler::Event& e : p.stop().events()) {
+    if (e.kind != profiler::EventKind::Op) continue;
+    if (e.name == "attention") {
+      attention = true;
+    } else if (attention) {
+      EXPECT_EQ(e.bytes_allocated, 0) << e.name << " after the attention copied its output";
+    }
+  }
+  EXPECT_TRUE(attention);
+  const Tensor q = pq.transpose(0, 1), k = pk.transpose(0, 1), v = pv.transpose(0, 1);
+  const Tensor expected =
+      (q * 0.35).matmul(k.transpose(1, 2)).softmax(-1).matmul(v).transpose(0, 1).reshape({L, BH * E});
+  nnp::test::expect_close(y, expected, 1e-5);
+}
+
 // Eval-mode folding: a convolution, the BatchNormalization after it (its
 // statistics the program's tensors) and a Relu run as one convolution with
 // the folded weight and bias, within 1e-5 of the nodes; a statistic written
