@@ -201,6 +201,8 @@ std::string explain(const nn::Module& compiled) {
     text += std::string(" ") + dtype_name(g.dtype) + " " + format_dims(g.shape) + (g.batch ? " (any batch)" : "") +
             " on " + device_name(g.device);
   text += "\n";
+  // The plan as a call runs it: the capture runs only without gradients.
+  autograd::NoGradGuard no_grad;
   for (const std::string& note : onnx::graph_plan_notes(*c.graph)) text += "plan: " + note + "\n";
   text += "last call: " + (c.last_call.empty() ? std::string("none yet") : c.last_call) + "\n";
   return text;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <nnp/nnp.hpp>
+#include <nnp/onnx.hpp>
 #include <nnp/profiler.hpp>
 #include <nnp/quantize_model.hpp>
 #include <string>
@@ -57,6 +58,24 @@ TEST(Compile, AChainOfElementwiseOpsRunsAsOneKernelAndTheStateIsTheOriginals) {
   impl->bias.copy_(from_vector<float>({1, 1, 1}));
   nnp::test::expect_close(compiled(x), model(x), 1e-6);
   EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan"));
+}
+
+// Asked with gradients on while the parameters require grad, explain shows
+// the plan a call without gradients runs (here its weight packed once, which
+// a call with gradients could not use), not the program as written.
+TEST(Compile, ExplainShowsThePlanThatCallsWithoutGradientsRun) {
+  // A Linear as an ONNX file writes it (Gemm), whose capture is a MatMul of a weight.
+  const std::string path = ::testing::TempDir() + "compile_explain_linear.onnx";
+  onnx::export_model(nn::model_from_spec(R"({"type": "nn.Sequential", "children": [
+      {"type": "nn.Linear", "in_features": 64, "out_features": 64}, {"type": "nn.ReLU"}]})"),
+                     {randn({2, 64})}, path);
+  nn::ModuleHandle model = onnx::load(path);
+  model.eval();
+  nn::ModuleHandle compiled = compile(model, {randn({8, 64})});
+  ASSERT_TRUE(is_grad_enabled());
+  const std::string text = compile_explain(compiled);
+  EXPECT_TRUE(contains(text, "fused with the bias Add and ReLU")) << text;
+  EXPECT_FALSE(contains(text, "runs as written")) << text;
 }
 
 TEST(Compile, WhereTheGuardsFailTheOriginalRunsAndExplainSaysWhy) {
