@@ -25,6 +25,7 @@
 #include "api_table.hpp"
 #include "comm/comm_registry.hpp"
 #include "error.hpp"
+#include "native_libraries.hpp"
 #include "nn/layer_registry.hpp"
 #include "optim/algorithm_registry.hpp"
 #include "plugin_file.hpp"
@@ -200,6 +201,7 @@ struct PluginRegistry::Impl {
       fail(NNP_INVALID_ARGUMENT, "plugin path '", path, "' is not absolute; pass an absolute path");
     check_plugin_file(path);
 
+    prepare_native_libraries();
     auto library = std::make_shared<boost::dll::shared_library>();
     try {
       library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);

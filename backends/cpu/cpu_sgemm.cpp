@@ -2,8 +2,11 @@
 // the per-thread packing buffers its own kernels share.
 #include "cpu_sgemm.hpp"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "cpu_sgemm_blocking.hpp"
@@ -48,13 +51,32 @@ const char* own_sgemm_kernel_name(SgemmKernel kernel) {
   return "openblas";
 }
 
+namespace {
+
+// The kernels OpenBLAS chose for this CPU as it loaded ("SkylakeX"), or ""
+// where the BLAS is not OpenBLAS. Looked up rather than linked, as
+// set_blas_threads does.
+std::string openblas_kernels() {
+  using CoreName = char* (*)();
+  auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = core_name ? core_name() : nullptr;
+  return name ? name : "";
+}
+
+}  // namespace
+
 const char* sgemm_engine() {
-  switch (own_sgemm_kernel()) {
-    case SgemmKernel::avx512: return "its AVX-512 kernels and OpenBLAS";
-    case SgemmKernel::avx2: return "its AVX2 kernels and OpenBLAS";
-    case SgemmKernel::openblas: break;
-  }
-  return asked_for("openblas") ? "OpenBLAS (NNP_CPU_SGEMM=openblas)" : "OpenBLAS (the processor has no AVX2 + FMA)";
+  static const std::string text = [] {
+    const std::string kernels = openblas_kernels();
+    const std::string blas = kernels.empty() ? "OpenBLAS" : "OpenBLAS (its " + kernels + " kernels)";
+    switch (own_sgemm_kernel()) {
+      case SgemmKernel::avx512: return "its AVX-512 kernels and " + blas;
+      case SgemmKernel::avx2: return "its AVX2 kernels and " + blas;
+      case SgemmKernel::openblas: break;
+    }
+    return blas + (asked_for("openblas") ? " (NNP_CPU_SGEMM=openblas)" : " (the processor has no AVX2 + FMA)");
+  }();
+  return text.c_str();
 }
 
 bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {

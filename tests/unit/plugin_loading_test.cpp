@@ -1,5 +1,6 @@
 // The loader refuses every broken plugin of the corpus with its path and
 // reason, records it, and keeps going: good plugins load, the process lives.
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -291,4 +292,35 @@ TEST(PluginLoading, DescriptionsFlagsStreamsAndLayerOrigins) {
   EXPECT_TRUE(saw_linear);
   const char* plugin = nullptr;
   EXPECT_EQ(api().layer_type_plugin(api().layer_type_count(), &plugin), NNP_INVALID_ARGUMENT);
+}
+
+// OpenBLAS picks its kernels as the cpu backend loads it, and Debian 12's
+// takes processors newer than it for a Prescott (SSE3 kernels, five to seven
+// times slower): before the first plugin loads, nnplug names SkylakeX's
+// kernels where OPENBLAS_CORETYPE is unset and the processor has AVX-512 F,
+// CD, BW, DQ and VL. The cpu device's description says what OpenBLAS chose,
+// which must be what the variable names (nnplug's choice or the user's).
+TEST(PluginLoading, OpenBlasRunsTheKernelsNamedBeforeTheCpuBackendLoaded) {
+  nnp_device_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(nnp::api().device_info(nnp::Device("cpu").raw(), &info), NNP_OK) << nnp::api().last_error();
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string description = lower(info.description ? info.description : "");
+  if (description.find("openblas (its ") == std::string::npos)
+    GTEST_SKIP() << "the cpu backend's BLAS is not OpenBLAS: " << description;
+  const char* named = std::getenv("OPENBLAS_CORETYPE");
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+  if (avx512) {
+    ASSERT_NE(named, nullptr) << "nnplug left OpenBLAS to choose on an AVX-512 processor";
+  }
+#endif
+  if (named == nullptr) GTEST_SKIP() << "no AVX-512 here: OpenBLAS chose for itself (" << description << ")";
+  EXPECT_NE(description.find("openblas (its " + lower(named) + " kernels)"), std::string::npos)
+      << "OPENBLAS_CORETYPE=" << named << " but " << description;
 }
