@@ -14,6 +14,7 @@
 #include "elementwise_fusion.hpp"
 #include "gemm_epilogue_fusion.hpp"
 #include "host_inputs.hpp"
+#include "linear_packing.hpp"
 #include "pool_layer_direct.hpp"
 #include "quantized_conv_packing.hpp"
 #include "readers.hpp"
@@ -39,7 +40,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
       fold_batch_norms(attentions.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
   ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, program.slots);
   QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, program.slots);
-  FusedProgram convs = fuse_conv_relu(int8_packs.program.nodes, *program.outputs, program.slots);
+  LinearPacking linear_packs = pack_linear_layers(int8_packs.program.nodes, *program.outputs, program.slots);
+  FusedProgram convs = fuse_conv_relu(linear_packs.program.nodes, *program.outputs, program.slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   GemmEpilogueFusion gemms =
       fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
@@ -47,8 +49,8 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass : {&attentions, &norms.program, &packs.program, &int8_packs.program, &convs, &linears,
-                             &gemms.program, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass : {&attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program,
+                             &convs, &linears, &gemms.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -62,6 +64,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (int8_packs.program.fused > 0)
     plan.notes.push_back(count_of(int8_packs.program.fused, "static int8 layer", "static int8 layers") +
                          " run from a weight packed once, requantized (and pooled) in the same pass");
+  if (linear_packs.program.fused > 0)
+    plan.notes.push_back(count_of(linear_packs.program.fused, "Linear layer", "Linear layers") +
+                         " run from a weight packed once, with the bias and the ReLU after fused in");
   if (convs.fused > 0)
     plan.notes.push_back(count_of(convs.fused, "convolution", "convolutions") + " fused with the ReLU after");
   if (linears.fused > 0)
@@ -88,7 +93,7 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
     plan.sources.push_back(it->second.get());
   }
   for (const std::vector<const Tensor*>* made_from :
-       {&norms.sources, &packs.sources, &int8_packs.sources, &gemms.sources})
+       {&norms.sources, &packs.sources, &int8_packs.sources, &linear_packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);
