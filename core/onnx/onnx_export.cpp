@@ -92,8 +92,11 @@ void write_atomically(const std::string& bytes, const std::string& path) {
   nnp_list state;
   nn::named_parameters(module, "", true, true, state);
   nn::named_buffers(module, "", true, true, state);
+  // The module's tensor names are taken first: a name made up for a traced
+  // constant ("shape_1") must not be one of theirs (an imported ONNX file's
+  // GraphModule keeps its initializers' names).
   for (const nnp_list::Entry& e : state.entries)
-    if (e.tensor) g.state.emplace(e.tensor.get(), e.name);
+    if (e.tensor && g.state.emplace(e.tensor.get(), e.name).second) g.fresh(e.name);
 
   // Output names are held back so no intermediate value takes them.
   for (const std::string& n : options.output_names) g.fresh(n);

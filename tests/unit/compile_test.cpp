@@ -78,6 +78,23 @@ TEST(Compile, ExplainShowsThePlanThatCallsWithoutGradientsRun) {
   EXPECT_FALSE(contains(text, "runs as written")) << text;
 }
 
+// An imported ONNX file keeps its initializers' names ("shape_1") on its
+// GraphModule; the capture's export must not also give one to a constant it
+// traces (the checker refused the duplicate and W7's file ran uncaptured).
+TEST(Compile, AnImportedOnnxFileIsCapturedWhateverItsConstantsAreNamed) {
+  manual_seed(5);
+  const std::string path = ::testing::TempDir() + "compile_imported_w7.onnx";
+  onnx::export_model(nnp::bench::w7_model(), {randn({2, 64, 128})}, path);
+  nn::ModuleHandle model = onnx::load(path);
+  model.eval();
+  const Tensor x = randn({3, 64, 128});
+  nn::ModuleHandle compiled = compile(model, {x});
+  EXPECT_FALSE(contains(compile_explain(compiled), "runs eagerly")) << compile_explain(compiled);
+  NoGradGuard no_grad;
+  nnp::test::expect_close(compiled(x), model(x), 1e-5);
+  EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan")) << compile_explain(compiled);
+}
+
 TEST(Compile, WhereTheGuardsFailTheOriginalRunsAndExplainSaysWhy) {
   nn::ModuleHandle model = bench::w1_model();
   model.eval();
