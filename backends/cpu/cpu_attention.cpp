@@ -5,7 +5,12 @@
 // composition writes them three times: the product, the softmax, and reads
 // them for the second product). The keys are laid out transposed and the
 // values padded once per block of rows, so each inner step is one vector
-// load and a broadcast multiply-add per query row.
+// load and a broadcast multiply-add per query row. Query rows go in groups
+// of eight: the second product then keeps sixteen accumulators (eight
+// rows by 32 columns), enough multiply-adds in flight to hide their
+// latency, and the softmax runs over four rows at once, where one row's
+// four vectors of exp were a chain of dependent steps (W7's rows: 64
+// scores, a quarter of the kernel's time in that wait).
 // GCC 12's AVX-512 shuffles and lane reductions start from
 // _mm512_undefined_ps(), which its -W(maybe-)uninitialized reports (GCC
 // bug 105593, fixed in 13).
@@ -37,6 +42,7 @@ using vmath::vi;
 constexpr int64_t kLanes = 16;
 constexpr int64_t kCols = 2 * kLanes;  // scores or value columns per register block
 constexpr int64_t kRowBlock = 32;      // query rows per task: the keys' layout is made once for them
+constexpr int kGroup = 8;              // query rows whose scores are computed and weighed together
 
 #if defined(__x86_64__) && !defined(__clang__)
 #define NNP_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -154,25 +160,23 @@ NNP_ATTENTION_AVX512 void score_rows_avx512(const float* const* q_rows, int64_t 
   }
 }
 
+// Eight rows of weights by 32 columns of values: 16 accumulators.
 NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* vp, const Problem& p,
                                             const float* inv_sum, float* const* out_rows, int64_t out_step, int rows) {
-  const float *w0 = weights, *w1 = weights + p.s_pad, *w2 = weights + 2 * p.s_pad, *w3 = weights + 3 * p.s_pad;
   for (int64_t cc = 0; cc < p.ev_pad; cc += kCols) {
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    __m512 sums[kGroup][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < kGroup; ++r) sums[r][0] = sums[r][1] = _mm512_setzero_ps();
     const float* value = vp + cc;
     for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {
-      const __m512 v0 = _mm512_loadu_ps(value), v1 = _mm512_loadu_ps(value + 16);
-      auto row = [&](const float* x, __m512& c0, __m512& c1) NNP_ATTENTION_AVX512 {
-        const __m512 b = _mm512_set1_ps(*x);
-        c0 = _mm512_fmadd_ps(b, v0, c0);
-        c1 = _mm512_fmadd_ps(b, v1, c1);
-      };
-      row(w0 + j, a00, a01);
-      row(w1 + j, a10, a11);
-      row(w2 + j, a20, a21);
-      row(w3 + j, a30, a31);
+      const __m512 v0 = _mm512_load_ps(value), v1 = _mm512_load_ps(value + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < kGroup; ++r) {
+        const __m512 b = _mm512_set1_ps(weights[r * p.s_pad + j]);
+        sums[r][0] = _mm512_fmadd_ps(b, v0, sums[r][0]);
+        sums[r][1] = _mm512_fmadd_ps(b, v1, sums[r][1]);
+      }
     }
-    const __m512 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
     const int64_t n = std::min(kCols, p.Ev - cc);
     for (int r = 0; r < rows; ++r) {
       const __m512 inv = _mm512_set1_ps(inv_sum[r]);
@@ -216,40 +220,66 @@ NNP_ATTENTION_AVX512 inline __m512 exp_nonpositive_avx512(__m512 x) {
   return _mm512_scalef_ps(q, n);
 }
 
-// softmax_row's work after the mask, with AVX-512: the largest score and
-// NaN in one pass, exp and the sum in a second, lanes reduced in registers.
-NNP_ATTENTION_AVX512 float softmax_row_avx512(float* row, int64_t S, int64_t s_pad) {
-  __m512 top = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  __mmask16 nan = 0;
-  for (int64_t j = 0; j < s_pad; j += kLanes) {
-    const __m512 x = _mm512_loadu_ps(row + j);
-    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    top = _mm512_max_ps(top, x);
+// The softmax of four rows of scores (s_pad apart) in place, with
+// AVX-512, leaving exp(score - the row's largest) and setting inv_sum[r]
+// to 1 / the row's sum, or NaN where the composition gives a row of NaN.
+// The four rows interleave so that their exps overlap: the largest score
+// and NaN in one pass, exp and the sums in a second, lanes reduced in
+// registers.
+NNP_ATTENTION_AVX512 void softmax_rows_avx512(float* scores, int64_t S, int64_t s_pad, float* inv_sum) {
+  constexpr int kRows = 4;
+  __m512 top[kRows], shift[kRows], sum[kRows];
+  __mmask16 nan[kRows];
+  bool bad[kRows];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    top[r] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    nan[r] = 0;
   }
-  const float largest = _mm512_reduce_max_ps(top);
-  if (nan || !std::isfinite(largest)) return std::numeric_limits<float>::quiet_NaN();
-  const __m512 shift = _mm512_set1_ps(largest);
-  __m512 sum = _mm512_setzero_ps();
-  for (int64_t j = 0; j < s_pad; j += kLanes) {
-    const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_loadu_ps(row + j), shift));
-    _mm512_storeu_ps(row + j, e);
-    sum = _mm512_add_ps(sum, e);
+  for (int64_t j = 0; j < s_pad; j += kLanes)
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 x = _mm512_load_ps(scores + r * s_pad + j);
+      nan[r] |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+      top[r] = _mm512_max_ps(top[r], x);
+    }
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    const float largest = _mm512_reduce_max_ps(top[r]);
+    bad[r] = nan[r] || !std::isfinite(largest);
+    shift[r] = _mm512_set1_ps(bad[r] ? 0.0f : largest);  // a bad row's values are not used
+    sum[r] = _mm512_setzero_ps();
   }
-  for (int64_t j = S; j < s_pad; ++j) row[j] = 0;
-  return 1.0f / _mm512_reduce_add_ps(sum);
+  for (int64_t j = 0; j < s_pad; j += kLanes)
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      float* at_j = scores + r * s_pad + j;
+      const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_load_ps(at_j), shift[r]));
+      _mm512_store_ps(at_j, e);
+      sum[r] = _mm512_add_ps(sum[r], e);
+    }
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    for (int64_t j = S; j < s_pad; ++j) scores[r * s_pad + j] = 0;
+    inv_sum[r] = bad[r] ? std::numeric_limits<float>::quiet_NaN() : 1.0f / _mm512_reduce_add_ps(sum[r]);
+  }
 }
 
-// Softmax of one row of scores in place (the mask added first); returns
-// 1 / sum, or NaN where the composition gives a row of NaN.
-__attribute__((always_inline)) inline float softmax_row(float* row, const Problem& p, int64_t b, int64_t i) {
+// Adds the mask to row i's scores and fills the padding's with -inf (the
+// padding's keys weigh 0).
+__attribute__((always_inline)) inline void mask_row(float* row, const Problem& p, int64_t b, int64_t i) {
   if (p.mask) {
     const nnp_view& m = *p.mask;
     const float* base = at(m, b, i, 0);
     for (int64_t j = 0; j < p.S; ++j) row[j] += base[j * m.strides[2]];
   }
+  std::fill(row + p.S, row + p.s_pad, -std::numeric_limits<float>::infinity());
+}
+
+// Softmax of one masked row of scores in place, without AVX-512; returns
+// 1 / sum, or NaN where the composition gives a row of NaN.
+__attribute__((always_inline)) inline float softmax_row(float* row, const Problem& p) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
-  for (int64_t j = p.S; j < p.s_pad; ++j) row[j] = minus_inf;  // the padding's keys weigh 0
-  if (has_avx512()) return softmax_row_avx512(row, p.S, p.s_pad);
   vf top = vmath::splat(minus_inf);
   vi nan{};
   for (int64_t j = 0; j < p.s_pad; j += kLanes) {
@@ -277,32 +307,35 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
   return 1.0f / total;
 }
 
-// Query rows [i0, i0 + rows) of batch b, rows at most 4: a fifth row
-// would not fit the registers; missing rows repeat the first and are not
-// written.
+// Query rows [i0, i0 + rows) of batch b, rows at most kGroup; missing
+// rows repeat the first and are not written. Scores go in blocks of four
+// rows (16 accumulators of 64 scores).
 __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b, int64_t i0, int rows, const float* kt,
                                                      const float* vp, float* scores) {
-  const float* q_rows[4];
-  float* out_rows[4];
-  for (int r = 0; r < 4; ++r) {
+  const float* q_rows[kGroup];
+  float* out_rows[kGroup];
+  for (int r = 0; r < kGroup; ++r) {
     const int64_t i = i0 + (r < rows ? r : 0);
     q_rows[r] = at(*p.q, b, i, 0);
     out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
   }
-  if (has_avx512())
-    score_rows_avx512(q_rows, p.q->strides[2], kt, p, scores);
-  else
-    score_rows(q_rows, p.q->strides[2], kt, p, scores);
-  float inv_sum[4];
-  for (int r = 0; r < rows; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p, b, i0 + r);
-  for (int r = rows; r < 4; ++r) {
-    std::memset(scores + r * p.s_pad, 0, static_cast<size_t>(p.s_pad) * sizeof(float));
-    inv_sum[r] = 0;
+  const bool avx512 = has_avx512();
+  for (int r = 0; r < kGroup; r += 4) {
+    if (avx512)
+      score_rows_avx512(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
+    else
+      score_rows(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
   }
-  if (has_avx512())
+  float inv_sum[kGroup];
+  for (int r = 0; r < kGroup; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
+  if (avx512) {
+    for (int r = 0; r < kGroup; r += 4) softmax_rows_avx512(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
     weigh_rows_avx512(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
-  else
-    weigh_rows(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
+  } else {
+    for (int r = 0; r < kGroup; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p);
+    for (int r = 0; r < kGroup; r += 4)
+      weigh_rows(scores + r * p.s_pad, vp, p, inv_sum + r, out_rows + r, p.out->strides[2], std::clamp(rows - r, 0, 4));
+  }
   for (int r = 0; r < rows; ++r)
     if (std::isnan(inv_sum[r]))
       for (int64_t c = 0; c < p.Ev; ++c) out_rows[r][c * p.out->strides[2]] = std::numeric_limits<float>::quiet_NaN();
@@ -339,8 +372,8 @@ NNP_ATTENTION_CLONES void attend(const Problem& p, int64_t b, int64_t i0, int64_
     }
     packed_batch = b;
   }
-  for (int64_t i = i0; i < i1; i += 4)
-    row_group(p, b, i, static_cast<int>(std::min<int64_t>(4, i1 - i)), kt, vp, scores);
+  for (int64_t i = i0; i < i1; i += kGroup)
+    row_group(p, b, i, static_cast<int>(std::min<int64_t>(kGroup, i1 - i)), kt, vp, scores);
 }
 
 bool shaped(const nnp_view* t, int64_t b, int64_t rows, int64_t cols) {
@@ -375,10 +408,13 @@ nnp_status attention(const nnp_kernel_ctx*, const nnp_view* q, const nnp_view* k
   const int64_t blocks = (L + kRowBlock - 1) / kRowBlock;
   const int64_t cost = std::min(L, kRowBlock) * S * (E + Ev);
   parallel_for(B * blocks, cost, [&](int64_t first, int64_t last) {
+    // 64-byte aligned: every row of kt, vp and the scores is a whole number
+    // of cache lines (s_pad and ev_pad are multiples of 32), so no vector
+    // load splits across two lines.
     thread_local std::vector<float> scratch;
-    const size_t need = static_cast<size_t>(E * p.s_pad + S * p.ev_pad + 4 * p.s_pad);
+    const size_t need = static_cast<size_t>(E * p.s_pad + S * p.ev_pad + kGroup * p.s_pad) + kLanes;
     if (scratch.size() < need) scratch.resize(need);
-    float* kt = scratch.data();
+    float* kt = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
     float* vp = kt + E * p.s_pad;
     float* scores = vp + S * p.ev_pad;
     int64_t packed_batch = -1;

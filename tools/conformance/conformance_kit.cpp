@@ -640,6 +640,14 @@ void check_matmul(Kit& kit) {
        true,
        false},
       {"[2,6,16] with a NaN in a query row", {2, 6, 16}, {2, 9, 16}, {2, 9, 16}, true, false, false, true},
+      {"[4,13,24] against 70 keys, Ev 40, mask [13,70]: query rows in a group of eight and a part",
+       {4, 13, 24},
+       {4, 70, 24},
+       {4, 70, 40},
+       true,
+       false,
+       false,
+       false},
   };
   for (const Attention& a : attentions) {
     const int32_t rank = static_cast<int32_t>(a.q.size());
