@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "../autograd/functions.hpp"
 #include "../device.hpp"
 #include "../ops.hpp"
 #include "../tensor.hpp"
@@ -38,11 +39,11 @@ void run_fused(const std::vector<const onnx::GraphNode*>& originals, const Layou
   const int32_t rank = q ? q->shape.ndim : 0;
   const bool last_axis = layout.softmax_axis == -1 || layout.softmax_axis == rank - 1;
   if (q && kt && v && rank >= 2 && kt->shape.ndim == rank && last_axis && std::isfinite(scale)) {
-    // The keys as [..., S, E]: a view of Kt with its last two axes swapped.
-    Dims shape = kt->shape, strides = kt->strides;
-    std::swap(shape.d[rank - 1], shape.d[rank - 2]);
-    std::swap(strides.d[rank - 1], strides.d[rank - 2]);
-    const TensorRef k = make_view(*kt, shape, strides, kt->offset);
+    // The keys as [..., S, E]: a view of Kt with its last two axes swapped,
+    // by the public op, so that a capture (which traces this plan) writes
+    // it: an untraced view would be written as a constant, the keys of the
+    // example input.
+    const TensorRef k = autograd::transpose(*kt, rank - 2, rank - 1);
     if (TensorRef out = attention_kernel(*q, *k, *v, tensor(layout.mask), scale)) {
       values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
       return;
