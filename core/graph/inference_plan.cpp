@@ -18,6 +18,7 @@
 #include "pool_layer_direct.hpp"
 #include "quantized_conv_packing.hpp"
 #include "readers.hpp"
+#include "transpose_sharing.hpp"
 
 namespace nnp::core::graph {
 
@@ -45,12 +46,14 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   GemmEpilogueFusion gemms =
       fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
-  ElementwiseFusion chains = fuse_elementwise_chains(gemms.program.nodes, *program.outputs, program.slots);
+  TransposeSharing transposes = share_transposes(gemms.program.nodes, *program.outputs, program.slots);
+  ElementwiseFusion chains = fuse_elementwise_chains(transposes.program.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass : {&attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program,
-                             &convs, &linears, &gemms.program, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass :
+       {&attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program, &convs, &linears,
+        &gemms.program, &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -74,6 +77,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (gemms.program.fused > 0)
     plan.notes.push_back(count_of(gemms.program.fused, "MatMul", "MatMuls") +
                          " fused with the bias Add and ReLU after");
+  if (transposes.program.fused > 0)
+    plan.notes.push_back(count_of(transposes.program.fused, "transposed input", "transposed inputs") +
+                         " laid out once for the " + std::to_string(transposes.products) + " products that read them");
   if (chains.program.fused > 0)
     plan.notes.push_back(count_of(chains.program.fused, "chain", "chains") + " of elementwise ops (" +
                          std::to_string(chains.ops) + " ops) fused into one pass each");

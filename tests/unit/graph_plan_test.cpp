@@ -737,6 +737,54 @@ TEST(GraphPlan, LinearLayersRunFromTheirWeightsPackedOnce) {
   EXPECT_EQ(calls, 1) << "fc2's hook did not run";
 }
 
+// Attention's projections as ONNX exports them: three Transposes of one
+// sequence-first input, each read by a MatMul with a constant weight and
+// its bias. The plan lays the transposed input out once for the three
+// products (each copied it before reading it as rows), and the results
+// are the nodes' within 1e-5.
+TEST(GraphPlan, TransposesOfOneInputThatProductsReadAreLaidOutOnce) {
+  manual_seed(41);
+  std::string tensors, nodes;
+  for (const char* p : {"q", "k", "v"}) {
+    tensors += std::string(tensors.empty() ? "" : ", ") + R"({"key": "w)" + p + R"(", "value": "w)" + p +
+               R"(", "shape": [8, 6], "dtype": "f32", "parameter": true}, {"key": "b)" + p + R"(", "value": "b)" + p +
+               R"(", "shape": [6], "dtype": "f32", "parameter": true})";
+    nodes += std::string(R"({"op": "Transpose", "inputs": ["x"], "outputs": ["t)") + p +
+             R"("], "attrs": {"perm": [1, 0, 2]}}, {"op": "MatMul", "inputs": ["t)" + p + R"(", "w)" + p +
+             R"("], "outputs": ["m)" + p + R"("]}, {"op": "Add", "inputs": ["m)" + p + R"(", "b)" + p +
+             R"("], "outputs": ["y)" + p + R"("]}, )";
+  }
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [], "tensors": [)" + tensors +
+                                         R"(], "nodes": [)" + nodes +
+                                         R"({"op": "Add", "inputs": ["yq", "yk"], "outputs": ["s"]},
+                {"op": "Mul", "inputs": ["s", "yv"], "outputs": ["y"]}]})");
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : net.named_parameters()) p.copy_(randn(p.shape()));
+  }
+  const std::vector<std::pair<std::string, Tensor>> params = net.named_parameters();
+  auto param = [&](const std::string& name) {
+    for (const auto& [n, t] : params)
+      if (n == name) return t;
+    ADD_FAILURE() << "no parameter " << name;
+    return Tensor();
+  };
+  const Tensor x = randn({5, 4, 8});  // [sequence, batch, embedding]
+  NoGradGuard no_grad;
+  net(x);  // makes the plan
+  profiler::Profiler p;
+  const Tensor y = net(x);
+  int copies = 0;
+  for (const profiler::Event& e : p.stop().events())
+    if (e.kind == profiler::EventKind::Op && e.name == "contiguous" && e.bytes_allocated > 0) ++copies;
+  EXPECT_EQ(copies, 1) << "the transposed input was not laid out once for the three products";
+  const Tensor t = x.transpose(0, 1);
+  auto projection = [&](const char* name) {
+    return t.matmul(param(std::string("w") + name)) + param(std::string("b") + name);
+  };
+  nnp::test::expect_close(y, (projection("q") + projection("k")) * projection("v"), 1e-5);
+}
+
 TEST(GraphPlan, AMatMulOfAConstantWeightRunsFromItPackedOnce) {
   manual_seed(23);
   nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
