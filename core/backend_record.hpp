@@ -51,6 +51,9 @@ class BackendRecord {
     return since(kernels_.conv2d_backward, NNP_KERNELS_SIZE_1_12);
   }
   decltype(nnp_kernels::layer_norm) layer_norm() const { return since(kernels_.layer_norm, NNP_KERNELS_SIZE_1_18); }
+  decltype(nnp_kernels::add_layer_norm) add_layer_norm() const {
+    return since(kernels_.add_layer_norm, NNP_KERNELS_SIZE_1_23);
+  }
   decltype(nnp_kernels::gemm_epilogue) gemm_epilogue() const {
     return since(kernels_.gemm_epilogue, NNP_KERNELS_SIZE_1_18);
   }
@@ -70,11 +73,11 @@ class BackendRecord {
   }
   decltype(nnp_kernels::gemm_packed) gemm_packed() const {
     return since(kernels_.gemm_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.gemm_packed, NNP_KERNELS_SIZE_1_21)
-                                                             : nullptr;
+                                                            : nullptr;
   }
   decltype(nnp_kernels::conv2d_packed) conv2d_packed() const {
     return since(kernels_.conv2d_pack, NNP_KERNELS_SIZE_1_21) ? since(kernels_.conv2d_packed, NNP_KERNELS_SIZE_1_21)
-                                                               : nullptr;
+                                                              : nullptr;
   }
   decltype(nnp_kernels::quantized_conv2d_pack) quantized_conv2d_pack() const {
     return quantized_conv2d_packed() ? since(kernels_.quantized_conv2d_pack, NNP_KERNELS_SIZE_1_22) : nullptr;

@@ -68,6 +68,11 @@ MaxPool2dResult max_pool2d_kernel(const Tensor& x, const nnp_pool2d_params& p, i
 // not f32, mixed devices, a gradient wanted, an export below opset 17).
 TensorRef layer_norm_kernel(const Tensor& x, const Tensor* weight, const Tensor* bias, int32_t normalized_ndim,
                             double eps);
+// ops/layer_norm.cpp: layer_norm_kernel of a + b over the last dimension
+// in one pass (nnp_kernels.add_layer_norm); null where it does not apply
+// (no kernel, not f32, shapes that broadcast, a last dimension that is not
+// contiguous, a gradient wanted, an export below opset 17).
+TensorRef add_layer_norm_kernel(const Tensor& a, const Tensor& b, const Tensor* weight, const Tensor* bias, double eps);
 // ops/gemm_epilogue.cpp: x [..., K] @ w [K, N] + bias [N] (bias may be
 // null), then the activation, by the backend's fused kernel; null where it
 // does not apply (no kernel, not f32, other shapes, a gradient wanted).

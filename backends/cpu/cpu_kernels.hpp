@@ -64,6 +64,8 @@ nnp_status sgd_step(const nnp_kernel_ctx*, const nnp_sgd_params* p, const nnp_vi
 nnp_status softmax(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, int32_t log, const nnp_view* out);
 nnp_status layer_norm(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* weight, const nnp_view* bias,
                       double eps, const nnp_view* out);
+nnp_status add_layer_norm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* weight,
+                          const nnp_view* bias, double eps, const nnp_view* out);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);
 nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out);

@@ -6,6 +6,12 @@
 // run in f32 over 16 independent lanes (vectorised; each lane adds N/16
 // values), of differences from the row's first element for the mean and from
 // the mean for the variance, so a row with a large mean keeps its precision.
+// add_layer_norm (1.23) adds a row of each operand into a row of scratch
+// and normalizes that with the same loop: the same bits as the add op and
+// layer_norm, without the sum's tensor written out and read back.
+#include <string>
+#include <vector>
+
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -58,6 +64,30 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void normalize_row(
   }
 }
 
+// sum[j] = a[j] + b[j]: the residual sum add_layer_norm normalizes, rounded
+// as the add op rounds it.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_row(const float* a, const float* b, int64_t n,
+                                                                          float* sum) {
+  for (int64_t j = 0; j < n; ++j) sum[j] = a[j] + b[j];
+}
+
+// Element offsets of row r of v (its leading dimensions unravelled).
+int64_t row_offset(const nnp_view& v, int64_t r) {
+  int64_t offset = 0;
+  for (int32_t d = v.ndim - 2; d >= 0; --d) {
+    offset += r % v.shape[d] * v.strides[d];
+    r /= v.shape[d];
+  }
+  return offset;
+}
+
+bool rows_of(const nnp_view* v, const nnp_view& like) {
+  if (!v || v->dtype != NNP_F32 || v->ndim != like.ndim || v->strides[v->ndim - 1] != 1) return false;
+  for (int32_t d = 0; d < v->ndim; ++d)
+    if (v->shape[d] != like.shape[d]) return false;
+  return true;
+}
+
 }  // namespace
 
 nnp_status layer_norm(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* weight, const nnp_view* bias,
@@ -72,6 +102,36 @@ nnp_status layer_norm(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* 
   const float epsilon = static_cast<float>(eps);
   parallel_for(rows, n * 4, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) normalize_row(in + r * n, n, w, b, epsilon, result + r * n);
+  });
+  return NNP_OK;
+}
+
+nnp_status add_layer_norm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, const nnp_view* weight,
+                          const nnp_view* bias, double eps, const nnp_view* out) {
+  if (!a || a->ndim < 1 || a->ndim > NNP_MAX_DIMS || !rows_of(a, *a) || !rows_of(b, *a) || !rows_of(out, *a) ||
+      !is_contiguous(*out) || !(eps >= 0))
+    return fail(NNP_INVALID_ARGUMENT,
+                "add_layer_norm: a, b and out are f32 views of one shape [..., N] whose last stride is 1, out "
+                "contiguous, eps >= 0");
+  const int64_t n = a->shape[a->ndim - 1];
+  if ((weight && (weight->dtype != NNP_F32 || weight->ndim != 1 || weight->shape[0] != n)) ||
+      (bias && (bias->dtype != NNP_F32 || bias->ndim != 1 || bias->shape[0] != n)))
+    return fail(NNP_INVALID_ARGUMENT, "add_layer_norm: weight and bias are f32 [" + std::to_string(n) + "] or none");
+  const int64_t rows = view_numel(*a) / n;
+  if (rows == 0) return NNP_OK;
+  const float* pa = static_cast<const float*>(a->data);
+  const float* pb = static_cast<const float*>(b->data);
+  float* result = static_cast<float*>(out->data);
+  const float* w = weight ? static_cast<const float*>(weight->data) : nullptr;
+  const float* shift = bias ? static_cast<const float*>(bias->data) : nullptr;
+  const float epsilon = static_cast<float>(eps);
+  parallel_for(rows, n * 5, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> sum;  // one row, in L1: the sum is never written out
+    if (sum.size() < static_cast<size_t>(n)) sum.resize(static_cast<size_t>(n));
+    for (int64_t r = begin; r < end; ++r) {
+      add_row(pa + row_offset(*a, r), pb + row_offset(*b, r), n, sum.data());
+      normalize_row(sum.data(), n, w, shift, epsilon, result + r * n);
+    }
   });
   return NNP_OK;
 }

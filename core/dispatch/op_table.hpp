@@ -101,7 +101,8 @@ enum class TraceForm : int32_t {
   X(ATTENTION, "attention", nullptr, NODES)                                                \
   X(CONV2D_PACKED, "conv2d_packed", nullptr, NODES)                                        \
   X(GEMM_PACKED, "gemm_packed", nullptr, NODES)                                            \
-  X(QUANTIZED_CONV2D_PACKED, "quantized_conv2d_packed", nullptr, NODES)
+  X(QUANTIZED_CONV2D_PACKED, "quantized_conv2d_packed", nullptr, NODES)                    \
+  X(ADD_LAYER_NORM, "add_layer_norm", nullptr, NODES)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

@@ -5,6 +5,7 @@
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/record.hpp"
+#include "add_layer_norm_fusion.hpp"
 #include "attention_fusion.hpp"
 #include "batch_norm_folding.hpp"
 #include "constant_folding.hpp"
@@ -46,14 +47,15 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
   GemmEpilogueFusion gemms =
       fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
-  TransposeSharing transposes = share_transposes(gemms.program.nodes, *program.outputs, program.slots);
+  FusedProgram residuals = fuse_add_layer_norms(gemms.program.nodes, *program.outputs, program.slots);
+  TransposeSharing transposes = share_transposes(residuals.nodes, *program.outputs, program.slots);
   ElementwiseFusion chains = fuse_elementwise_chains(transposes.program.nodes, *program.outputs, program.slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
   for (FusedProgram* pass :
        {&attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program, &convs, &linears,
-        &gemms.program, &transposes.program, &chains.program, &pools, &host.program})
+        &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -77,6 +79,9 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
   if (gemms.program.fused > 0)
     plan.notes.push_back(count_of(gemms.program.fused, "MatMul", "MatMuls") +
                          " fused with the bias Add and ReLU after");
+  if (residuals.fused > 0)
+    plan.notes.push_back(count_of(residuals.fused, "residual Add", "residual Adds") +
+                         " fused with the LayerNormalization after");
   if (transposes.program.fused > 0)
     plan.notes.push_back(count_of(transposes.program.fused, "transposed input", "transposed inputs") +
                          " laid out once for the " + std::to_string(transposes.products) + " products that read them");

@@ -77,6 +77,10 @@ void record_gemm_epilogue(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
                           const Tensor& out);
 void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
                        int32_t normalized_ndim, double eps, const Tensor& out);
+// Add, then LayerNormalization over the last axis: the residual sum graph
+// mode fused with its normalization.
+void record_add_layer_norm(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor* weight,
+                           const Tensor* bias, double eps, const Tensor& out);
 void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out);
 // view, reshape, squeeze, unsqueeze: the result's shape says it all.
 void record_reshape(nnp_onnx_graph& g, const Tensor& x, const Tensor& out);

@@ -249,24 +249,45 @@ void record_attention(nnp_onnx_graph& g, const Tensor& q, const Tensor& k, const
   g.bind(out, g.node1("MatMul", {weights, g.value(v).name}), vq.batch_axis, vq.batch_lead);
 }
 
-void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
-                       int32_t normalized_ndim, double eps, const Tensor& out) {
-  TracedValue v = g.value(x);
-  std::vector<std::string> in{v.name};
+namespace {
+
+// A LayerNormalization of the value named x (of x_shape) over its last
+// normalized_ndim axes; returns its result's name.
+std::string layer_norm_node(nnp_onnx_graph& g, const std::string& x, const Tensor& like, const Tensor* weight,
+                            const Tensor* bias, int32_t normalized_ndim, double eps) {
+  std::vector<std::string> in{x};
   if (weight) {
     in.push_back(g.value(*weight).name);
   } else {  // ONNX's Scale is required
     Dims dims;
     dims.ndim = normalized_ndim;
-    for (int32_t i = 0; i < normalized_ndim; ++i) dims.d[i] = x.shape.d[x.shape.ndim - normalized_ndim + i];
-    in.push_back(g.constant(*full(dims, 1.0, x.dtype, x.device), "ln_scale"));
+    for (int32_t i = 0; i < normalized_ndim; ++i) dims.d[i] = like.shape.d[like.shape.ndim - normalized_ndim + i];
+    in.push_back(g.constant(*full(dims, 1.0, like.dtype, like.device), "ln_scale"));
   }
   if (bias) in.push_back(g.value(*bias).name);
   std::string result = g.fresh("LayerNormalization");
   ::onnx::NodeProto& n = g.node("LayerNormalization", in, {result});
   set_attr(n, "axis", -static_cast<int64_t>(normalized_ndim));
   set_attr(n, "epsilon", static_cast<float>(eps));
-  g.bind(out, result, v.batch_axis, v.batch_lead);
+  return result;
+}
+
+}  // namespace
+
+void record_layer_norm(nnp_onnx_graph& g, const Tensor& x, const Tensor* weight, const Tensor* bias,
+                       int32_t normalized_ndim, double eps, const Tensor& out) {
+  TracedValue v = g.value(x);
+  g.bind(out, layer_norm_node(g, v.name, x, weight, bias, normalized_ndim, eps), v.batch_axis, v.batch_lead);
+}
+
+void record_add_layer_norm(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor* weight,
+                           const Tensor* bias, double eps, const Tensor& out) {
+  TracedValue va = g.value(a), vb = g.value(b);
+  const std::string sum = g.node1("Add", {va.name, vb.name});
+  int32_t axis = broadcast_axis(va, a, out);
+  int64_t lead = va.batch_lead;
+  if (axis < 0) std::tie(axis, lead) = std::make_pair(broadcast_axis(vb, b, out), vb.batch_lead);
+  g.bind(out, layer_norm_node(g, sum, a, weight, bias, 1, eps), axis, lead);
 }
 
 void record_matmul(nnp_onnx_graph& g, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -474,7 +495,7 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
 }
 
 void record_quantized_layer_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
-                                    const Tensor& out) {
+                                   const Tensor& out) {
   TracedValue v = g.value(x);
   std::string result = g.fresh("Quantized");
   write_vendor_node(g, LayerCall{layer, *layer.layer_attrs, {}, {}, {v.name}, {result}});

@@ -50,6 +50,32 @@ struct LayerNormOp {
   }
 };
 
+// A residual sum and its normalization over the last dimension
+// (nnp_kernels.add_layer_norm, 1.23): a and b as they lie (rows with a
+// contiguous last dimension), the sum never written out.
+struct AddLayerNormOp {
+  const Tensor* in[4];  // a, b, weight (or null), bias (or null)
+  double eps;
+  dispatch::OpId id() const { return dispatch::OpId::ADD_LAYER_NORM; }
+  dispatch::Inputs inputs() const { return {in, 4}; }
+  TensorRef compute() const {
+    const Tensor& a = *in[0];
+    TensorRef wc = in[2] ? contiguous(*in[2]) : TensorRef(), bc = in[3] ? contiguous(*in[3]) : TensorRef();
+    TensorRef out = make_tensor_like(a.shape, NNP_F32, a);
+    const nnp_view va = kernel_view(a), vb = kernel_view(*in[1]), vo = kernel_view(*out);
+    nnp_view vw{}, vbias{};
+    if (wc) vw = kernel_view(*wc);
+    if (bc) vbias = kernel_view(*bc);
+    run_kernel(
+        a, "add_layer_norm",
+        a.backend().add_layer_norm()(&kernel_ctx(a), &va, &vb, wc ? &vw : nullptr, bc ? &vbias : nullptr, eps, &vo));
+    return out;
+  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_add_layer_norm(g, *in[0], *in[1], in[2], in[3], eps, *out);
+  }
+};
+
 // weight or bias: shaped as x's last normalized_ndim dimensions.
 bool fits(const Tensor* t, const Tensor& x, int32_t normalized_ndim) {
   if (!t) return true;
@@ -72,6 +98,21 @@ TensorRef layer_norm_kernel(const Tensor& x, const Tensor* weight, const Tensor*
   // ONNX has LayerNormalization from opset 17; an older export writes the composition.
   if (onnx::tracing() && onnx::traced_opset() != 0 && onnx::traced_opset() < 17) return {};
   return dispatch::dispatch(LayerNormOp{{&x, weight, bias}, normalized_ndim, eps}, dispatch::Face::PUBLIC);
+}
+
+TensorRef add_layer_norm_kernel(const Tensor& a, const Tensor& b, const Tensor* weight, const Tensor* bias,
+                                double eps) {
+  if (!a.backend().add_layer_norm() || a.dtype != NNP_F32 || b.dtype != NNP_F32 || a.numel == 0) return {};
+  if (a.device.backend != b.device.backend || a.device.index != b.device.index || !(eps >= 0)) return {};
+  const int32_t rank = a.shape.ndim;
+  if (rank < 1 || b.shape.ndim != rank) return {};
+  for (int32_t d = 0; d < rank; ++d)
+    if (a.shape.d[d] != b.shape.d[d]) return {};  // a broadcast sum is the ops'
+  if (a.strides.d[rank - 1] != 1 || b.strides.d[rank - 1] != 1) return {};
+  if (!fits(weight, a, 1) || !fits(bias, a, 1)) return {};
+  if (autograd::should_record({&a, &b, weight, bias})) return {};
+  if (onnx::tracing() && onnx::traced_opset() != 0 && onnx::traced_opset() < 17) return {};
+  return dispatch::dispatch(AddLayerNormOp{{&a, &b, weight, bias}, eps}, dispatch::Face::PUBLIC);
 }
 
 }  // namespace nnp::core

@@ -337,7 +337,7 @@ static_assert(NNP_KERNELS_SIZE_1_21 == 216, "nnp_kernels 1.21 is 216 bytes");
 // ---- ABI 1.22 ----
 PIN(nnp_kernels, quantized_conv2d_pack, 216);
 PIN(nnp_kernels, quantized_conv2d_packed, 224);
-static_assert(sizeof(nnp_kernels) == 232 && NNP_KERNELS_SIZE_1_22 == 232, "nnp_kernels 1.22 is 232 bytes");
+static_assert(NNP_KERNELS_SIZE_1_22 == 232, "nnp_kernels 1.22 is 232 bytes");
 PIN(nnp_quantized_conv2d_params, input_inv_scale, 8);
 PIN(nnp_quantized_conv2d_params, input_offset_min, 12);
 PIN(nnp_quantized_conv2d_params, output_scale, 16);
@@ -347,6 +347,9 @@ PIN(nnp_quantized_conv2d_params, output_min, 28);
 PIN(nnp_quantized_conv2d_params, output_max, 32);
 static_assert(sizeof(nnp_quantized_conv2d_params) == 40 && NNP_QUANTIZED_CONV2D_PARAMS_SIZE_1_22 == 36,
               "nnp_quantized_conv2d_params 1.22 is 40 bytes");
+// ---- ABI 1.23 ----
+PIN(nnp_kernels, add_layer_norm, 232);
+static_assert(sizeof(nnp_kernels) == 240 && NNP_KERNELS_SIZE_1_23 == 240, "nnp_kernels 1.23 is 240 bytes");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

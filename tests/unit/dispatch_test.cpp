@@ -192,6 +192,16 @@ std::vector<Sample> samples() {
       "nodes": [{"op": "MatMul", "inputs": ["x", "w"], "outputs": ["p"]},
                 {"op": "Add", "inputs": ["p", "b"], "outputs": ["y"]}]})");
   s.push_back([product](const Tensor& x) mutable { return product(cat({x, x, x}, 1)).slice(1, 0, 3); });
+  s.push_back([](const Tensor& x) {  // graph mode's residual Add and LayerNormalization (1.23)
+    static nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "r", "value": "r", "shape": [2, 3], "dtype": "f32", "data": [1, -2, 3, -4, 5, -6]},
+                    {"key": "g", "value": "g", "shape": [3], "dtype": "f32", "data": [0.5, -1, 2]},
+                    {"key": "b", "value": "b", "shape": [3], "dtype": "f32", "data": [0.1, 0.2, -0.3]}],
+        "nodes": [{"op": "Add", "inputs": ["x", "r"], "outputs": ["s"]},
+                  {"op": "LayerNormalization", "inputs": ["s", "g", "b"], "outputs": ["y"],
+                   "attrs": {"axis": -1}}]})");
+    return net(x);
+  });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
   });

@@ -785,6 +785,52 @@ TEST(GraphPlan, TransposesOfOneInputThatProductsReadAreLaidOutOnce) {
   nnp::test::expect_close(y, (projection("q") + projection("k")) * projection("v"), 1e-5);
 }
 
+// A post-norm transformer's residual: an Add whose one reader is a
+// LayerNormalization over the last axis runs as one kernel (ABI 1.23), the
+// residual read where it lies (a sequence-first sublayer's output,
+// transposed); the values within 1e-5 of the nodes. A sum that broadcasts
+// is not the kernel's: the nodes run as written, to the same values.
+TEST(GraphPlan, AResidualAddAndTheLayerNormalizationAfterItRunAsOneKernel) {
+  manual_seed(43);
+  const std::string program = R"({"inputs": ["x", "p"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "g", "value": "g", "shape": [8], "dtype": "f32", "parameter": true},
+                  {"key": "b", "value": "b", "shape": [8], "dtype": "f32", "parameter": true}],
+      "nodes": [{"op": "Transpose", "inputs": ["p"], "outputs": ["pt"], "attrs": {"perm": [1, 0, 2]}},
+                {"op": "Add", "inputs": ["x", "pt"], "outputs": ["s"]},
+                {"op": "LayerNormalization", "inputs": ["s", "g", "b"], "outputs": ["y"],
+                 "attrs": {"axis": -1, "epsilon": 0.001}}]})";
+  nn::ModuleHandle net = nn::GraphModule(program);
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : net.named_parameters()) p.copy_(randn(p.shape()));
+  }
+  const Tensor g = net.named_parameters()[0].second, b = net.named_parameters()[1].second;
+  auto expected = [&](const Tensor& sum) {
+    return nn::functional::layer_norm(sum, nn::functional::LayerNormFuncOptions({8}).weight(g).bias(b).eps(0.001));
+  };
+  NoGradGuard no_grad;
+  const Tensor x = randn({5, 4, 8}), p = randn({4, 5, 8});
+  nnp::test::expect_close(net.call({x, p}), expected(x + p.transpose(0, 1)), 1e-5);
+  profiler::Profiler profile;
+  net.call({x, p});
+  std::vector<std::string> planned;
+  for (const profiler::Event& e : profile.stop().events())
+    if (e.kind == profiler::EventKind::Op) planned.push_back(e.name);
+  EXPECT_EQ(std::count(planned.begin(), planned.end(), "add_layer_norm"), 1);
+  for (const char* op : {"add", "layer_norm"})
+    EXPECT_FALSE(ran(planned, op)) << op << " ran apart from the fused kernel";
+  // [5, 4, 8] + [8]: a broadcast the kernel does not take; no bias.
+  nn::ModuleHandle broadcast = nn::GraphModule(R"({"inputs": ["x", "r"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "g", "value": "g", "shape": [8], "dtype": "f32", "data": [1, 2, 3, 4, -1, -2, -3, 0.5]}],
+      "nodes": [{"op": "Add", "inputs": ["x", "r"], "outputs": ["s"]},
+                {"op": "LayerNormalization", "inputs": ["s", "g"], "outputs": ["y"]}]})");
+  const Tensor r = randn({8});
+  const Tensor scale = from_vector<float>({1, 2, 3, 4, -1, -2, -3, 0.5});
+  nnp::test::expect_close(broadcast.call({x, r}),
+                          nn::functional::layer_norm(x + r, nn::functional::LayerNormFuncOptions({8}).weight(scale)),
+                          1e-5);
+}
+
 TEST(GraphPlan, AMatMulOfAConstantWeightRunsFromItPackedOnce) {
   manual_seed(23);
   nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],

@@ -1437,6 +1437,47 @@ void check_norm(Kit& kit) {
         },
         static_cast<double>(terms));
   }
+  // ABI 1.23's optional add_layer_norm: graph mode fuses an Add whose one
+  // reader is a LayerNormalization over the last axis (an nn.GraphModule
+  // under no_grad; the reference backend runs the two nodes). W7's residual
+  // (its sublayer's output sequence-first, transposed where it lies), a
+  // vector tail without a bias, a large mean.
+  struct Residual {
+    const char* layout;
+    Shape a;
+    bool transposed, bias;
+    double mean;
+  };
+  const Residual residuals[] = {
+      {"[32,64,128] + a transposed [64,32,128] (W7's residual)", {32, 64, 128}, true, true, 0},
+      {"[5,37] + [5,37], no bias (a vector tail)", {5, 37}, false, false, 0},
+      {"[6,200] + [6,200] mean 1000 (the centred variance)", {6, 200}, false, true, 1000},
+  };
+  for (const Residual& c : residuals) {
+    const int64_t n = c.a.back();
+    const Shape b_shape = c.transposed ? Shape{c.a[1], c.a[0], c.a[2]} : c.a;
+    Inputs inputs{kit.normal(c.a, Dtype::f32) + c.mean, kit.normal(b_shape, Dtype::f32), kit.normal({n}, Dtype::f32)};
+    if (c.bias) inputs.push_back(kit.normal({n}, Dtype::f32));
+    std::string nodes, sum_input = "b";
+    if (c.transposed) {
+      nodes = R"({"op": "Transpose", "inputs": ["b"], "outputs": ["bt"], "attrs": {"perm": [1, 0, 2]}}, )";
+      sum_input = "bt";
+    }
+    nodes += R"({"op": "Add", "inputs": ["a", ")" + sum_input + R"("], "outputs": ["s"]},
+        {"op": "LayerNormalization", "inputs": ["s", "g")" +
+             std::string(c.bias ? R"(, "beta")" : "") + R"(], "outputs": ["y"], "attrs": {"axis": -1}})";
+    const std::string program = std::string(R"({"inputs": ["a", "b", "g")") + (c.bias ? R"(, "beta")" : "") +
+                                R"(], "outputs": ["y"], "layers": [], "tensors": [], "nodes": [)" + nodes + "]}";
+    kit.check(
+        "add_layer_norm", Dtype::f32, c.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          return net.call(std::vector<Tensor>(in.begin(), in.end()));
+        },
+        static_cast<double>(n));
+  }
 }
 
 // ABI 1.12's optional sgd_step (torch.optim.SGD takes it): three steps of

@@ -345,6 +345,20 @@ typedef struct nnp_kernels {
                                         const nnp_view* scale, const nnp_view* bias,
                                         const nnp_quantized_conv2d_params* q, const nnp_conv2d_params* p,
                                         const int64_t* pool, const nnp_view* out);
+  /* ---- since 1.23 ---- */
+  /* A residual sum and its layer normalization in one pass, forward only
+   * (optional; NULL = the core's add, then layer_norm). Asked where no
+   * gradient is recorded (graph mode fuses an Add whose one reader is a
+   * LayerNormalization over the last axis: a post-norm transformer's
+   * residual; ONNX Runtime calls it SkipLayerNormalization): for each row r,
+   *   s[r, j] = a[r, j] + b[r, j]  (rounded to f32, as the add would)
+   * and out[r, :] = layer_norm(s[r, :]) as layer_norm computes it (weight
+   * and bias the same). a, b and out are NNP_F32 views of one shape
+   * [..., N] (rank 1 to NNP_MAX_DIMS, every size >= 1); a and b with any
+   * strides whose last is 1 (a transposed residual reads where it lies),
+   * out contiguous and overlapping neither; eps >= 0. */
+  nnp_status (*add_layer_norm)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b,
+                               const nnp_view* weight, const nnp_view* bias, double eps, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -356,6 +370,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_20 NNP_SIZE_THROUGH(nnp_kernels, attention)
 #define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, gemm_packed)
 #define NNP_KERNELS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_kernels, quantized_conv2d_packed)
+#define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -426,7 +441,7 @@ typedef struct nnp_backend {
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
-  X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed)
+  X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 
