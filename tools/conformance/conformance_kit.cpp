@@ -1418,6 +1418,7 @@ void check_norm(Kit& kit) {
       {"[6,200] mean 1000 (the centred variance)", {6, 200}, 1, true, 1000},
       {"[4096,16] (many rows, threaded)", {4096, 16}, 1, true, 0},
       {"[2,1] (one element a row: all zero)", {2, 1}, 1, true, 0},
+      {"[7,48] (rows of whole vectors, an odd count)", {7, 48}, 1, true, 0},
   };
   for (const Case& c : cases) {
     const Shape normalized(c.input.end() - c.normalized, c.input.end());
@@ -1452,6 +1453,7 @@ void check_norm(Kit& kit) {
       {"[32,64,128] + a transposed [64,32,128] (W7's residual)", {32, 64, 128}, true, true, 0},
       {"[5,37] + [5,37], no bias (a vector tail)", {5, 37}, false, false, 0},
       {"[6,200] + [6,200] mean 1000 (the centred variance)", {6, 200}, false, true, 1000},
+      {"[3,5,32] + [3,5,32] (rows of whole vectors, an odd count)", {3, 5, 32}, false, true, 0},
   };
   for (const Residual& c : residuals) {
     const int64_t n = c.a.back();
