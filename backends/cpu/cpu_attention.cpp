@@ -405,9 +405,15 @@ nnp_status attention(const nnp_kernel_ctx*, const nnp_view* q, const nnp_view* k
             Ev,
             (S + 2 * kCols - 1) / (2 * kCols) * (2 * kCols),
             (Ev + kCols - 1) / kCols * kCols};
+  // Threads take whole batches (each packs its keys and values once) where
+  // there are enough of them to go round, else blocks of query rows.
   const int64_t blocks = (L + kRowBlock - 1) / kRowBlock;
-  const int64_t cost = std::min(L, kRowBlock) * S * (E + Ev);
-  parallel_for(B * blocks, cost, [&](int64_t first, int64_t last) {
+  const int64_t unit = B >= ThreadPool::instance().size() ? blocks : 1;
+  // parallel_for's grain counts elements of an elementwise op; a vector of
+  // 16 multiply-adds costs about as much as one.
+  const int64_t cost = std::max<int64_t>(1, std::min(L, kRowBlock) * S * (E + Ev) * unit / 16);
+  parallel_for(B * blocks / unit, cost, [&](int64_t first_unit, int64_t last_unit) {
+    const int64_t first = first_unit * unit, last = last_unit * unit;
     // 64-byte aligned: every row of kt, vp and the scores is a whole number
     // of cache lines (s_pad and ev_pad are multiples of 32), so no vector
     // load splits across two lines.

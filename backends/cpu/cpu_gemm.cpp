@@ -391,26 +391,29 @@ nnp_status gemm_packed(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view*
   SgemmEpilogue epilogue;
   epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
   epilogue.relu = activation == NNP_ACTIVATION_RELU;
-  // Split as call_gemm splits: along the larger side, columns in whole
-  // panels; the packed b is shared, so no thread packs it.
+  // Split along the larger side, columns in whole panels, rows in whole
+  // register blocks (a multiple of 6 rows, so every row is summed in the
+  // same order however the product is split), in guided parts (GuidedParts:
+  // a faster core takes more of them) of at least 2M multiply-adds past one
+  // a thread; the packed b is shared, so no thread packs it.
   const int threads = ThreadPool::instance().size();
   const int64_t panel = sgemm_avx512_panel_columns();
   const bool by_columns = n >= m;
-  const int64_t unit = by_columns ? panel : 16, extent = by_columns ? n : m;
-  const int64_t parts = threads <= 1 || m * n * k < kSplitWork ? 1 : std::clamp<int64_t>(extent / unit, 1, threads);
+  const int64_t unit = by_columns ? panel : 48, extent = by_columns ? n : m;
+  const int64_t units = (extent + unit - 1) / unit, unit_work = m * n * k / units + 1;
+  const GuidedParts parts(units, m * n * k < kSplitWork ? 1 : threads, 4 * kSplitWork / unit_work + 1);
   auto run_part = [&](int64_t part) {
-    const int64_t first = extent * part / parts / unit * unit;
-    const int64_t last = part + 1 == parts ? extent : extent * (part + 1) / parts / unit * unit;
+    const int64_t first = parts.begin(part) * unit, last = std::min(extent, parts.end(part) * unit);
     if (first >= last) return;
     if (by_columns)
       sgemm_avx512_packed(m, n, k, pa, lda, panels, first, last, pc, n, epilogue);
     else
       sgemm_avx512_packed(last - first, n, k, pa + first * lda, lda, panels, 0, n, pc + first * n, n, epilogue);
   };
-  if (parts == 1)
+  if (parts.count() == 1)
     run_part(0);
   else
-    ThreadPool::instance().run(parts, run_part);
+    ThreadPool::instance().run(parts.count(), run_part);
   return NNP_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <nnp/plugin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "cpu_types.hpp"
@@ -37,6 +38,59 @@ inline bool is_contiguous(const nnp_view& v) {
   return true;
 }
 
+// The parts a threaded loop over [0, units) is cut into (guided
+// scheduling): each part takes about 1/(2 x threads) of the units still
+// left, so the first parts are large and the last ones small, and a thread
+// whose core runs slower ends up taking fewer of them (the pool hands parts
+// out in order as threads come free). Cores do run unevenly: on a shared
+// machine a core's other hardware thread or a neighbouring guest can take a
+// fifth of its speed for seconds, and with one part a thread every threaded
+// op then waits for the slow core's half. Where they run evenly the large
+// first parts keep the cost of cutting small: W7's products in 16 equal
+// parts ran 1-2.5 % slower than in halves, in these parts as fast.
+//
+// Part p begins where units x (1 - 1/(2 x threads))^p are left, until a
+// part would be smaller than min_units; the rest is cut in parts of
+// min_units. Computed per part, nothing stored: the count is whatever the
+// work affords. min_units is at most a thread's share, so every thread has
+// a part where there are as many units.
+class GuidedParts {
+ public:
+  GuidedParts(int64_t units, int threads, int64_t min_units) : units_(std::max<int64_t>(units, 0)) {
+    if (threads <= 1 || units_ < 2) {
+      count_ = 1;
+      return;
+    }
+    min_ = std::clamp<int64_t>(min_units, 1, std::max<int64_t>(1, units_ / threads));
+    keep_ = 1.0 - 0.5 / threads;
+    // Geometric parts while a part (what is left / (2 x threads)) >= min_.
+    const double first = static_cast<double>(units_) * (1.0 - keep_);
+    geometric_ = first < static_cast<double>(min_)
+                     ? 0
+                     : static_cast<int64_t>(std::log(static_cast<double>(min_) / first) / std::log(keep_)) + 1;
+    const int64_t rest = units_ - geometric_begin(geometric_);
+    count_ = geometric_ + (rest + min_ - 1) / min_;
+  }
+  int64_t count() const { return count_; }
+  int64_t begin(int64_t part) const {
+    if (count_ == 1) return part == 0 ? 0 : units_;
+    if (part <= geometric_) return geometric_begin(part);
+    return std::min(units_, geometric_begin(geometric_) + (part - geometric_) * min_);
+  }
+  int64_t end(int64_t part) const { return part + 1 >= count_ ? units_ : begin(part + 1); }
+
+ private:
+  int64_t geometric_begin(int64_t part) const {
+    return units_ - static_cast<int64_t>(static_cast<double>(units_) * std::pow(keep_, static_cast<double>(part)));
+  }
+  int64_t units_, count_ = 1, geometric_ = 0, min_ = 1;
+  double keep_ = 1.0;
+};
+
+// The least work (in kParallelGrain's units) a part of a loop cut finer
+// than one part a thread does.
+constexpr int64_t kGuidedPartCost = 4 * kParallelGrain;
+
 // Runs body(begin, end) over [0, total) split across threads when the total
 // work (total * cost_per_item) is worth it.
 template <typename Body>
@@ -48,11 +102,8 @@ void parallel_for(int64_t total, int64_t cost_per_item, Body body) {
     body(int64_t{0}, total);
     return;
   }
-  const int64_t chunks = std::min<int64_t>(threads, total);
-  pool.run(chunks, [&](int64_t c) {
-    int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
-    if (begin < end) body(begin, end);
-  });
+  const GuidedParts parts(total, threads, (kGuidedPartCost + cost_per_item - 1) / std::max<int64_t>(1, cost_per_item));
+  pool.run(parts.count(), [&](int64_t part) { body(parts.begin(part), parts.end(part)); });
 }
 
 template <int N>

@@ -11,9 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -156,6 +158,33 @@ TEST(CpuSgemm, Avx512KernelFromAPackedRightOperandMatchesADoubleLoop) {
                            {false, false, 3, 130, 100, 0, 0.0f, true}, {false, true, 4, 64, 17, 3, 0.0f},
                            {false, false, 8, 96, 1030, 0, 0.0f},       {false, true, 11, 96, 7, 1, 0.0f, true}};
   for (const Case& c : few_rows) check(packed_in_two_ranges, c);
+}
+
+// gemm_packed cuts its rows at multiples of 48 (whole 6-row tiles) for its
+// threads, in as many parts as the cores' speeds make: every cut must give
+// the bits of the uncut product, or results would vary from run to run.
+TEST(CpuSgemm, Avx512PackedProductCutAtWholeTilesGivesTheSameBits) {
+  if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the packed products are not run";
+  const int64_t m = 301, n = 70, k = 37;  // the last tile has one row (two sets of accumulators)
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
+  for (std::vector<float>* v : {&a, &b, &bias})
+    for (float& x : *v) x = uniform(rng);
+  std::vector<float> storage(static_cast<size_t>(nnp::cpu::sgemm_avx512_packed_b_floats(k, n) + 16));
+  auto* packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
+  nnp::cpu::sgemm_avx512_pack_b(false, k, n, b.data(), n, packed);
+  nnp::cpu::SgemmEpilogue epilogue;
+  epilogue.bias = bias.data();
+  std::vector<float> whole(static_cast<size_t>(m * n)), cut(whole.size());
+  nnp::cpu::sgemm_avx512_packed(m, n, k, a.data(), k, packed, 0, n, whole.data(), n, epilogue);
+  for (const std::vector<int64_t>& cuts : std::vector<std::vector<int64_t>>{{0, 48, m}, {0, 144, 192, 288, m}}) {
+    std::fill(cut.begin(), cut.end(), 0.0f);
+    for (size_t i = 0; i + 1 < cuts.size(); ++i)
+      nnp::cpu::sgemm_avx512_packed(cuts[i + 1] - cuts[i], n, k, a.data() + cuts[i] * k, k, packed, 0, n,
+                                    cut.data() + cuts[i] * n, n, epilogue);
+    EXPECT_EQ(0, std::memcmp(whole.data(), cut.data(), whole.size() * sizeof(float))) << cuts.size() - 1 << " parts";
+  }
 }
 
 TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas) {
