@@ -48,7 +48,7 @@ TransposeSharing share_transposes(const std::vector<const onnx::GraphNode*>& nod
       products += row_reads[out];
       only_products = only_products && row_reads[out] == readers[out];
     }
-    if (getenv("NO_SHARE") || products < 2 || !only_products) continue;
+    if (products < 2 || !only_products) continue;
     ++shared;
     products_reading += products;
     const onnx::GraphNode* first = nodes[members.front()];
