@@ -68,14 +68,14 @@ class GuidedParts {
     geometric_ = first < static_cast<double>(min_)
                      ? 0
                      : static_cast<int64_t>(std::log(static_cast<double>(min_) / first) / std::log(keep_)) + 1;
-    const int64_t rest = units_ - geometric_begin(geometric_);
-    count_ = geometric_ + (rest + min_ - 1) / min_;
+    tail_ = geometric_begin(geometric_);
+    count_ = geometric_ + (units_ - tail_ + min_ - 1) / min_;
   }
   int64_t count() const { return count_; }
   int64_t begin(int64_t part) const {
     if (count_ == 1) return part == 0 ? 0 : units_;
     if (part <= geometric_) return geometric_begin(part);
-    return std::min(units_, geometric_begin(geometric_) + (part - geometric_) * min_);
+    return std::min(units_, tail_ + (part - geometric_) * min_);
   }
   int64_t end(int64_t part) const { return part + 1 >= count_ ? units_ : begin(part + 1); }
 
@@ -84,6 +84,7 @@ class GuidedParts {
     return units_ - static_cast<int64_t>(static_cast<double>(units_) * std::pow(keep_, static_cast<double>(part)));
   }
   int64_t units_, count_ = 1, geometric_ = 0, min_ = 1;
+  int64_t tail_ = 0;  // where the parts of min_ units begin
   double keep_ = 1.0;
 };
 
