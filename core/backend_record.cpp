@@ -4,17 +4,19 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
+#include "kernel_fallback.hpp"
 
 namespace nnp::core {
 namespace {
 
 constexpr uint32_t kKnownDtypes = (1u << NNP_DTYPE_COUNT) - 1;
 constexpr uint32_t kKnownUnaryOps = (1u << NNP_UNARY_COUNT) - 1;
+constexpr uint32_t kKnownKernelSlots = (1u << NNP_KERNEL_REQUIRED_COUNT) - 1;
 
 // A declared set (bits of a later SDK this core does not know are dropped),
 // or the one the headers the backend was built with implied.
-uint32_t declared(const nnp_backend& table, const nnp_kernels& kernels, uint32_t given, uint32_t known,
-                  uint32_t of_1_0, uint32_t of_1_7) {
+uint32_t declared(const nnp_backend& table, const nnp_kernels& kernels, uint32_t given, uint32_t known, uint32_t of_1_0,
+                  uint32_t of_1_7) {
   if (table.struct_size >= NNP_BACKEND_SIZE_1_16) return given != 0 ? given & known : of_1_0;
   return kernels.struct_size >= NNP_KERNELS_SIZE_1_7 ? of_1_7 : of_1_0;
 }
@@ -39,6 +41,8 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
   table_.kernels = &kernels_;  // the core's own copy, at the size it knows
   dtypes_ = declared(table, kernels, table.dtypes, kKnownDtypes, NNP_DTYPES_1_0, NNP_DTYPES_1_7);
   unary_ops_ = declared(table, kernels, table.unary_ops, kKnownUnaryOps, NNP_UNARY_OPS_1_0, NNP_UNARY_OPS_1_7);
+  if (table.struct_size >= NNP_BACKEND_SIZE_1_24) missing_kernels_ = table.missing_kernels & kKnownKernelSlots;
+  install_kernel_fallbacks(kernels_, missing_kernels_);
 }
 
 void BackendRecord::init_devices() const {
@@ -71,8 +75,10 @@ std::string BackendRecord::unavailable_reason() const {
 nnp_backend_info BackendRecord::info() const {
   // The reason is the backend's own string: it outlives the call, a copy would not.
   const char* reason = nullptr;
-  if (device_count() == 0 && !device_count_refusal_.empty()) reason = device_count_refusal_.c_str();
-  else if (device_count() == 0 && table_.unavailable_reason) reason = table_.unavailable_reason(table_.state);
+  if (device_count() == 0 && !device_count_refusal_.empty())
+    reason = device_count_refusal_.c_str();
+  else if (device_count() == 0 && table_.unavailable_reason)
+    reason = table_.unavailable_reason(table_.state);
   nnp_backend_info out = summary();
   out.device_count = device_count();
   out.unavailable_reason = reason ? reason : "";
@@ -80,8 +86,16 @@ nnp_backend_info BackendRecord::info() const {
 }
 
 nnp_backend_info BackendRecord::summary() const {
-  return nnp_backend_info{sizeof(nnp_backend_info), name_.c_str(), plugin_path_.c_str(), table_.score, -1, "",
-                          table_.flags,             dtypes_,       unary_ops_};
+  return nnp_backend_info{sizeof(nnp_backend_info),
+                          name_.c_str(),
+                          plugin_path_.c_str(),
+                          table_.score,
+                          -1,
+                          "",
+                          table_.flags,
+                          dtypes_,
+                          unary_ops_,
+                          missing_kernels_};
 }
 
 nnp_device_info BackendRecord::device_info(int32_t device) const {
@@ -101,13 +115,14 @@ const nnp_kernel_ctx& BackendRecord::first_context(int32_t device) const {
   init_devices();
   DeviceSlot& slot = devices_[device];
   std::call_once(slot.once, [&] {
-    slot.ctx.struct_size = sizeof(nnp_kernel_ctx);
-    slot.ctx.backend_state = table_.state;
-    slot.ctx.device = device;
-    slot.ctx.stream = table_.stream ? table_.stream(table_.state, device) : nullptr;
+    slot.ctx.ctx.struct_size = sizeof(nnp_kernel_ctx);
+    slot.ctx.ctx.backend_state = table_.state;
+    slot.ctx.ctx.device = device;
+    slot.ctx.ctx.stream = table_.stream ? table_.stream(table_.state, device) : nullptr;
+    slot.ctx.owner = this;
     slot.ready.store(true, std::memory_order_release);
   });
-  return slot.ctx;
+  return slot.ctx.ctx;
 }
 
 }  // namespace nnp::core

@@ -34,6 +34,10 @@ class BackendRecord {
   // declares nothing has ABI 1.0's sets, or 1.7's when built against 1.7 to
   // 1.15 (which promised i8 and round to every such backend).
   uint32_t dtypes() const { return dtypes_; }
+  // The required kernel slots it declared it lacks (nnp_backend 1.24), one
+  // bit a nnp_kernel_slot: kernels() holds the core's fallbacks there
+  // (kernel_fallback.hpp), which run the op on another backend.
+  uint32_t missing_kernels() const { return missing_kernels_; }
   uint32_t unary_ops() const { return unary_ops_; }
   bool computes(nnp_dtype dtype) const { return dtype >= 0 && dtype < 32 && (dtypes_ >> dtype & 1u); }
   bool computes_unary(nnp_unary_op op) const { return op >= 0 && op < 32 && (unary_ops_ >> op & 1u); }
@@ -109,16 +113,28 @@ class BackendRecord {
   const nnp_kernel_ctx& context(int32_t device) const {
     if (devices_ready_.load(std::memory_order_acquire)) {
       const DeviceSlot& slot = devices_[device];
-      if (slot.ready.load(std::memory_order_acquire)) return slot.ctx;
+      if (slot.ready.load(std::memory_order_acquire)) return slot.ctx.ctx;
     }
     return first_context(device);
   }
+  // The record whose context() gave ctx: how the core's own kernels (the
+  // fallbacks a backend's table holds) find the backend they run for.
+  // Only for contexts the core made, never a plugin's own.
+  static const BackendRecord& owner_of(const nnp_kernel_ctx* ctx) {
+    return *reinterpret_cast<const KernelContext*>(ctx)->owner;
+  }
 
  private:
+  // A kernel context as the core makes it: what the backend sees, then its
+  // owner (which the backend cannot see, and owner_of reads back).
+  struct KernelContext {
+    nnp_kernel_ctx ctx{};
+    const BackendRecord* owner = nullptr;
+  };
   struct DeviceSlot {
     std::once_flag once;
     std::atomic<bool> ready{false};  // lets later calls skip call_once
-    nnp_kernel_ctx ctx{};
+    KernelContext ctx{};
   };
   template <typename Slot>
   Slot since(Slot slot, size_t size) const {
@@ -132,6 +148,7 @@ class BackendRecord {
   nnp_kernels kernels_{};
   uint32_t dtypes_ = 0;
   uint32_t unary_ops_ = 0;
+  uint32_t missing_kernels_ = 0;
   std::string name_;
   std::string plugin_path_;
   std::shared_ptr<const void> library_;

@@ -25,6 +25,7 @@
 #include "api_table.hpp"
 #include "comm/comm_registry.hpp"
 #include "error.hpp"
+#include "kernel_fallback.hpp"
 #include "native_libraries.hpp"
 #include "nn/layer_registry.hpp"
 #include "optim/algorithm_registry.hpp"
@@ -110,11 +111,18 @@ const char* missing_backend_slot(const nnp_backend& table) {
   NNP_BACKEND_REQUIRED_SLOTS(NNP_NULL_SLOT)
   return nullptr;
 }
-const char* missing_kernel_slot(const nnp_kernels& table) {
-  NNP_KERNELS_REQUIRED_SLOTS(NNP_NULL_SLOT)
+#undef NNP_NULL_SLOT
+// The same for the kernel table, less the slots the backend declared it
+// lacks (nnp_backend.missing_kernels: bit i is the list's i-th slot).
+#define NNP_NULL_KERNEL(slot)                              \
+  if (!table.slot && !(lacks >> index & 1u)) return #slot; \
+  ++index;
+const char* missing_kernel_slot(const nnp_kernels& table, uint32_t lacks) {
+  int index = 0;
+  NNP_KERNELS_REQUIRED_SLOTS(NNP_NULL_KERNEL)
   return nullptr;
 }
-#undef NNP_NULL_SLOT
+#undef NNP_NULL_KERNEL
 
 bool looks_like_shared_library(const fs::path& path) {
   std::string name = path.filename().string();
@@ -518,8 +526,10 @@ nnp_status PluginRegistry::register_graph_op(nnp_plugin_host* host, const nnp_gr
       onnx::graph_ops().add(onnx::validate_graph_op(*op, "the application"));
       return;
     }
-    if (host != &library_host()) instance().impl().check_host(host, "register_graph_op");
-    else if (!host->active) fail(NNP_INVALID_ARGUMENT, "register_graph_op: the built-in library's init has returned");
+    if (host != &library_host())
+      instance().impl().check_host(host, "register_graph_op");
+    else if (!host->active)
+      fail(NNP_INVALID_ARGUMENT, "register_graph_op: the built-in library's init has returned");
     registering(host, [&] {
       onnx::GraphOp g = onnx::validate_graph_op(*op, *host->path);
       // The built-in library's are staged while the registry is being made.
@@ -566,8 +576,14 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
       nnp_kernels kernels = copy_struct(*table.kernels);
       // Kept: the size the backend was built with says which dtypes and ops it knows.
       kernels.struct_size = std::min(table.kernels->struct_size, sizeof(nnp_kernels));
-      if (const char* slot = missing_kernel_slot(kernels))
-        fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot, "' is NULL");
+      const uint32_t lacks = table.struct_size >= NNP_BACKEND_SIZE_1_24 ? table.missing_kernels : 0;
+      if (const char* slot = missing_kernel_slot(kernels, lacks))
+        fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required kernel slot '", slot,
+             "' is NULL; a backend without it says so in nnp_backend.missing_kernels (ABI 1.24) and the core runs "
+             "its ops on the cpu backend");
+      if (lacks != 0 && reserved_backend_name(name))
+        fail(NNP_INVALID_ARGUMENT, "backend '", name, "' is a fallback for the others and may not lack kernels (",
+             kernel_slot_text(lacks), ")");
       if (reserved_backend_name(name) && !host->ships_with_nnplug)
         fail(NNP_INVALID_ARGUMENT, "backend name '", name, "' is reserved for the backend that ships with nnplug (in ",
              shipped_plugin_folder().string(), "); name yours differently");

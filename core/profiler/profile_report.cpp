@@ -20,6 +20,7 @@ const char* category(nnp_profile_event_kind kind) {
     case NNP_PROFILE_MODULE: return "module";
     case NNP_PROFILE_SCOPE: return "user_annotation";
     case NNP_PROFILE_BACKWARD: return "backward";
+    case NNP_PROFILE_COPY: return "memcpy";  // PyTorch's trace names its copies so
     default: return "op";
   }
 }

@@ -195,6 +195,14 @@ void describe_inputs(const Token& token, const Tensor* const* inputs, int32_t co
   }
 }
 
+void describe_device(const Token& token, std::string device) {
+  ThreadLog* log = thread_log(token.session);
+  if (!log) return;
+  std::lock_guard<std::mutex> lock(log->mutex);
+  if (log->session != token.session || token.index >= static_cast<int64_t>(log->events.size())) return;
+  log->events[static_cast<size_t>(token.index)].device = std::move(device);
+}
+
 namespace {
 void note_memory(size_t bytes, bool allocated) {
   const uint64_t id = current_session.load(std::memory_order_acquire);

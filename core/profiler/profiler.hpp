@@ -61,6 +61,8 @@ Token begin(nnp_profile_event_kind kind, std::string name);
 void end(const Token& token);
 // An op's inputs (null entries skipped): shapes, dtypes and device.
 void describe_inputs(const Token& token, const Tensor* const* inputs, int32_t count);
+// The device an event ran for ("halfway:0"), where it has no input tensors.
+void describe_device(const Token& token, std::string device);
 void note_alloc(size_t bytes);
 void note_free(size_t bytes);
 

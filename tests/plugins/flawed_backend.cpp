@@ -11,11 +11,11 @@
 
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
 #include <nnp/elements.hpp>
 #include <thread>
 
 #include "../../backends/reference/reference_kernels.hpp"
+#include "test_backend_memory.hpp"
 
 #ifndef NNP_FLAW
 #error "NNP_FLAW must be set"
@@ -85,18 +85,6 @@ nnp_kernels flawed;
   while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
-nnp_status device_info(void*, int32_t, nnp_device_info* out) {
-  out->description = "a flawed copy of the reference backend (tests only)";
-  out->total_memory = 0;
-  out->score = 1;
-  return NNP_OK;
-}
-nnp_status alloc(void*, int32_t, size_t bytes, void** out) {
-  *out = bytes ? std::malloc(bytes) : nullptr;
-  return bytes && !*out ? NNP_OUT_OF_MEMORY : NNP_OK;
-}
-void release(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
-
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   nnp::reference::g_api = api;
   flawed = *nnp::reference::kernel_table();
@@ -130,9 +118,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
     backend.dtypes = NNP_DTYPES_1_7;
     backend.unary_ops = NNP_UNARY_OPS_1_7;
   }
-  backend.device_info = device_info;
-  backend.alloc = alloc;
-  backend.free = release;
+  nnp::test_backend::use_host_heap(backend, "a flawed copy of the reference backend (tests only)");
   return api->register_backend(host, &backend);
 }
 

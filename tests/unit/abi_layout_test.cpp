@@ -286,10 +286,10 @@ static_assert(sizeof(nnp_process_group_options) == 56 && NNP_PROCESS_GROUP_OPTIO
 // ---- ABI 1.16 ----
 PIN(nnp_backend, dtypes, 144);
 PIN(nnp_backend, unary_ops, 148);
-static_assert(sizeof(nnp_backend) == 152 && NNP_BACKEND_SIZE_1_16 == 152, "nnp_backend 1.16 is 152 bytes");
+static_assert(NNP_BACKEND_SIZE_1_16 == 152, "nnp_backend 1.16 is 152 bytes");
 PIN(nnp_backend_info, dtypes, 44);
 PIN(nnp_backend_info, unary_ops, 48);
-static_assert(sizeof(nnp_backend_info) == 56 && NNP_BACKEND_INFO_SIZE_1_16 == 52, "nnp_backend_info 1.16");
+static_assert(NNP_BACKEND_INFO_SIZE_1_16 == 52, "nnp_backend_info 1.16");
 static_assert(NNP_DTYPES_1_7 == 0x1FF && NNP_UNARY_OPS_1_7 == 0xFFFF, "the 1.7 sets");
 // ---- ABI 1.17 ----
 static_assert(NNP_I16 == 9 && NNP_U16 == 10 && NNP_U32 == 11 && NNP_U64 == 12 && NNP_DTYPE_COUNT == 13,
@@ -350,6 +350,13 @@ static_assert(sizeof(nnp_quantized_conv2d_params) == 40 && NNP_QUANTIZED_CONV2D_
 // ---- ABI 1.23 ----
 PIN(nnp_kernels, add_layer_norm, 232);
 static_assert(sizeof(nnp_kernels) == 240 && NNP_KERNELS_SIZE_1_23 == 240, "nnp_kernels 1.23 is 240 bytes");
+// ---- ABI 1.24 ----
+PIN(nnp_backend, missing_kernels, 152);
+static_assert(sizeof(nnp_backend) == 160 && NNP_BACKEND_SIZE_1_24 == 156, "nnp_backend 1.24 is 156 bytes and padding");
+PIN(nnp_backend_info, missing_kernels, 52);
+static_assert(sizeof(nnp_backend_info) == 56 && NNP_BACKEND_INFO_SIZE_1_24 == 56, "nnp_backend_info 1.24 is 56 bytes");
+static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
+              "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);
 PIN(nnp_comm_info, plugin_path, 16);
 PIN(nnp_comm_info, backends, 24);

@@ -4,9 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <string>
-
 #include <nnp/optimizer_algorithm.hpp>
+#include <string>
 
 #include "test_support.hpp"
 
@@ -37,7 +36,9 @@ const Refusal kRefusals[] = {
     {"duplicate_backend", NNP_INVALID_ARGUMENT,
      "backend name 'cpu' is reserved for the backend that ships with nnplug"},
     {"impostor_layer_plugin", NNP_INVALID_ARGUMENT, "the nn. and core. namespaces are reserved"},
-    {"null_kernel_slot", NNP_INVALID_ARGUMENT, "backend 'null_slot': required kernel slot 'gemm' is NULL"},
+    {"null_kernel_slot", NNP_INVALID_ARGUMENT,
+     "backend 'null_slot': required kernel slot 'gemm' is NULL; a backend without it says so in "
+     "nnp_backend.missing_kernels"},
     {"duplicate_plugin", NNP_INVALID_ARGUMENT, "names starting with 'nnplug.' are reserved"},
     {"comm_too_small", NNP_ABI_MISMATCH, "nnp_comm struct_size 40 is smaller than the first released layout"},
     {"comm_reserved_name", NNP_INVALID_ARGUMENT,
@@ -106,9 +107,9 @@ TEST(PluginLoading, AGoodPluginLoadsOnceAndReportsNoDevices) {
 // is left without devices, saying why (it was an out-of-host-memory error).
 TEST(PluginLoading, ABackendReportingTooManyDevicesHasNoneAndSaysWhy) {
   ASSERT_EQ(api().load_plugin(corpus("many_devices").c_str()), NNP_OK) << api().last_error();
-  nnp::test::expect_error([] { Device("testmany:0"); }, NNP_NOT_FOUND,
-                          {"has no usable device", "reports 2147483647 devices; nnplug keeps at most 4096",
-                           "many_devices"});
+  nnp::test::expect_error(
+      [] { Device("testmany:0"); }, NNP_NOT_FOUND,
+      {"has no usable device", "reports 2147483647 devices; nnplug keeps at most 4096", "many_devices"});
   bool listed = false;
   for (const nnp_backend_info& info : nnp::backends()) {
     if (std::string(info.name) != "testmany") continue;
@@ -254,6 +255,12 @@ TEST(PluginLoading, ImpostorsOfShippedNamesAreRefusedWhateverTheOrder) {
   EXPECT_NE(output.find("refused  " + corpus("duplicate_plugin")), std::string::npos) << output;
   EXPECT_NE(output.find("loaded   nnplug.cpu"), std::string::npos) << output;
   EXPECT_NE(output.find("  cpu       " + std::string(NNP_PLUGIN_DIR) + "/libnnp_backend_cpu.so"), std::string::npos)
+      << output;
+  // A backend that lacks kernels (ABI 1.24) is listed with them.
+  EXPECT_NE(output.find("  halfway   " + corpus("halfway") +
+                        "\n            lacks where, softmax, index_select, gather, scatter_add, random: those ops run "
+                        "on cpu, operands copied\n"),
+            std::string::npos)
       << output;
 }
 

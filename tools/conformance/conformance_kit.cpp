@@ -58,6 +58,12 @@ class Kit {
     if (!skipped.empty())
       report_.note = "the backend does not declare " + skipped +
                      ": their cases are skipped (placing those dtypes is checked to be refused)";
+    // A kernel the backend lacks (nnp_backend 1.24) is not skipped: its ops
+    // run on cpu with the operands copied, and are checked as any other.
+    const uint32_t lacks = info.struct_size >= NNP_BACKEND_INFO_SIZE_1_24 ? info.missing_kernels : 0;
+    if (lacks != 0)
+      report_.note += (report_.note.empty() ? "" : "; ") + std::string("the backend lacks the ") +
+                      kernel_slots_text(lacks) + " kernels: their cases ran on the cpu backend, operands copied";
   }
 
   bool declares(Dtype d) const { return (dtypes_ >> static_cast<int>(d) & 1u) != 0; }

@@ -99,6 +99,9 @@ int run_plugins(const Args& args) {
     std::string name = printable(info.name);
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << printable(info.plugin_path, 4096) << "\n";
+    if (info.struct_size >= NNP_BACKEND_INFO_SIZE_1_24 && info.missing_kernels != 0)
+      std::cout << "            lacks " << nnp::kernel_slots_text(info.missing_kernels)
+                << ": those ops run on cpu, operands copied\n";
   }
   // Communication backends (collectives) and the device backends they serve.
   std::cout << "communication backends:\n";

@@ -207,7 +207,11 @@ enum {
   NNP_PROFILE_OP = 0,      /* one core op (matmul, mul, sum, ...), in forward or backward */
   NNP_PROFILE_MODULE = 1,  /* a module's call: "nn.Module: Linear" */
   NNP_PROFILE_SCOPE = 2,   /* a record_function scope (profiler_push_scope) */
-  NNP_PROFILE_BACKWARD = 3 /* an autograd node's backward: "autograd::engine::evaluate_function: MulBackward" */
+  NNP_PROFILE_BACKWARD = 3, /* an autograd node's backward: "autograd::engine::evaluate_function: MulBackward" */
+  /* (since 1.24) bytes copied between a device and the host for another
+   * backend: a kernel the device's backend lacks, run on the fallback.
+   * "copy halfway:0 -> host: where (4096 bytes)" */
+  NNP_PROFILE_COPY = 4
 };
 typedef struct nnp_profiler_options {
   size_t struct_size;

@@ -424,10 +424,19 @@ typedef struct nnp_backend {
    * "all" would grow with the next SDK. */
   uint32_t dtypes;
   uint32_t unary_ops;
+  /* (since 1.24) The required kernel slots this backend lacks, one bit a
+   * slot (NNP_KERNEL_SLOT_BIT(NNP_KERNEL_WHERE) | ...; 0 = it has all).
+   * Those slots may be NULL (a non-NULL one is not called): the core runs
+   * their ops on the cpu backend, copying the operands to host memory and
+   * the results back with copy_to_host / copy_from_host (the profiler shows
+   * each copy as an NNP_PROFILE_COPY event). A slot left NULL but not
+   * declared here is still refused at registration, naming it. */
+  uint32_t missing_kernels;
 } nnp_backend;
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 #define NNP_BACKEND_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend, unary_ops)
+#define NNP_BACKEND_SIZE_1_24 NNP_SIZE_THROUGH(nnp_backend, missing_kernels)
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
  * core's registration check is generated from them, so the check and the

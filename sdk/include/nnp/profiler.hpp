@@ -28,7 +28,8 @@ enum class EventKind {
   Op = NNP_PROFILE_OP,
   Module = NNP_PROFILE_MODULE,
   Scope = NNP_PROFILE_SCOPE,
-  Backward = NNP_PROFILE_BACKWARD
+  Backward = NNP_PROFILE_BACKWARD,
+  Copy = NNP_PROFILE_COPY  // (ABI 1.24) bytes moved to or from a device for another backend's kernel
 };
 
 struct Event {

@@ -634,6 +634,13 @@ inline std::vector<nnp_backend_info> backends() { return detail::backend_list(ap
 // The same list without asking any backend for its devices (device_count
 // is -1): what is loaded, with no GPU runtime opened to find out.
 inline std::vector<nnp_backend_info> backend_summaries() { return detail::backend_list(api().backend_summary); }
+// "where, softmax": the kernel slots of a set (nnp_backend_info.missing_kernels).
+inline std::string kernel_slots_text(uint32_t slots) {
+  std::string text;
+  for (nnp_kernel_slot s = 0; s < NNP_KERNEL_REQUIRED_COUNT; ++s)
+    if (slots >> s & 1u) text += (text.empty() ? "" : ", ") + std::string(nnp_kernel_slot_name(s));
+  return text.empty() ? "none" : text;
+}
 namespace autograd {
 // From a hook, during backward: callback runs once that whole backward has
 // finished, after every gradient (PyTorch's queue_callback). An exception

@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 23
+#define NNP_ABI_MINOR 24
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -132,6 +132,34 @@ enum {
   NNP_BACKEND_SGD_IN_PLACE = 1u << 1
 };
 
+/* (since 1.24) The required kernel slots by number, in the order of
+ * plugin.h's NNP_KERNELS_REQUIRED_SLOTS, for nnp_backend.missing_kernels and
+ * nnp_backend_info.missing_kernels. */
+typedef int32_t nnp_kernel_slot;
+enum {
+  NNP_KERNEL_COPY = 0,
+  NNP_KERNEL_FILL,
+  NNP_KERNEL_UNARY,
+  NNP_KERNEL_BINARY,
+  NNP_KERNEL_WHERE,
+  NNP_KERNEL_REDUCE,
+  NNP_KERNEL_GEMM,
+  NNP_KERNEL_SOFTMAX,
+  NNP_KERNEL_INDEX_SELECT,
+  NNP_KERNEL_GATHER,
+  NNP_KERNEL_SCATTER_ADD,
+  NNP_KERNEL_RANDOM,
+  NNP_KERNEL_REQUIRED_COUNT
+};
+#define NNP_KERNEL_SLOT_BIT(slot) (1u << (slot))
+/* The slot's name in nnp_kernels ("where"), or "?" for another number. */
+static inline const char* nnp_kernel_slot_name(nnp_kernel_slot slot) {
+  static const char* const names[NNP_KERNEL_REQUIRED_COUNT] = {
+      "copy", "fill", "unary", "binary", "where", "reduce", "gemm", "softmax", "index_select", "gather", "scatter_add",
+      "random"};
+  return slot >= 0 && slot < NNP_KERNEL_REQUIRED_COUNT ? names[slot] : "?";
+}
+
 typedef struct nnp_backend_info {
   size_t struct_size;
   const char* name;
@@ -146,10 +174,15 @@ typedef struct nnp_backend_info {
    * ABI 1.0's sets, or 1.7's if built against 1.7 to 1.15). */
   uint32_t dtypes;
   uint32_t unary_ops;
+  /* (since 1.24) The required kernel slots the backend declared it lacks
+   * (nnp_backend.missing_kernels): their ops run on the cpu backend, the
+   * operands copied through host memory. */
+  uint32_t missing_kernels;
 } nnp_backend_info;
 #define NNP_BACKEND_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend_info, unavailable_reason)
 #define NNP_BACKEND_INFO_SIZE_1_1 NNP_SIZE_THROUGH(nnp_backend_info, flags)
 #define NNP_BACKEND_INFO_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend_info, unary_ops)
+#define NNP_BACKEND_INFO_SIZE_1_24 NNP_SIZE_THROUGH(nnp_backend_info, missing_kernels)
 
 /* One file the plugin loader looked at. Strings live until process exit. */
 typedef struct nnp_plugin_info {
