@@ -12,6 +12,7 @@ namespace {
 constexpr uint32_t kKnownDtypes = (1u << NNP_DTYPE_COUNT) - 1;
 constexpr uint32_t kKnownUnaryOps = (1u << NNP_UNARY_COUNT) - 1;
 constexpr uint32_t kKnownKernelSlots = (1u << NNP_KERNEL_REQUIRED_COUNT) - 1;
+std::atomic<bool> g_graph_compilers{false};
 
 // A declared set (bits of a later SDK this core does not know are dropped),
 // or the one the headers the backend was built with implied.
@@ -43,7 +44,10 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
   unary_ops_ = declared(table, kernels, table.unary_ops, kKnownUnaryOps, NNP_UNARY_OPS_1_0, NNP_UNARY_OPS_1_7);
   if (table.struct_size >= NNP_BACKEND_SIZE_1_24) missing_kernels_ = table.missing_kernels & kKnownKernelSlots;
   install_kernel_fallbacks(kernels_, missing_kernels_);
+  if (compiles_graphs()) g_graph_compilers.store(true, std::memory_order_release);
 }
+
+bool any_backend_compiles_graphs() { return g_graph_compilers.load(std::memory_order_acquire); }
 
 void BackendRecord::init_devices() const {
   std::call_once(devices_once_, [this] {

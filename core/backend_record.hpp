@@ -91,6 +91,12 @@ class BackendRecord {
                ? since(kernels_.quantized_conv2d_packed, NNP_KERNELS_SIZE_1_22)
                : nullptr;
   }
+  // Compiles graphs (nnp_backend 1.24: capability, compile, execute and
+  // release, all four or none).
+  bool compiles_graphs() const {
+    return table_.struct_size >= NNP_BACKEND_SIZE_1_24 && table_.capability && table_.compile && table_.execute &&
+           table_.release;
+  }
   // Device timing events (nnp_backend 1.6): all three, or none.
   bool has_timing_events() const {
     return table_.struct_size >= NNP_BACKEND_SIZE_1_6 && table_.event_record && table_.event_elapsed_us &&
@@ -159,6 +165,10 @@ class BackendRecord {
   mutable std::unique_ptr<DeviceSlot[]> devices_;
   static constexpr int32_t kMaxDevices = 4096;
 };
+
+// Whether any backend registered so far compiles graphs: graph mode asks
+// where a plan goes only then.
+bool any_backend_compiles_graphs();
 
 // "f32, f64, i8": the dtypes of a set, for messages.
 std::string dtype_set_text(uint32_t dtypes);

@@ -66,7 +66,7 @@ class Staging {
     for (int i = 0; i < count_; ++i) {
       const Operand& o = operands_[i];
       if (!o.written || o.bytes == 0) continue;
-      CopyEvent event(*this, false, o.bytes);
+      const profiler::CopyScope event([&] { return copy_name(false, o.bytes); }, device_text());
       check(owner_.table().copy_from_host(owner_.table().state, device_, o.device_bytes, o.host_bytes, o.bytes),
             "copy_from_host");
     }
@@ -78,27 +78,6 @@ class Staging {
     char* host_bytes = nullptr;
     size_t bytes = 0;
     bool written = false;
-  };
-
-  // The profiler's record of one copy.
-  class CopyEvent {
-   public:
-    CopyEvent(const Staging& s, bool to_host, size_t bytes) {
-      if (!profiler::active()) return;
-      const std::string device = s.owner_.name() + ":" + std::to_string(s.device_);
-      token_ = profiler::begin(
-          NNP_PROFILE_COPY, str_cat("copy ", to_host ? device : "host", " -> ", to_host ? "host" : device, ": ",
-                                    nnp_kernel_slot_name(s.slot_), " on ", s.fallback_.name(), " (", bytes, " bytes)"));
-      if (token_.index >= 0) profiler::describe_device(token_, device);
-    }
-    ~CopyEvent() {
-      if (token_.index >= 0) profiler::end(token_);
-    }
-    CopyEvent(const CopyEvent&) = delete;
-    CopyEvent& operator=(const CopyEvent&) = delete;
-
-   private:
-    profiler::Token token_;
   };
 
   nnp_view stage(const nnp_view& v, bool read, bool written) {
@@ -118,12 +97,19 @@ class Staging {
     o.written = written;
     ++count_;
     if (read || last + 1 != numel) {
-      CopyEvent event(*this, true, o.bytes);
+      const profiler::CopyScope event([&] { return copy_name(true, o.bytes); }, device_text());
       check(owner_.table().copy_to_host(owner_.table().state, device_, o.host_bytes, o.device_bytes, o.bytes),
             "copy_to_host");
     }
     host.data = o.host_bytes;
     return host;
+  }
+
+  std::string device_text() const { return owner_.name() + ":" + std::to_string(device_); }
+  // "copy acme:0 -> host: where on cpu (4096 bytes)"
+  std::string copy_name(bool to_host, size_t bytes) const {
+    return str_cat("copy ", to_host ? device_text() : "host", " -> ", to_host ? "host" : device_text(), ": ",
+                   nnp_kernel_slot_name(slot_), " on ", fallback_.name(), " (", bytes, " bytes)");
   }
 
   void check(nnp_status status, const char* what) const {

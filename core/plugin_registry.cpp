@@ -567,6 +567,13 @@ nnp_status PluginRegistry::register_backend(nnp_plugin_host* host, const nnp_bac
         fail(NNP_INVALID_ARGUMENT, "backend '", name, "': required slot '", slot, "' is NULL");
       const int timing_slots =
           (table.event_record != nullptr) + (table.event_elapsed_us != nullptr) + (table.event_release != nullptr);
+      const int compile_slots = table.struct_size < NNP_BACKEND_SIZE_1_24
+                                    ? 0
+                                    : (table.capability != nullptr) + (table.compile != nullptr) +
+                                          (table.execute != nullptr) + (table.release != nullptr);
+      if (compile_slots != 0 && compile_slots != 4)
+        fail(NNP_INVALID_ARGUMENT, "backend '", name,
+             "': capability, compile, execute and release go together (set all four or none)");
       if (timing_slots != 0 && timing_slots != 3)
         fail(NNP_INVALID_ARGUMENT, "backend '", name,
              "': event_record, event_elapsed_us and event_release go together (set all three or none)");

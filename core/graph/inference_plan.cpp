@@ -30,32 +30,47 @@ std::string count_of(int n, const char* one, const char* many) {
 }
 }  // namespace
 
-InferencePlan InferencePlan::make(const ProgramView& program) {
+InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<onnx::GraphValue>* probe,
+                                  const PlacementTarget& target) {
   InferencePlan plan;
   FoldedProgram folded = fold_constants(*program.nodes, *program.tensors, program.slots);
   int dropped = 0;
   plan.nodes = drop_dead_nodes(folded.nodes, *program.outputs, program.slots, &dropped);
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(count_of(dropped, "node", "nodes") + " no output needs: dropped");
-  FusedProgram attentions = fuse_attention(plan.nodes, *program.outputs, program.slots);
+  plan.slots = program.slots;
+  Placement placed;
+  if (target.backend && probe) {
+    placed = place_on_backend(plan.nodes, *program.outputs, program.slots, target, *probe, *program.tensors,
+                              folded.constants);
+    plan.nodes = placed.program.nodes;
+    plan.slots = placed.slots;
+    plan.placed = true;
+    plan.signature = signature_of(*probe, *program.inputs);
+    plan.notes.insert(plan.notes.end(), placed.lines.begin(), placed.lines.end());
+    for (auto& [slot, copy] : placed.constants) folded.constants.emplace_back(slot, std::move(copy));
+    for (const auto& [slot, weight] : placed.weights) folded.constants.emplace_back(slot, weight);
+  }
+  const int32_t slots = plan.slots;
+  FusedProgram attentions = fuse_attention(plan.nodes, *program.outputs, slots);
   BatchNormFolding norms =
-      fold_batch_norms(attentions.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
-  ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, program.slots);
-  QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, program.slots);
-  LinearPacking linear_packs = pack_linear_layers(int8_packs.program.nodes, *program.outputs, program.slots);
-  FusedProgram convs = fuse_conv_relu(linear_packs.program.nodes, *program.outputs, program.slots);
-  FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, program.slots);
+      fold_batch_norms(attentions.nodes, *program.outputs, slots, *program.tensors, folded.constants);
+  ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, slots);
+  QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, slots);
+  LinearPacking linear_packs = pack_linear_layers(int8_packs.program.nodes, *program.outputs, slots);
+  FusedProgram convs = fuse_conv_relu(linear_packs.program.nodes, *program.outputs, slots);
+  FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, slots);
   GemmEpilogueFusion gemms =
-      fuse_gemm_epilogues(linears.nodes, *program.outputs, program.slots, *program.tensors, folded.constants);
-  FusedProgram residuals = fuse_add_layer_norms(gemms.program.nodes, *program.outputs, program.slots);
-  TransposeSharing transposes = share_transposes(residuals.nodes, *program.outputs, program.slots);
-  ElementwiseFusion chains = fuse_elementwise_chains(transposes.program.nodes, *program.outputs, program.slots);
+      fuse_gemm_epilogues(linears.nodes, *program.outputs, slots, *program.tensors, folded.constants);
+  FusedProgram residuals = fuse_add_layer_norms(gemms.program.nodes, *program.outputs, slots);
+  TransposeSharing transposes = share_transposes(residuals.nodes, *program.outputs, slots);
+  ElementwiseFusion chains = fuse_elementwise_chains(transposes.program.nodes, *program.outputs, slots);
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
   for (FusedProgram* pass :
-       {&attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program, &convs, &linears,
-        &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
+       {&placed.program, &attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program,
+        &convs, &linears, &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -92,17 +107,21 @@ InferencePlan InferencePlan::make(const ProgramView& program) {
     plan.notes.push_back(count_of(host.program.fused, "constant", "constants") +
                          " read on the host (shapes, axes) copied to the cpu once");
   // Keep only the folded values something still reads.
-  const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, program.slots);
+  const std::vector<int> readers = count_readers(plan.nodes, *program.outputs, slots);
   for (auto& [slot, value] : folded.constants)
     if (readers[static_cast<size_t>(slot)] > 0) plan.constants.emplace_back(slot, std::move(value));
   std::vector<int32_t> sources = folded.sources;
-  for (int32_t s : host.copied_slots)
-    if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+  for (const std::vector<int32_t>* copied : {&host.copied_slots, &placed.copied_slots})
+    for (int32_t s : *copied)
+      if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
   for (int32_t s : sources) {
     auto it = std::find_if(program.tensors->begin(), program.tensors->end(),
                            [&](const auto& entry) { return entry.first == s; });
     plan.sources.push_back(it->second.get());
   }
+  for (const auto& [slot, weight] : placed.weights) placed.sources.push_back(weight.get());
+  for (const Tensor* t : placed.sources)
+    if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   for (const std::vector<const Tensor*>* made_from :
        {&norms.sources, &packs.sources, &int8_packs.sources, &linear_packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
@@ -116,12 +135,38 @@ bool InferencePlan::needs_gradients() const {
   return std::any_of(sources.begin(), sources.end(), [](const Tensor* t) { return autograd::requires_grad(*t); });
 }
 
-std::shared_ptr<const InferencePlan> PlanCache::get(const ProgramView& program) {
+std::vector<InputSignature> signature_of(const std::vector<onnx::GraphValue>& values,
+                                         const std::vector<int32_t>& inputs) {
+  std::vector<InputSignature> out;
+  for (int32_t s : inputs) {
+    const TensorRef& t = values[static_cast<size_t>(s)].tensor;
+    out.push_back(t ? InputSignature{t->dtype, t->device, t->shape} : InputSignature{});
+  }
+  return out;
+}
+
+std::shared_ptr<const InferencePlan> PlanCache::get(const ProgramView& program,
+                                                    const std::vector<onnx::GraphValue>* values) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Checked first: a training loop changes the weights every step, and the
   // plan is not remade for calls that cannot use it.
   if (plan_ && plan_->needs_gradients()) return nullptr;
-  if (!plan_ || !plan_->current()) plan_ = std::make_shared<const InferencePlan>(InferencePlan::make(program));
+  // Placed on a backend that compiles graphs: made for the call's inputs,
+  // from what the program as written computes of them.
+  const PlacementTarget target =
+      values && any_backend_compiles_graphs() ? placement_target(*values) : PlacementTarget{};
+  const bool stale = !plan_ || !plan_->current() || (target.backend != nullptr) != (plan_->placed) ||
+                     (target.backend && plan_->signature != signature_of(*values, *program.inputs));
+  if (stale && target.backend) {
+    std::vector<onnx::GraphValue> probe = *values;
+    {
+      autograd::NoGradGuard no_grad;
+      onnx::run_nodes(*program.nodes, probe);
+    }
+    plan_ = std::make_shared<const InferencePlan>(InferencePlan::make(program, &probe, target));
+  } else if (stale && (plan_ == nullptr || values != nullptr || !plan_->current())) {
+    plan_ = std::make_shared<const InferencePlan>(InferencePlan::make(program));
+  }
   if (plan_->needs_gradients()) return nullptr;
   return plan_;
 }

@@ -174,7 +174,7 @@ struct Program {
   std::vector<TensorRef> run(const std::vector<TensorRef>& args) const;
   // What the plan of a call now would run, and what its passes did.
   std::vector<std::string> plan_notes() const {
-    const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &outputs, &tensors, slots});
+    const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &inputs, &outputs, &tensors, slots});
     if (!plan) return {"the program runs as written (gradients of the tensors it would fold are wanted)"};
     std::vector<std::string> notes = {std::to_string(plan->nodes.size()) + " nodes run (" +
                                       std::to_string(nodes.size()) + " in the program)"};
@@ -367,7 +367,9 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
   std::vector<GraphValue> values(static_cast<size_t>(slots));
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])].tensor = args[i];
   for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)].tensor = t;
-  if (const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &outputs, &tensors, slots})) {
+  if (const std::shared_ptr<const graph::InferencePlan> plan =
+          plan_.get({&nodes, &inputs, &outputs, &tensors, slots}, &values)) {
+    values.resize(static_cast<size_t>(plan->slots));
     for (const auto& [slot, t] : plan->constants) values[static_cast<size_t>(slot)].tensor = t;
     for (const GraphNode* node : plan->nodes) run_node(*node, values);
   } else {

@@ -320,6 +320,11 @@ TensorRef compute::to(const Tensor& t, nnp_device device, nnp_dtype dtype) {
   check_device("to", device);
   if (t.device.backend == device.backend && t.device.index == device.index && t.dtype == dtype)
     return TensorRef::share(&t);
+  // To another device unchanged: the staged copy is the result (copying it
+  // again there would take a second pass, and a kernel the device may lack).
+  if (t.dtype == dtype && !(t.device.backend == device.backend && t.device.index == device.index) &&
+      !(backend_of(device).host_memory() && t.backend().host_memory()))
+    return stage_on(t, device);
   TensorRef out = make_tensor(t.shape, dtype, device);
   copy_into(*out, t);
   return out;
@@ -444,9 +449,7 @@ struct SliceOp : ViewOpBase {
   int64_t dim, start, end, step;
   OpId id() const { return OpId::SLICE; }
   TensorRef compute() const { return compute::slice(t(), dim, start, end, step); }
-  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
-    onnx::record_slice(g, t(), dim, start, end, step, *out);
-  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const { onnx::record_slice(g, t(), dim, start, end, step, *out); }
   void differentiate(TensorRef& out) const {
     const Dims shape = t().shape;
     const int64_t d = dim, from = start, to = end, by = step;

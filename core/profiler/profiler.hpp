@@ -87,4 +87,15 @@ class Scope {
   Token token_;
 };
 
+// One copy between a device and the host made for another backend (a
+// kernel's fallback, a boundary of a compiled graph): an NNP_PROFILE_COPY
+// event for `device` ("acme:0"), its name built only when recording.
+class CopyScope : public Scope {
+ public:
+  template <typename MakeName>
+  CopyScope(MakeName make_name, const std::string& device) : Scope(NNP_PROFILE_COPY, make_name, 0) {
+    if (token_.index >= 0) describe_device(token_, device);
+  }
+};
+
 }  // namespace nnp::core::profiler

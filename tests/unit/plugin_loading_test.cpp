@@ -40,6 +40,8 @@ const Refusal kRefusals[] = {
      "backend 'null_slot': required kernel slot 'gemm' is NULL; a backend without it says so in "
      "nnp_backend.missing_kernels"},
     {"duplicate_plugin", NNP_INVALID_ARGUMENT, "names starting with 'nnplug.' are reserved"},
+    {"halfcompiler", NNP_INVALID_ARGUMENT,
+     "backend 'halfcompiler': capability, compile, execute and release go together (set all four or none)"},
     {"comm_too_small", NNP_ABI_MISMATCH, "nnp_comm struct_size 40 is smaller than the first released layout"},
     {"comm_reserved_name", NNP_INVALID_ARGUMENT,
      "communication backend name 'nccl' is reserved for the one that ships with nnplug"},
@@ -85,6 +87,7 @@ TEST(PluginLoading, EveryBrokenPluginIsRefusedWithPathAndReason) {
   EXPECT_FALSE(has_backend("init_fails"));
   EXPECT_FALSE(has_backend("null_slot"));
   EXPECT_FALSE(has_backend("other"));
+  EXPECT_FALSE(has_backend("halfcompiler"));
   // The good ones still work.
   EXPECT_EQ((ones({2}, Dtype::f32, cpu) + ones({2}, Dtype::f32, cpu)).sum().item<float>(), 4.0f);
   EXPECT_TRUE(has_backend("reference"));

@@ -1,9 +1,12 @@
 // nnplug summary: the tree of a model spec with each module's output shape
-// and parameter count, found by running it once on zeros.
+// and parameter count, found by running it once on zeros; then what graph
+// mode makes of it on the device (its placement on a backend that compiles
+// graphs, the cpu's fusions).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <nnp/compile.hpp>
 #include <nnp/nnp.hpp>
 #include <sstream>
 
@@ -86,6 +89,21 @@ int run_summary(const Args& args) {
     if (p.requires_grad()) trainable += p.numel();
   }
   std::cout << "total parameters: " << total << " (trainable " << trainable << ")\n";
+
+  // Where graph mode runs each part on the device: a backend that compiles
+  // graphs runs what it claims, the cpu the rest, with the copies between.
+  const nnp::Tensor input = nnp::zeros(parse_shape(input_shape), nnp::Dtype::f32, nnp::Device(device));
+  nnp::nn::ModuleHandle compiled = nnp::compile(net, {input});
+  {
+    nnp::NoGradGuard no_grad;
+    compiled(input);
+  }
+  std::cout << "graph mode on " << nnp::Device(device).name() << ":\n";
+  std::istringstream explain(nnp::compile_explain(compiled));
+  std::string line;
+  std::getline(explain, line);  // "OptimizedModule of ..."
+  while (std::getline(explain, line))
+    if (!line.empty() && line.rfind("last call:", 0) != 0) std::cout << "  " << line << "\n";
   return 0;
 }
 

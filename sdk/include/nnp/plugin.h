@@ -372,6 +372,50 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_kernels, quantized_conv2d_packed)
 #define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
 
+/* ---- graphs a backend compiles (since 1.24) ------------------------------ */
+
+/* A graph as the core hands it to a backend's capability and compile: ONNX's
+ * op vocabulary over numbered values with nnplug's dtypes. Everything it
+ * points to lives for the call only. */
+typedef struct nnp_graph_value {
+  size_t struct_size;
+  const char* name; /* the ONNX value name, for messages ("" if none) */
+  nnp_dtype dtype;
+  int32_t ndim;
+  const int64_t* shape; /* ndim sizes, as in the call that made the plan */
+  /* A constant (a weight, a folded value): its elements, contiguous in host
+   * memory, for a backend that folds or uploads weights at compile time;
+   * NULL for values computed per call. A constant a subgraph reads is also
+   * one of its inputs, given again at every execute. */
+  const void* constant;
+} nnp_graph_value;
+#define NNP_GRAPH_VALUE_SIZE_1_24 NNP_SIZE_THROUGH(nnp_graph_value, constant)
+
+typedef struct nnp_graph_node {
+  size_t struct_size;
+  const char* op_type;    /* "MatMul", "Relu", "Conv", ... */
+  const char* domain;     /* "" for ONNX's own operators */
+  const nnp_attrs* attrs; /* its ONNX attributes by name: api->attrs_get_int(attrs, "transB", &v) ... */
+  const int32_t* inputs;  /* value indices; -1 for an omitted optional input */
+  int32_t n_inputs;
+  const int32_t* outputs;
+  int32_t n_outputs;
+} nnp_graph_node;
+#define NNP_GRAPH_NODE_SIZE_1_24 NNP_SIZE_THROUGH(nnp_graph_node, n_outputs)
+
+typedef struct nnp_graph {
+  size_t struct_size;
+  const nnp_graph_value* values;
+  int32_t n_values;
+  const nnp_graph_node* nodes; /* in an order where each value is written before it is read */
+  int32_t n_nodes;
+  const int32_t* inputs; /* the values execute is given, in order */
+  int32_t n_inputs;
+  const int32_t* outputs; /* the values execute writes, in order */
+  int32_t n_outputs;
+} nnp_graph;
+#define NNP_GRAPH_SIZE_1_24 NNP_SIZE_THROUGH(nnp_graph, n_outputs)
+
 /* ---- the backend -------------------------------------------------------- */
 
 /* Every slot is required unless its comment says "(optional; NULL = ...)";
@@ -432,11 +476,34 @@ typedef struct nnp_backend {
    * each copy as an NNP_PROFILE_COPY event). A slot left NULL but not
    * declared here is still refused at registration, naming it. */
   uint32_t missing_kernels;
+  /* (since 1.24) Graphs the backend compiles (optional: all four or none),
+   * as ONNX Runtime's execution providers and PJRT plugins do. In graph
+   * mode (module_compile, an imported ONNX model) on one of its devices,
+   * the core describes the plan's nodes (nnp_graph below) and asks
+   * capability which it runs; each run of consecutive claimed nodes is
+   * compiled once into an executable, and every call of the plan executes
+   * it. The nodes it does not claim run on the cpu backend, the values that
+   * cross between the two copied (NNP_PROFILE_COPY events). A plan is made
+   * for the shapes of the call that made it and made again for others.
+   *   capability: claimed[i] = 1 for each node i of graph it runs, else 0
+   *     (claimed is zeroed, one byte a node). Claim only what compile and
+   *     execute accept: the conformance kit checks claims are honest.
+   *   compile: an executable for subgraph, which holds claimed nodes only;
+   *     its values' constant bytes live only during the call.
+   *   execute: runs it. inputs and outputs are contiguous views on `device`
+   *     in the order of subgraph->inputs and ->outputs, shaped as its
+   *     values say; the core allocated the outputs.
+   *   release: frees an executable (the plan is gone). */
+  nnp_status (*capability)(void* state, int32_t device, const nnp_graph* graph, uint8_t* claimed);
+  nnp_status (*compile)(void* state, int32_t device, const nnp_graph* subgraph, void** executable);
+  nnp_status (*execute)(void* state, int32_t device, void* executable, const nnp_view* inputs, int32_t n_inputs,
+                        const nnp_view* outputs, int32_t n_outputs);
+  void (*release)(void* state, int32_t device, void* executable);
 } nnp_backend;
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 #define NNP_BACKEND_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend, unary_ops)
-#define NNP_BACKEND_SIZE_1_24 NNP_SIZE_THROUGH(nnp_backend, missing_kernels)
+#define NNP_BACKEND_SIZE_1_24 NNP_SIZE_THROUGH(nnp_backend, release)
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
  * core's registration check is generated from them, so the check and the
