@@ -153,12 +153,17 @@ std::unique_ptr<GraphNode> copy_node(int32_t from, int32_t to, nnp_device device
   return node;
 }
 
-// The executable a backend compiled, released with the plan.
-std::shared_ptr<void> compiled(const PlacementTarget& target, const nnp_graph& part) {
+// The executable a backend compiled, released with the plan. A refusal
+// names the backend and the nodes it claimed (a claim it could not keep).
+std::shared_ptr<void> compiled(const PlacementTarget& target, const nnp_graph& part, const std::string& ops) {
   const nnp_backend& table = target.backend->table();
   void* executable = nullptr;
-  check_plugin_status(table.compile(table.state, target.device.index, &part, &executable),
-                      target.backend->name().c_str(), "compile");
+  try {
+    check_plugin_status(table.compile(table.state, target.device.index, &part, &executable),
+                        target.backend->name().c_str(), "compile");
+  } catch (const Error& e) {
+    fail(e.status(), "backend '", target.backend->name(), "' claimed ", ops, " but could not compile them: ", e.what());
+  }
   const BackendRecord* backend = target.backend;
   const int32_t device = target.device.index;
   return std::shared_ptr<void>(executable, [backend, device](void* e) {
@@ -220,11 +225,18 @@ std::unique_ptr<GraphNode> compiled_node(const PlacementTarget& target, std::sha
 ModuleRef layer_copy_on(const nnp_module& layer, nnp_device device) {
   if (!layer.layer_type || !layer.layer_attrs || !layer.children.empty()) return {};
   ModuleRef copy = nn::LayerRegistry::instance().create(layer.layer_type->name, layer.layer_attrs.get());
+  nn::to(*copy, &device, -1);
   autograd::NoGradGuard no_grad;
-  for (const auto& [name, t] : layer.parameters)
-    if (t) nn::register_parameter(*copy, name.c_str(), core::to(*t, device, t->dtype).get(), false);
-  for (const auto& [name, t] : layer.buffers)
-    if (t) nn::register_buffer(*copy, name.c_str(), core::to(*t, device, t->dtype).get(), true);
+  // Written into the copy's own tensors, which its forward may hold on to.
+  auto fill = [](const auto& from, auto& into) {
+    for (const auto& [name, t] : from) {
+      const TensorRef* mine = into.find(name);
+      if (!t || !mine || !*mine || (*mine)->shape != t->shape || (*mine)->dtype != t->dtype) return false;
+      core::copy_into(const_cast<Tensor&>(**mine), *t);
+    }
+    return true;
+  };
+  if (!fill(layer.parameters, copy->parameters) || !fill(layer.buffers, copy->buffers)) return {};
   nn::train(*copy, layer.training);
   return copy;
 }
@@ -406,7 +418,8 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
       if (readers[static_cast<size_t>(s)] > inside[static_cast<size_t>(s)]) results.push_back(s);
     const size_t first = static_cast<size_t>(described_as[i]), last = static_cast<size_t>(described_as[end - 1]);
     const nnp_graph part = d.part(first, last, inputs, results);
-    auto node = compiled_node(target, compiled(target, part), inputs, results, d, "compiled on " + where + ": " + ops);
+    auto node =
+        compiled_node(target, compiled(target, part, ops), inputs, results, d, "compiled on " + where + ": " + ops);
     out.program.nodes.push_back(node.get());
     out.program.made.push_back(std::move(node));
     for (int32_t s : results) home[static_cast<size_t>(s)] = target.device;

@@ -56,14 +56,15 @@ set -e
 all=$(sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p' <<<"$test_line")
 "$nnplug" eval --model "$tmp/imported/model.json" --weights "$tmp/imported/model.safetensors" --input-shape 1,8,8 \
   --scale "$scale" | grep -q "^accuracy $all% on all" || { echo "FAIL: the imported spec and weights lose accuracy"; exit 1; }
-"$nnplug" summary --model "$tmp/cnn.onnx" --input-shape 2,1,8,8 | grep -q "Conv2d" || { echo "FAIL: summary of an .onnx"; exit 1; }
+summary=$("$nnplug" summary --model "$tmp/cnn.onnx" --input-shape 2,1,8,8)
+grep -q "Conv2d" <<<"$summary" || { echo "FAIL: summary of an .onnx"; exit 1; }
 # PyTorch's exports import in a fresh process, and the spec alone (without
 # its weights) still computes the right shapes: its constants live in it.
 for model in lstm:7,2,8 encoder:2,6,16; do
   name=${model%%:*}
   "$nnplug" import "$fixtures/$name.onnx" --out "$tmp/$name" >/dev/null || { echo "FAIL: PyTorch's $name did not import"; exit 1; }
-  "$nnplug" summary --model "$tmp/$name/model.json" --input-shape "${model#*:}" | grep -q "^total parameters" ||
-    { echo "FAIL: summary of the imported $name spec"; exit 1; }
+  summary=$("$nnplug" summary --model "$tmp/$name/model.json" --input-shape "${model#*:}")
+  grep -q "^total parameters" <<<"$summary" || { echo "FAIL: summary of the imported $name spec"; exit 1; }
 done
 echo "garbage" >"$tmp/bad.onnx"
 set +e

@@ -5,11 +5,13 @@
 #include <functional>
 #include <iomanip>
 #include <map>
+#include <nnp/compile.hpp>
 #include <nnp/detail/printable.hpp>
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
 #include <nnp/quantization.hpp>
 #include <ostream>
+#include <random>
 #include <sstream>
 
 namespace nnp::conformance {
@@ -1547,18 +1549,95 @@ Tolerance tolerance_for(const std::string& dtype) {
 
 namespace {
 
+// Graph mode (nnp::compile) on the backend against the same model run
+// eagerly on reference: random Sequential models of the layers a plan
+// offers a backend that compiles graphs (nnp_backend 1.24: Linear as Gemm,
+// Conv2d, MaxPool2d, ReLU, Flatten, Identity), weights given as inputs so
+// both sides hold the same. Such a backend runs what it claims and cpu the
+// rest; a claim its compile or execute then refuses, or gets wrong, fails
+// the case with its message: claims are checked for honesty here.
+void check_compile(Kit& kit) {
+  std::mt19937 pick(2024);
+  auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(pick); };
+  struct Graph {
+    std::string spec, layout;
+    Shape input;
+  };
+  std::vector<Graph> graphs;
+  for (int g = 0; g < 6; ++g) {  // products, biases and ReLUs: an MLP of 1 to 4 layers
+    int features = between(1, 40);
+    Graph graph{"", "", {between(1, 9), features}};
+    std::string layers, text;
+    for (int l = between(1, 4); l > 0; --l) {
+      const int out = between(1, 40);
+      const bool bias = between(0, 3) != 0;
+      layers += R"({"type": "nn.Linear", "in_features": )" + std::to_string(features) + R"(, "out_features": )" +
+                std::to_string(out) + R"(, "bias": )" + (bias ? "true" : "false") + "},";
+      text += "Linear(" + std::to_string(features) + "," + std::to_string(out) + (bias ? "" : ",no bias") + ") ";
+      features = out;
+      if (between(0, 2) != 0) {
+        layers += R"({"type": "nn.ReLU"},)";
+        text += "ReLU ";
+      }
+    }
+    graph.spec = R"({"type": "nn.Sequential", "children": [)" + layers + R"({"type": "nn.Identity"}]})";
+    graph.layout = text + "on " + shape_text(graph.input);
+    graphs.push_back(graph);
+  }
+  for (int g = 0; g < 4; ++g) {  // a convolution, ReLU, pooling, then Flatten and Linear
+    const int channels = between(1, 3), size = between(6, 12), out = between(1, 6), kernel = 2 * between(0, 2) + 1;
+    const int padding = between(0, kernel / 2), stride = between(1, 2);
+    const int conv_size = (size + 2 * padding - kernel) / stride + 1, pooled = conv_size / 2;
+    if (pooled < 1) continue;
+    Graph graph{"", "", {between(1, 4), channels, size, size}};
+    graph.spec = R"({"type": "nn.Sequential", "children": [{"type": "nn.Conv2d", "in_channels": )" +
+                 std::to_string(channels) + R"(, "out_channels": )" + std::to_string(out) + R"(, "kernel_size": )" +
+                 std::to_string(kernel) + R"(, "padding": )" + std::to_string(padding) + R"(, "stride": )" +
+                 std::to_string(stride) + R"(}, {"type": "nn.ReLU"}, {"type": "nn.MaxPool2d", "kernel_size": 2},)" +
+                 R"({"type": "nn.Flatten"}, {"type": "nn.Linear", "in_features": )" +
+                 std::to_string(out * pooled * pooled) + R"(, "out_features": 3}]})";
+    graph.layout = "Conv2d(" + std::to_string(channels) + "," + std::to_string(out) + ",k" + std::to_string(kernel) +
+                   ",p" + std::to_string(padding) + ",s" + std::to_string(stride) +
+                   ") ReLU MaxPool2d(2) Flatten Linear on " + shape_text(graph.input);
+    graphs.push_back(graph);
+  }
+  const Device reference = kit.reference();
+  for (const Graph& g : graphs) {
+    Inputs in{kit.normal(g.input, Dtype::f32)};
+    for (const Tensor& p : nn::model_from_spec(g.spec).parameters())
+      in.push_back(kit.normal(p.shape(), Dtype::f32, 0.3));
+    kit.check(
+        "compile", Dtype::f32, g.layout, in,
+        [spec = g.spec, reference](const Inputs& in) {
+          nn::ModuleHandle model = nn::model_from_spec(spec);
+          model.eval();
+          if (in[0].device() == reference) return with_parameters(model, in);  // eager, the oracle
+          model.to(in[0].device());
+          {
+            NoGradGuard no_grad;
+            std::vector<Tensor> params = model.parameters();
+            for (size_t i = 0; i < params.size(); ++i) params[i].copy_(in[i + 1]);
+          }
+          nn::ModuleHandle fast = compile(model, {in[0]});
+          NoGradGuard no_grad;
+          (void)fast(in[0]);  // the call that makes the plan (and asks the backend)
+          return Tensor(fast(in[0]));
+        },
+        64);
+  }
+}
+
 struct Family {
   const char* name;
   void (*check)(Kit&);
 };
-const Family kFamilies[] = {{"copy", check_copy_and_fill},  {"unary", check_unary},
-                            {"binary", check_binary},       {"where", check_where},
-                            {"reduce", check_reduce},       {"matmul", check_matmul},
-                            {"softmax", check_softmax},     {"indexing", check_indexing},
-                            {"random", check_random},       {"semantics", check_semantics},
-                            {"timing", check_timing},       {"int8", check_int8},
-                            {"conv", check_conv},           {"pool", check_pool},
-                            {"optimizer", check_optimizer}, {"norm", check_norm}};
+const Family kFamilies[] = {
+    {"copy", check_copy_and_fill},  {"unary", check_unary},       {"binary", check_binary},
+    {"where", check_where},         {"reduce", check_reduce},     {"matmul", check_matmul},
+    {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
+    {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
+    {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer},
+    {"norm", check_norm},           {"compile", check_compile}};
 
 }  // namespace
 

@@ -136,9 +136,10 @@ int run_conformance(const Args& args) {
                         "backend name (cpu, cuda, ...) or path to a backend plugin .so")(
       "verbose,v", po::bool_switch(&verbose), "print every case, not only the per-op summary and failures")(
       "family", po::value(&family),
-      "run one family of checks only (copy, unary, binary, where, reduce, matmul, "
-      "softmax, indexing, random)")("in-process", po::bool_switch(&in_process),
-                                    "run in this process (faster to debug; a crashing kernel then ends the run)")(
+      "run one family of checks only (copy, unary, binary, where, reduce, matmul, softmax, indexing, random, "
+      "semantics, timing, int8, conv, pool, optimizer, norm, compile)")(
+      "in-process", po::bool_switch(&in_process),
+      "run in this process (faster to debug; a crashing kernel then ends the run)")(
       "timeout", po::value(&timeout)->default_value(600), "seconds a family may take before it counts as hung")(
       "child", po::bool_switch(&child), "(internal) run one family and stream its cases");
   po::variables_map vm;
