@@ -114,6 +114,8 @@ nnp_status module_compile(nnp_module* module, const nnp_tensor* const* example_i
         fail(NNP_INVALID_ARGUMENT, op, ": options struct_size ", options->struct_size,
              " is too small (set it to sizeof(nnp_compile_options))");
       o.dynamic_batch = options->fixed_batch == 0;
+      if (options->struct_size >= NNP_COMPILE_OPTIONS_SIZE_1_24 && options->fallback)
+        o.fallback = parse_device(options->fallback);
     }
     return graph::compile(m, examples, o);
   });

@@ -78,6 +78,7 @@ struct Compiled {
       const nnp_device device = inputs[0]->device;
       nn::to(*imported, &device, -1);
       nn::train(*imported, false);
+      onnx::set_graph_fallback(*imported, options.fallback);
       for (const TensorRef& t : inputs)
         guards.push_back(
             {t->dtype, t->device, t->shape, symbolic && t->shape.ndim > 0 && t->shape.d[0] == inputs[0]->shape.d[0]});

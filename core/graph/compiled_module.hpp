@@ -26,6 +26,8 @@ namespace nnp::core::graph {
 
 struct CompileOptions {
   bool dynamic_batch = true;  // dimension 0 may change between calls
+  // Runs what a backend that compiles graphs does not claim.
+  nnp_device fallback = parse_device("cpu");
 };
 
 ModuleRef compile(nn::Module& module, const std::vector<TensorRef>& example_inputs, const CompileOptions& options);

@@ -153,8 +153,8 @@ std::shared_ptr<const InferencePlan> PlanCache::get(const ProgramView& program,
   if (plan_ && plan_->needs_gradients()) return nullptr;
   // Placed on a backend that compiles graphs: made for the call's inputs,
   // from what the program as written computes of them.
-  const PlacementTarget target =
-      values && any_backend_compiles_graphs() ? placement_target(*values) : PlacementTarget{};
+  PlacementTarget target = values && any_backend_compiles_graphs() ? placement_target(*values) : PlacementTarget{};
+  target.fallback = program.fallback;
   const bool stale = !plan_ || !plan_->current() || (target.backend != nullptr) != (plan_->placed) ||
                      (target.backend && plan_->signature != signature_of(*values, *program.inputs));
   if (stale && target.backend) {

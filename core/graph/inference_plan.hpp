@@ -25,6 +25,7 @@ struct ProgramView {
   const std::vector<int32_t>* outputs;
   const std::vector<std::pair<int32_t, TensorRef>>* tensors;  // the module's, by slot
   int32_t slots;
+  nnp_device fallback;  // runs what a backend that compiles graphs leaves
 };
 
 // What the inputs of the call that made a placed plan were: it is made

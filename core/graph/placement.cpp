@@ -134,7 +134,7 @@ TensorRef moved(const TensorRef& t, nnp_device device, const char* why) {
         return str_cat("copy ", device_text(t->device), " -> ", device_text(device), ": ", why, " (",
                        t->numel * static_cast<int64_t>(dtype_size(t->dtype)), " bytes)");
       },
-      device_text(t->device.backend == parse_device("cpu").backend ? device : t->device));  // the device's end
+      device_text(t->device.backend == parse_device("cpu").backend ? device : t->device));  // not the cpu's end
   return core::to(*t, device, t->dtype);
 }
 
@@ -320,14 +320,15 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
   for (size_t k = 0; k < d.size(); ++k) described_as[d.plan_index(k)] = static_cast<int>(k);
   auto is_claimed = [&](size_t i) { return described_as[i] >= 0 && claimed[static_cast<size_t>(described_as[i])]; };
 
-  const nnp_device cpu = parse_device("cpu");
+  const nnp_device fallback = target.fallback;
+  const std::string elsewhere = device_text(fallback);
   std::unordered_map<int32_t, bool> constant_slot;  // slot -> a module tensor (else folded)
   for (const auto& [slot, t] : module_tensors) constant_slot[slot] = true;
   for (const auto& [slot, t] : folded) constant_slot[slot] = false;
   for (const auto& [slot, t] : out.weights) constant_slot[slot] = false;
   // Where each value lies as the plan runs: inputs and constants where they
   // are, a compiled run's results on the device, the rest on the fallback.
-  std::vector<nnp_device> home(static_cast<size_t>(slots), cpu);  // (copies' slots are never read back)
+  std::vector<nnp_device> home(static_cast<size_t>(slots), fallback);  // (copies' slots are never read back)
   for (int32_t s = 0; s < slots; ++s)
     if (const Tensor* t = tensor_in(values, s)) home[static_cast<size_t>(s)] = t->device;
   std::vector<bool> computed(static_cast<size_t>(slots), false);
@@ -335,7 +336,7 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
     for (int32_t s : n->outputs)
       if (s >= 0) computed[static_cast<size_t>(s)] = true;
   for (int32_t s = 0; s < slots; ++s)
-    if (computed[static_cast<size_t>(s)]) home[static_cast<size_t>(s)] = cpu;
+    if (computed[static_cast<size_t>(s)]) home[static_cast<size_t>(s)] = fallback;
 
   const std::vector<int> readers = count_readers(nodes, outputs, slots);
   std::unordered_map<int32_t, int32_t> on_fallback, on_device;  // slot -> its copy's slot there
@@ -349,15 +350,15 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
       // An op runs on the fallback, and a layer too as a copy made there;
       // one that cannot be copied runs where its own weights are.
       ModuleRef layer_copy;
-      if (n.kind == GraphNodeKind::kLayer && n.layer && !same_device(target.device, cpu)) {
-        layer_copy = layer_copy_on(*n.layer.get(), cpu);
+      if (n.kind == GraphNodeKind::kLayer && n.layer && !same_device(target.device, fallback)) {
+        layer_copy = layer_copy_on(*n.layer.get(), fallback);
         if (layer_copy) {
           for (const auto& [name, t] : n.layer->parameters) out.sources.push_back(t.get());
           for (const auto& [name, t] : n.layer->buffers) out.sources.push_back(t.get());
         }
       }
       const bool layer = n.kind == GraphNodeKind::kLayer && !layer_copy;
-      const nnp_device runs_on = layer ? target.device : cpu;
+      const nnp_device runs_on = layer ? target.device : fallback;
       auto& copies = layer ? on_device : on_fallback;
       const bool movable = n.kind == GraphNodeKind::kOp || n.kind == GraphNodeKind::kLayer;
       for (size_t k = 0; movable && k < n.inputs.size(); ++k) {
@@ -443,12 +444,13 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
     std::string ops;
     for (const auto& [op, count] : fallback_ops)
       ops += (ops.empty() ? "" : ", ") + op + (count > 1 ? " x" + std::to_string(count) : "");
-    out.lines.push_back("cpu runs " + ops + " (" + std::to_string(fallback_nodes) +
+    out.lines.push_back(elsewhere + " runs " + ops + " (" + std::to_string(fallback_nodes) +
                         (fallback_nodes == 1 ? " node" : " nodes") + ", not claimed by " + where + ")");
   }
   if (out.copies > 0 || !out.constants.empty())
-    out.lines.push_back(std::to_string(out.copies) + " values copied between " + where + " and cpu per call, " +
-                        std::to_string(out.constants.size()) + " constants copied to cpu once");
+    out.lines.push_back(std::to_string(out.copies) + " values copied between " + where + " and " + elsewhere +
+                        " per call, " + std::to_string(out.constants.size()) + " constants copied to " + elsewhere +
+                        " once");
   return out;
 }
 

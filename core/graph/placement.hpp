@@ -22,6 +22,7 @@ namespace nnp::core::graph {
 struct PlacementTarget {
   const BackendRecord* backend = nullptr;  // compiles graphs
   nnp_device device{};
+  nnp_device fallback{};  // runs the nodes it does not claim
 };
 
 // The backend that compiles graphs holding the first module tensor or

@@ -168,13 +168,15 @@ struct Program {
   std::vector<std::pair<int32_t, TensorRef>> tensors;  // slot, the registered tensor
   std::vector<GraphNode> nodes;
   int32_t slots = 0;
+  nnp_device fallback = parse_device("cpu");  // runs what a backend that compiles graphs leaves
 
   // Reads the program and registers its tensors and layers on m.
   Program(const std::string& program, nn::Module& m);
   std::vector<TensorRef> run(const std::vector<TensorRef>& args) const;
   // What the plan of a call now would run, and what its passes did.
   std::vector<std::string> plan_notes() const {
-    const std::shared_ptr<const graph::InferencePlan> plan = plan_.get({&nodes, &inputs, &outputs, &tensors, slots});
+    const std::shared_ptr<const graph::InferencePlan> plan =
+        plan_.get({&nodes, &inputs, &outputs, &tensors, slots, fallback});
     if (!plan) return {"the program runs as written (gradients of the tensors it would fold are wanted)"};
     std::vector<std::string> notes = {std::to_string(plan->nodes.size()) + " nodes run (" +
                                       std::to_string(nodes.size()) + " in the program)"};
@@ -368,7 +370,7 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])].tensor = args[i];
   for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)].tensor = t;
   if (const std::shared_ptr<const graph::InferencePlan> plan =
-          plan_.get({&nodes, &inputs, &outputs, &tensors, slots}, &values)) {
+          plan_.get({&nodes, &inputs, &outputs, &tensors, slots, fallback}, &values)) {
     values.resize(static_cast<size_t>(plan->slots));
     for (const auto& [slot, t] : plan->constants) values[static_cast<size_t>(slot)].tensor = t;
     for (const GraphNode* node : plan->nodes) run_node(*node, values);
@@ -457,6 +459,12 @@ std::vector<std::string> graph_plan_notes(const nn::Module& m) {
   if (m.type_name != "GraphModule" || m.vtable.forward_values != forward_values || !m.self)
     fail(NNP_INVALID_ARGUMENT, m.type_name, " is not an nn.GraphModule");
   return static_cast<const Program*>(m.self)->plan_notes();
+}
+
+void set_graph_fallback(nn::Module& m, nnp_device device) {
+  if (m.type_name != "GraphModule" || m.vtable.forward_values != forward_values || !m.self)
+    fail(NNP_INVALID_ARGUMENT, m.type_name, " is not an nn.GraphModule");
+  static_cast<Program*>(m.self)->fallback = device;
 }
 
 void register_graph_module(nn::LayerRegistry& registry) {

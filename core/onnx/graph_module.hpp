@@ -14,5 +14,8 @@ void register_graph_module(nn::LayerRegistry& registry);
 // What graph mode's plan for m (an nn.GraphModule) runs, and what its
 // passes did: one line each.
 std::vector<std::string> graph_plan_notes(const nn::Module& m);
+// The device that runs the nodes a backend that compiles graphs leaves
+// (cpu unless set; nnp_compile_options.fallback).
+void set_graph_fallback(nn::Module& m, nnp_device device);
 
 }  // namespace nnp::core::onnx

@@ -319,7 +319,7 @@ PIN(nnp_api, module_compile, 1992);
 PIN(nnp_api, module_compile_explain, 2000);
 static_assert(NNP_API_SIZE_1_19 == 2008, "nnp_api 1.19 is 2008 bytes");
 PIN(nnp_compile_options, fixed_batch, 8);
-static_assert(sizeof(nnp_compile_options) == 16 && NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
+static_assert(NNP_COMPILE_OPTIONS_SIZE_1_19 == 12, "nnp_compile_options 1.19");
 // ---- ABI 1.20 ----
 PIN(nnp_kernels, attention, 176);
 static_assert(NNP_KERNELS_SIZE_1_20 == 184, "nnp_kernels 1.20 is 184 bytes");
@@ -351,6 +351,8 @@ static_assert(sizeof(nnp_quantized_conv2d_params) == 40 && NNP_QUANTIZED_CONV2D_
 PIN(nnp_kernels, add_layer_norm, 232);
 static_assert(sizeof(nnp_kernels) == 240 && NNP_KERNELS_SIZE_1_23 == 240, "nnp_kernels 1.23 is 240 bytes");
 // ---- ABI 1.24 ----
+PIN(nnp_compile_options, fallback, 16);
+static_assert(sizeof(nnp_compile_options) == 24 && NNP_COMPILE_OPTIONS_SIZE_1_24 == 24, "nnp_compile_options 1.24");
 PIN(nnp_backend, missing_kernels, 152);
 PIN(nnp_backend, capability, 160);
 PIN(nnp_backend, compile, 168);

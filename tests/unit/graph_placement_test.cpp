@@ -94,8 +94,8 @@ TEST(GraphPlacement, AClaimantOfProductsAddsAndReluLeavesTheRestToCpu) {
   const CompiledRun run = w3_compiled_on(plugin_device("claimant"));
   for (const char* line :
        {"claimant:0 runs Relu (1 node) as one executable", "claimant:0 runs Gemm, Identity (2 nodes) as one executable",
-        "cpu runs 0, 3, Flatten, maxpool, maxpool_1 (5 nodes, not claimed by claimant:0)",
-        "3 values copied between claimant:0 and cpu per call"})
+        "cpu:0 runs 0, 3, Flatten, maxpool, maxpool_1 (5 nodes, not claimed by claimant:0)",
+        "3 values copied between claimant:0 and cpu:0 per call"})
     EXPECT_NE(run.explain.find(line), std::string::npos) << line << "\n" << run.explain;
   EXPECT_EQ(named(run.events, profiler::EventKind::Op, "compiled on claimant:0").size(), 3u);
   // Each value that crosses is copied once a call, each copy an event of the device.
@@ -145,6 +145,35 @@ TEST(GraphPlacement, OtherShapesAndNewWeightsMakeThePlanAgain) {
   Tensor w_ref = reference.named_parameters()[0].second;
   w_ref.mul_(0.5);
   test::expect_close(fast(x.to(d)).to(kCpu), eager_on_cpu(reference, x), 1e-5);
+}
+
+// The user names the device that runs what the backend leaves: another
+// backend (reference here), or the device itself (its own kernels, no copies).
+TEST(GraphPlacement, TheFallbackIsTheDeviceTheUserNames) {
+  const Device d = plugin_device("claimant");
+  manual_seed(3);
+  nn::ModuleHandle model = bench::w3_model();
+  model.eval();
+  const Tensor x = randn({2, 1, 28, 28});
+  const Tensor want = eager_on_cpu(model, x);
+  model.to(d);
+  for (const char* fallback : {"reference", "claimant"}) {
+    SCOPED_TRACE(fallback);
+    CompileOptions options;
+    options.fallback = fallback;
+    nn::ModuleHandle fast = compile(model, {x.to(d)}, options);
+    NoGradGuard no_grad;
+    test::expect_close(fast(x.to(d)).to(kCpu), want, 1e-5);
+    const std::string explain = compile_explain(fast);
+    EXPECT_NE(explain.find(Device(fallback).name() + " runs 0, 3, Flatten, maxpool, maxpool_1 (5 nodes, not claimed by "
+                                                     "claimant:0)"),
+              std::string::npos)
+        << explain;
+    EXPECT_EQ(explain.find("values copied") == std::string::npos, std::string(fallback) == "claimant") << explain;
+  }
+  CompileOptions nowhere;
+  nowhere.fallback = "nowhere";
+  test::expect_error([&] { compile(model, {x.to(d)}, nowhere); }, NNP_NOT_FOUND, {"nowhere"});
 }
 
 // A backend that claims nodes its compile then refuses fails the call with

@@ -26,6 +26,9 @@ namespace nnp {
 
 struct CompileOptions {
   bool fixed_batch = false;  // every size fixed, the batch too
+  // On a device whose backend compiles graphs: the device that runs what it
+  // does not claim ("" : "cpu").
+  std::string fallback;
 };
 
 inline nn::ModuleHandle compile(const nn::ModuleHandle& module, const std::vector<Tensor>& example_inputs,
@@ -35,6 +38,7 @@ inline nn::ModuleHandle compile(const nn::ModuleHandle& module, const std::vecto
   nnp_compile_options o{};
   o.struct_size = sizeof(o);
   o.fixed_batch = options.fixed_batch ? 1 : 0;
+  o.fallback = options.fallback.empty() ? nullptr : options.fallback.c_str();
   nnp_module* m = nullptr;
   check(api().module_compile(module.get(), inputs.data(), static_cast<int32_t>(inputs.size()), &o, &m));
   return nn::ModuleHandle::adopt(m);

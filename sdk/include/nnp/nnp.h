@@ -426,8 +426,13 @@ typedef struct nnp_onnx_export_options {
 typedef struct nnp_compile_options {
   size_t struct_size;
   int32_t fixed_batch; /* 1: every size of every input is fixed; 0: dimension 0 (the batch) may change */
+  /* (since 1.24) On a device whose backend compiles graphs (nnp_backend
+   * .capability ...): the device that runs the nodes the backend does not
+   * claim ("cpu", "cuda:1", or the device itself); NULL: "cpu". */
+  const char* fallback;
 } nnp_compile_options;
 #define NNP_COMPILE_OPTIONS_SIZE_1_19 NNP_SIZE_THROUGH(nnp_compile_options, fixed_batch)
+#define NNP_COMPILE_OPTIONS_SIZE_1_24 NNP_SIZE_THROUGH(nnp_compile_options, fallback)
 
 /* ---- the table ---------------------------------------------------------- */
 
