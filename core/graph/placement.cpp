@@ -164,6 +164,9 @@ std::shared_ptr<void> compiled(const PlacementTarget& target, const nnp_graph& p
   } catch (const Error& e) {
     fail(e.status(), "backend '", target.backend->name(), "' claimed ", ops, " but could not compile them: ", e.what());
   }
+  if (!executable)
+    fail(NNP_INTERNAL, "backend '", target.backend->name(), "' compiled ", ops,
+         " but gave no executable (a flaw in its plugin: ", target.backend->plugin_path(), ")");
   const BackendRecord* backend = target.backend;
   const int32_t device = target.device.index;
   return std::shared_ptr<void>(executable, [backend, device](void* e) {
