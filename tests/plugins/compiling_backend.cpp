@@ -17,6 +17,7 @@
 #include <nnp/host_backend.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -178,7 +179,7 @@ void run_node(const Executable& e, const Node& n, Buffers& b) {
   out.assign(static_cast<size_t>(e.values[n.out[0]].numel()), 0.0f);
   const std::vector<float>& x = b[n.in[0]];
   if (n.op == "Relu") {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = x[i] > 0 ? x[i] : 0.0f;
+    for (size_t i = 0; i < out.size(); ++i) out[i] = x[i] > 0 || std::isnan(x[i]) ? x[i] : 0.0f;  // NaN stays
   } else if (n.op == "Add") {
     const std::vector<float>& y = b[n.in[1]];
     for (size_t i = 0; i < out.size(); ++i) out[i] = x[i] + y[y.size() == out.size() ? i : i % y.size()];
@@ -220,7 +221,7 @@ void run_node(const Executable& e, const Node& n, Buffers& b) {
                   if (conv)
                     acc += double(v) * (*w)[((c * channels_in + ci) * n.kernel[0] + ky) * n.kernel[1] + kx];
                   else
-                    acc = std::max(acc, double(v));
+                    acc = std::isnan(acc) || v > acc || std::isnan(v) ? (std::isnan(acc) ? acc : double(v)) : acc;
                 }
             out[((nb * os[1] + c) * os[2] + oy) * os[3] + ox] = float(acc);
           }
