@@ -492,7 +492,8 @@ typedef struct nnp_backend {
    *     its values' constant bytes live only during the call.
    *   execute: runs it. inputs and outputs are contiguous views on `device`
    *     in the order of subgraph->inputs and ->outputs, shaped as its
-   *     values say; the core allocated the outputs.
+   *     values say; the core allocated the outputs. Threads sharing a
+   *     compiled module may execute one executable at the same time.
    *   release: frees an executable (the plan is gone). */
   nnp_status (*capability)(void* state, int32_t device, const nnp_graph* graph, uint8_t* claimed);
   nnp_status (*compile)(void* state, int32_t device, const nnp_graph* subgraph, void** executable);
