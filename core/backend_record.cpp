@@ -39,7 +39,8 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
       name_(table.name),
       plugin_path_(std::move(plugin_path)),
       library_(std::move(library)) {
-  table_.kernels = &kernels_;  // the core's own copy, at the size it knows
+  table_.kernels = &kernels_;                                           // the core's own copy, at the size it knows
+  table_.flags &= ~static_cast<uint32_t>(NNP_BACKEND_COMPILES_GRAPHS);  // the core's to say
   dtypes_ = declared(table, kernels, table.dtypes, kKnownDtypes, NNP_DTYPES_1_0, NNP_DTYPES_1_7);
   unary_ops_ = declared(table, kernels, table.unary_ops, kKnownUnaryOps, NNP_UNARY_OPS_1_0, NNP_UNARY_OPS_1_7);
   if (table.struct_size >= NNP_BACKEND_SIZE_1_24) missing_kernels_ = table.missing_kernels & kKnownKernelSlots;
@@ -96,7 +97,7 @@ nnp_backend_info BackendRecord::summary() const {
                           table_.score,
                           -1,
                           "",
-                          table_.flags,
+                          table_.flags | (compiles_graphs() ? static_cast<uint32_t>(NNP_BACKEND_COMPILES_GRAPHS) : 0u),
                           dtypes_,
                           unary_ops_,
                           missing_kernels_};

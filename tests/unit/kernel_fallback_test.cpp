@@ -59,6 +59,8 @@ TEST_P(HalfBackend, IsLoadedWithTheSlotsItLacksDeclared) {
   ASSERT_GE(info.struct_size, NNP_BACKEND_INFO_SIZE_1_24);
   EXPECT_EQ(info.missing_kernels, lacks(GetParam()));
   EXPECT_EQ(info.flags & NNP_BACKEND_HOST_MEMORY, 0u) << "its operands must cross through the copies";
+  const bool compiles = GetParam() == "claimant" || GetParam() == "wholegraph";
+  EXPECT_EQ((info.flags & NNP_BACKEND_COMPILES_GRAPHS) != 0, compiles);
   EXPECT_EQ(info_of("cpu").missing_kernels, 0u);
   EXPECT_EQ(kernel_slots_text(kSecondHalf), "where, softmax, index_select, gather, scatter_add, random");
 }

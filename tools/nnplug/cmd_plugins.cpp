@@ -102,6 +102,8 @@ int run_plugins(const Args& args) {
     if (info.struct_size >= NNP_BACKEND_INFO_SIZE_1_24 && info.missing_kernels != 0)
       std::cout << "            lacks " << nnp::kernel_slots_text(info.missing_kernels)
                 << ": those ops run on cpu, operands copied\n";
+    if (info.flags & NNP_BACKEND_COMPILES_GRAPHS)
+      std::cout << "            compiles graphs: graph mode gives it the nodes it claims\n";
   }
   // Communication backends (collectives) and the device backends they serve.
   std::cout << "communication backends:\n";

@@ -129,7 +129,11 @@ enum {
   /* (since 1.13) The optional sgd_step kernel steps in place: it takes param_out
    * identical to param and buffer_out identical to buffer, and never fails
    * on the views the core hands it (nnp_kernels.sgd_step in plugin.h). */
-  NNP_BACKEND_SGD_IN_PLACE = 1u << 1
+  NNP_BACKEND_SGD_IN_PLACE = 1u << 1,
+  /* (since 1.24) In nnp_backend_info only, set by the core: the backend
+   * compiles graphs (nnp_backend.capability, compile, execute, release).
+   * A backend's own flags cannot claim it (the bit is cleared there). */
+  NNP_BACKEND_COMPILES_GRAPHS = 1u << 2
 };
 
 /* (since 1.24) The required kernel slots by number, in the order of
