@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "../device.hpp"
 #include "../nn/derived_tensor.hpp"
 #include "../onnx/graph_program.hpp"
 #include "placement.hpp"
@@ -35,7 +36,7 @@ struct InputSignature {
   nnp_device device;
   Dims shape;
   bool operator==(const InputSignature& o) const {
-    return dtype == o.dtype && device.backend == o.device.backend && device.index == o.device.index && shape == o.shape;
+    return dtype == o.dtype && same_device(device, o.device) && shape == o.shape;
   }
 };
 std::vector<InputSignature> signature_of(const std::vector<onnx::GraphValue>& values,

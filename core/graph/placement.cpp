@@ -21,8 +21,6 @@ using onnx::GraphNode;
 using onnx::GraphNodeKind;
 using onnx::GraphValue;
 
-bool same_device(nnp_device a, nnp_device b) { return a.backend == b.backend && a.index == b.index; }
-
 const Tensor* tensor_in(const std::vector<GraphValue>& values, int32_t slot) {
   if (slot < 0 || static_cast<size_t>(slot) >= values.size()) return nullptr;
   const GraphValue& v = values[static_cast<size_t>(slot)];
@@ -124,17 +122,15 @@ class Description {
   nnp_attrs no_attrs_;
 };
 
-std::string device_text(nnp_device d) { return device_name(d); }
-
 // t on device: itself, or a copy (an NNP_PROFILE_COPY event).
 TensorRef moved(const TensorRef& t, nnp_device device, const char* why) {
   if (same_device(t->device, device)) return t;
   const profiler::CopyScope event(
       [&] {
-        return str_cat("copy ", device_text(t->device), " -> ", device_text(device), ": ", why, " (",
+        return str_cat("copy ", device_name(t->device), " -> ", device_name(device), ": ", why, " (",
                        t->numel * static_cast<int64_t>(dtype_size(t->dtype)), " bytes)");
       },
-      device_text(t->device.backend == parse_device("cpu").backend ? device : t->device));  // not the cpu's end
+      device_name(t->backend().host_memory() ? device : t->device));  // the device's end, not the host's
   return core::to(*t, device, t->dtype);
 }
 
@@ -142,7 +138,7 @@ TensorRef moved(const TensorRef& t, nnp_device device, const char* why) {
 std::unique_ptr<GraphNode> copy_node(int32_t from, int32_t to, nnp_device device, std::string why) {
   auto node = std::make_unique<GraphNode>();
   node->kind = GraphNodeKind::kFused;
-  node->op_type = "Copy to " + device_text(device);
+  node->op_type = "Copy to " + device_name(device);
   node->inputs = {from};
   node->outputs = {to};
   node->fused = [device, why = std::move(why)](const GraphNode& n, std::vector<GraphValue>& values) {
@@ -312,7 +308,7 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
   out.slots = slots;
   Description d(offered, slots, values, constants);
   const nnp_backend& table = target.backend->table();
-  const std::string where = device_text(target.device);
+  const std::string where = device_name(target.device);
   std::vector<uint8_t> claimed(d.size(), 0);
   const nnp_graph whole = d.whole();
   check_plugin_status(table.capability(table.state, target.device.index, &whole, claimed.data()),
@@ -324,7 +320,7 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
   auto is_claimed = [&](size_t i) { return described_as[i] >= 0 && claimed[static_cast<size_t>(described_as[i])]; };
 
   const nnp_device fallback = target.fallback;
-  const std::string elsewhere = device_text(fallback);
+  const std::string elsewhere = device_name(fallback);
   std::unordered_map<int32_t, bool> constant_slot;  // slot -> a module tensor (else folded)
   for (const auto& [slot, t] : module_tensors) constant_slot[slot] = true;
   for (const auto& [slot, t] : folded) constant_slot[slot] = false;
@@ -377,7 +373,7 @@ Placement place_on_backend(const std::vector<const GraphNode*>& nodes, const std
             out.constants.emplace_back(copy->second, core::to(t, runs_on, t.dtype));
             if (constant->second) out.copied_slots.push_back(s);
           } else {
-            auto node = copy_node(s, copy->second, runs_on, "read by " + n.op_type + " on " + device_text(runs_on));
+            auto node = copy_node(s, copy->second, runs_on, "read by " + n.op_type + " on " + device_name(runs_on));
             out.program.nodes.push_back(node.get());
             out.program.made.push_back(std::move(node));
             ++out.copies;
