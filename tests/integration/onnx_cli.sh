@@ -25,7 +25,7 @@ cat >"$tmp/mlp.json" <<'JSON'
   {"type": "nn.Linear", "in_features": 64, "out_features": 32}, {"type": "nn.Tanh"},
   {"type": "nn.Linear", "in_features": 32, "out_features": 10}]}
 JSON
-"$nnplug" export --model "$tmp/mlp.json" --input-shape 64 --opset 13 --fixed-batch --out "$tmp/mlp.onnx" | grep -q "opset 13, fixed batch" ||
+"$nnplug" export --model "$tmp/mlp.json" --input-shape 64 --opset 13 --fixed-batch --out "$tmp/mlp.onnx" | grep "opset 13, fixed batch" ||
   { echo "FAIL: a spec alone did not export"; exit 1; }
 
 # Import: the exported file read back gives the checkpoint's own figures.
@@ -36,7 +36,7 @@ onnx_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --mode
 # eager, and --verbose says what the plan did.
 eager_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --no-compile)
 [ "$test_line" = "$eager_line" ] || { echo "FAIL: compiled eval ('$test_line') differs from eager ('$eager_line')"; exit 1; }
-"$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --verbose | grep -q "last call: the captured plan" ||
+"$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --verbose | grep "last call: the captured plan" ||
   { echo "FAIL: eval --verbose does not say the captured plan ran"; exit 1; }
 # bench: latency percentiles of both modes, their ratio, the peak memory.
 bench=$("$nnplug" bench "$tmp/cnn.onnx" --shape input=16,1,8,8 -n 5 --warmup 1 --verbose)
@@ -52,7 +52,7 @@ grep -q "inputs \[64,1,8,8\] f32" <<<"$ckpt_bench" || { echo "FAIL: bench of a c
 "$nnplug" bench "$tmp/cnn.onnx" --shape 16,1,8,x 2>"$tmp/err"
 [ $? -ne 0 ] && grep -q "shape" "$tmp/err" || { echo "FAIL: bench with a bad shape: $(cat "$tmp/err")"; exit 1; }
 set -e
-"$nnplug" import "$tmp/cnn.onnx" --out "$tmp/imported" | grep -q "GraphModule" || { echo "FAIL: import"; exit 1; }
+"$nnplug" import "$tmp/cnn.onnx" --out "$tmp/imported" | grep "GraphModule" || { echo "FAIL: import"; exit 1; }
 all=$(sed -n 's/.*; \([0-9.]*\)% on all.*/\1/p' <<<"$test_line")
 "$nnplug" eval --model "$tmp/imported/model.json" --weights "$tmp/imported/model.safetensors" --input-shape 1,8,8 \
   --scale "$scale" | grep -q "^accuracy $all% on all" || { echo "FAIL: the imported spec and weights lose accuracy"; exit 1; }

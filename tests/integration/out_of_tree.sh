@@ -46,7 +46,7 @@ awk '/^```cpp$/ && !c {f=1; c=1; next} f && /^```$/ {exit} f' "$source/sdk/READM
 awk '/^```cmake$/ && !c {f=1; c=1; next} f && /^```$/ {exit} f' "$source/sdk/README.md" >"$tmp/readme/CMakeLists.txt"
 cmake -S "$tmp/readme" -B "$tmp/readme/build" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/readme/build" >/dev/null
-NNP_PLUGIN_PATH="$tmp/readme/build" "$prefix/bin/nnplug" plugins | grep -q "acme.Swish  x \* sigmoid(beta \* x)" ||
+NNP_PLUGIN_PATH="$tmp/readme/build" "$prefix/bin/nnplug" plugins | grep "acme.Swish  x \* sigmoid(beta \* x)" ||
   { echo "FAIL: sdk/README.md's example plugin does not load"; exit 1; }
 
 cmake -S "$source/tests/out_of_tree" -B "$tmp/app" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 output=$("$nnplug" train --epochs 1 --profile "$tmp/train.json" --out "$tmp/run")
-echo "$output" | head -8
+head -8 <<<"$output"
 grep -q "^Self CPU time total: " <<<"$output" || { echo "FAIL: no summary table"; exit 1; }
 grep -q "^test accuracy" <<<"$output" || { echo "FAIL: training did not finish"; exit 1; }
 for needle in '"traceEvents"' '"ph":"X"' '"ProfilerStep#5"' '"ProfilerStep#9"' '"nn.Module: Conv2d"' '"matmul"' \

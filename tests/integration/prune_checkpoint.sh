@@ -12,7 +12,7 @@ for mode in "" --structured --global; do
   output=$("$nnplug" prune --checkpoint "$tmp/run/checkpoint.safetensors" --amount 0.5 $mode --out "$tmp/pruned.safetensors")
   echo "$output"
   grep -q "50.00% of 6032 weights in 3 layers are zero" <<<"$output" || { echo "FAIL: $mode did not prune half"; exit 1; }
-  "$nnplug" eval --checkpoint "$tmp/pruned.safetensors" | grep -q "^test accuracy" ||
+  "$nnplug" eval --checkpoint "$tmp/pruned.safetensors" | grep "^test accuracy" ||
     { echo "FAIL: eval cannot read the $mode pruned checkpoint"; exit 1; }
 done
 set +e
