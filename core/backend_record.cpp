@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "capture/tape.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernel_fallback.hpp"
@@ -45,6 +46,8 @@ BackendRecord::BackendRecord(int32_t id, const nnp_backend& table, const nnp_ker
   unary_ops_ = declared(table, kernels, table.unary_ops, kKnownUnaryOps, NNP_UNARY_OPS_1_0, NNP_UNARY_OPS_1_7);
   if (table.struct_size >= NNP_BACKEND_SIZE_1_24) missing_kernels_ = table.missing_kernels & kKnownKernelSlots;
   install_kernel_fallbacks(kernels_, missing_kernels_);
+  played_ = kernels_;
+  capture::install_kernel_recorders(kernels_);
   if (compiles_graphs()) g_graph_compilers.store(true, std::memory_order_release);
 }
 

@@ -25,6 +25,10 @@ class BackendRecord {
   const std::shared_ptr<const void>& library() const { return library_; }
   const nnp_backend& table() const { return table_; }
   const nnp_kernels& kernels() const { return kernels_; }
+  // The kernels themselves (the plugin's, and the core's fallbacks for the
+  // slots it lacks): kernels() holds the recorders that call these
+  // (capture/tape.hpp).
+  const nnp_kernels& played_kernels() const { return played_; }
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
   // Built against ABI 1.7 or later.
   bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
@@ -152,6 +156,7 @@ class BackendRecord {
   int32_t id_;
   nnp_backend table_{};
   nnp_kernels kernels_{};
+  nnp_kernels played_{};
   uint32_t dtypes_ = 0;
   uint32_t unary_ops_ = 0;
   uint32_t missing_kernels_ = 0;

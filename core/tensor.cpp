@@ -1,6 +1,7 @@
 #include "tensor.hpp"
 
 #include "autograd/node.hpp"
+#include "capture/tape.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "object_pool.hpp"
@@ -58,6 +59,7 @@ TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& back
   storage->device = device.index;
   storage->data = data;
   storage->bytes = bytes;
+  if (capture::any_recording()) capture::note_allocation(storage);
 
   Tensor* t = ObjectPool<Tensor>::create();
   t->storage = storage;
@@ -96,6 +98,7 @@ TensorRef make_view(const Tensor& base, const Dims& shape, const Dims& strides, 
 void replace_data(Tensor& dst, const Tensor& src) {
   // A tensor saved for backward sees other data now: its check compares
   // storage ids, so no version bump is needed here.
+  capture::note_replaced(dst.storage);
   retain(src.storage);
   Storage* old = dst.storage;
   dst.storage = src.storage;
@@ -120,6 +123,7 @@ bool can_adopt(const Tensor& dst, const Tensor& fresh) {
 }
 
 nnp_view kernel_view(const Tensor& t) {
+  if (capture::any_recording()) capture::note_view(t.storage);
   nnp_view v;
   v.data = t.data();
   v.dtype = t.dtype;
@@ -132,6 +136,7 @@ nnp_view kernel_view(const Tensor& t) {
 }
 
 nnp_view flat_view(const Tensor& t) {
+  if (capture::any_recording()) capture::note_view(t.storage);
   nnp_view v;
   v.data = t.data();
   v.dtype = t.dtype;

@@ -24,6 +24,9 @@ struct Storage {
   // version counter, shared by every view of the block).
   uint64_t id = next_id();
   std::atomic<uint64_t> version{0};
+  // How many captured steps' tapes read or write the block (capture/tape.hpp):
+  // replacing a tensor's block that one does makes them capture again.
+  std::atomic<int32_t> taped{0};
   // Unique in the process (compared for equality only). Each thread takes
   // them in blocks, so making a tensor rarely touches the shared counter.
   static uint64_t next_id() {

@@ -253,6 +253,13 @@ nnp_status save_safetensors(const nnp_list* tensors, const char* path, const cha
 nnp_status load_safetensors(const char* path, nnp_device device, nnp_list** out);
 nnp_status npy_load(const char* path, nnp_device device, nnp_tensor** out);  // 1.20, io.cpp
 nnp_status npy_save(const nnp_tensor* t, const char* path);                   // 1.20
+// step.cpp: captured training steps (1.25)
+nnp_status step_compile(nnp_status (*fn)(void*, nnp_tensor* const*, int32_t, nnp_tensor**, int32_t*), void* user,
+                        void (*release_user)(void*), nnp_step** out);
+nnp_status step_call(nnp_step* step, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** outputs,
+                     int32_t capacity, int32_t* n_outputs);
+nnp_status step_explain(const nnp_step* step, char* buf, size_t size, size_t* needed);
+void step_release(nnp_step* step);
 nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);

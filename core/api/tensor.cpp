@@ -1,5 +1,6 @@
 // Adapters: tensor handles, creation, random numbers and data movement.
 #include "../autograd/functions.hpp"
+#include "../capture/tape.hpp"
 #include "../device.hpp"
 #include "../ops.hpp"
 #include "../random_state.hpp"
@@ -23,7 +24,13 @@ int64_t tensor_numel(const nnp_tensor* t) { return t ? t->numel : 0; }
 nnp_dtype tensor_dtype(const nnp_tensor* t) { return t ? t->dtype : -1; }
 nnp_device tensor_device(const nnp_tensor* t) { return t ? t->device : nnp_device{-1, -1}; }
 int32_t tensor_is_contiguous(const nnp_tensor* t) { return t && t->is_contiguous() ? 1 : 0; }
-void* tensor_data(const nnp_tensor* t) { return t ? t->data() : nullptr; }
+void* tensor_data(const nnp_tensor* t) {
+  // Code that reads or writes the memory itself runs only when it is called.
+  if (t && capture::any_recording())
+    capture::refuse("the step reaches a tensor's memory directly (tensor_data, as a plugin layer computing on the "
+                    "host does): that work is not recorded");
+  return t ? t->data() : nullptr;
+}
 
 nnp_status empty(const int64_t* shape, int32_t ndim, nnp_dtype dtype, nnp_device device, nnp_tensor** out) {
   return handle_out(out, "empty", [&] { return core::empty(Dims::from_user("empty", shape, ndim), dtype, device); });

@@ -1,5 +1,6 @@
 #include "tensor_autograd.hpp"
 
+#include "../capture/tape.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../dispatch/dispatcher.hpp"
@@ -24,6 +25,7 @@ bool is_leaf(const Tensor& t) { return !t.autograd || !t.autograd->grad_fn; }
 TensorRef grad(const Tensor& t) { return t.autograd ? t.autograd->grad : TensorRef(); }
 
 void set_grad(Tensor& t, const Tensor* grad) {
+  capture::note_replaced(t.autograd && t.autograd->grad ? t.autograd->grad->storage : nullptr);
   if (grad == nullptr) {
     if (t.autograd) t.autograd->grad = TensorRef();
     return;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../capture/tape.hpp"
 #include "../device.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
@@ -130,6 +131,8 @@ void check_op(const nnp_process_group& g, nnp_comm_op op, nnp_dtype dtype, const
 
 template <typename Start>
 nnp_work* start(nnp_process_group& g, const char* op, std::vector<TensorRef> keep, Start&& call) {
+  if (capture::any_recording())
+    capture::refuse(std::string("the step calls a collective (") + op + "): collectives are not recorded");
   nnp_comm_work* handle = nullptr;
   {
     std::lock_guard<std::mutex> lock(g.calls);

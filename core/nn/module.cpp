@@ -8,6 +8,7 @@
 #include "../autograd/node.hpp"
 #include "../autograd/record.hpp"
 #include "../autograd/tensor_autograd.hpp"
+#include "../capture/tape.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../ops.hpp"
@@ -114,11 +115,13 @@ void register_parameter(Module& m, const char* name, Tensor* t, bool requires_gr
     fail(NNP_DTYPE_MISMATCH, "register_parameter: '", name, "' is ", dtype_name(t->dtype),
          "; only floating-point parameters can require gradients (pass requires_grad = false)");
   if (t) autograd::set_requires_grad(*t, requires_grad);
+  if (const TensorRef* old = m.parameters.find(name); old && *old) capture::note_replaced((*old)->storage);
   m.parameters.put(name, t ? TensorRef::share(t) : TensorRef());
 }
 
 void register_buffer(Module& m, const char* name, Tensor* t, bool persistent) {
   check_name(m, "buffer", name, "buffer");
+  if (const TensorRef* old = m.buffers.find(name); old && *old) capture::note_replaced((*old)->storage);
   m.buffers.put(name, t ? TensorRef::share(t) : TensorRef());
   if (persistent)
     m.non_persistent.erase(name);

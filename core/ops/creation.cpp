@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../capture/tape.hpp"
 #include "../device.hpp"
 #include "../dispatch/dispatcher.hpp"
 #include "../dtype.hpp"
@@ -68,6 +69,7 @@ TensorRef compute::from_host(const void* data, const Dims& shape, nnp_dtype dtyp
   const nnp_backend& table = t->backend().table();
   check_plugin_status(table.copy_from_host(table.state, device.index, t->data(), data, bytes),
                       t->backend().name().c_str(), "from_host");
+  if (capture::any_recording()) capture::note_host_write(t->backend(), device.index, t->data(), data, bytes);
   return t;
 }
 

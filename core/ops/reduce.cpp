@@ -2,6 +2,7 @@
 // the end, so a kernel only ever reduces trailing dimensions), softmax and
 // log_softmax along one dimension: compute, backward, descriptions.
 #include "../autograd/functions.hpp"
+#include "../capture/tape.hpp"
 #include "../autograd/grad_math.hpp"
 #include "../autograd/record.hpp"
 #include "../dispatch/dispatcher.hpp"
@@ -51,6 +52,7 @@ TensorRef compute::reduce(nnp_reduce_op op, const Tensor& x, const int32_t* dims
 
   // Kept dimensions first, reduced ones last, each in their original order.
   nnp_view vx{};
+  if (capture::any_recording()) capture::note_view(x.storage);
   vx.data = x.data();
   vx.dtype = x.dtype;
   Dims out_shape, keep_shape;

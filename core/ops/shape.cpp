@@ -8,6 +8,7 @@
 #include "../autograd/grad_math.hpp"
 #include "../autograd/record.hpp"
 #include "../autograd/views.hpp"
+#include "../capture/tape.hpp"
 #include "../device.hpp"
 #include "../dispatch/dispatcher.hpp"
 #include "../dtype.hpp"
@@ -267,6 +268,9 @@ TensorRef stage_on(const Tensor& src, nnp_device device) {
   const BackendRecord& from = packed->backend();
   const BackendRecord& to_backend = staged->backend();
   const void* host = packed->data();
+  if (capture::any_recording())
+    capture::refuse("the step copies a tensor from " + device_name(packed->device) + " to " + device_name(device) +
+                    " through the host: keep the step on one device");
   std::vector<unsigned char> buffer;
   if (!from.host_memory()) {
     buffer.resize(bytes);
@@ -313,6 +317,7 @@ void copy_to_host(const Tensor& t, void* dst, size_t bytes) {
   const nnp_backend& table = packed->backend().table();
   check_plugin_status(table.copy_to_host(table.state, packed->device.index, dst, packed->data(), bytes),
                       packed->backend().name().c_str(), "copy_to_host");
+  if (capture::any_recording()) capture::note_host_read(*packed, dst, bytes);
 }
 
 TensorRef compute::to(const Tensor& t, nnp_device device, nnp_dtype dtype) {

@@ -13,6 +13,7 @@
 #include "../error.hpp"
 #include "../nn/attrs.hpp"
 #include "../ops.hpp"
+#include "../capture/tape.hpp"
 #include "fused_sgd.hpp"
 
 namespace nnp::core::optim {
@@ -200,6 +201,7 @@ void add_param_group(Optimizer& opt, const nnp_list& params, const nnp_attrs* op
   if (group.params.empty() && opt.groups.empty())
     fail(NNP_INVALID_ARGUMENT, opt.algorithm->name, ": optimizer got an empty parameter list");
   opt.groups.push_back(std::move(group));
+  capture::note_host_state_change();
 }
 
 // A step is all or nothing: every parameter's new value and state are
@@ -282,6 +284,7 @@ void state_dict(const Optimizer& opt, nnp_list& out) {
 
 void load_state_dict(Optimizer& opt, const nnp_list& state) {
   NoGradGuard no_grad;
+  capture::note_host_state_change();
   const Algorithm& a = *opt.algorithm;
   // Index the parameters as the state dict numbers them.
   std::vector<const Tensor*> by_index;
@@ -388,6 +391,7 @@ double get_option(const Optimizer& opt, int32_t group, const std::string& name) 
 
 void set_option(Optimizer& opt, int32_t group, const std::string& name, double value) {
   option_slot(opt, group, name, "optimizer_set_option") = value;
+  capture::note_host_state_change();
 }
 
 }  // namespace nnp::core::optim

@@ -327,7 +327,7 @@ PIN(nnp_graph_op, host_inputs, 40);
 static_assert(sizeof(nnp_graph_op) == 48 && NNP_GRAPH_OP_SIZE_1_20 == 48, "nnp_graph_op 1.20 is 48 bytes");
 PIN(nnp_api, npy_load, 2008);
 PIN(nnp_api, npy_save, 2016);
-static_assert(sizeof(nnp_api) == 2024 && NNP_API_SIZE_1_20 == 2024, "nnp_api 1.20 is 2024 bytes");
+static_assert(NNP_API_SIZE_1_20 == 2024, "nnp_api 1.20 is 2024 bytes");
 // ---- ABI 1.21 ----
 PIN(nnp_kernels, conv2d_pack, 184);
 PIN(nnp_kernels, conv2d_packed, 192);
@@ -384,6 +384,13 @@ PIN(nnp_graph, n_outputs, 64);
 static_assert(sizeof(nnp_graph) == 72 && NNP_GRAPH_SIZE_1_24 == 68, "nnp_graph 1.24");
 PIN(nnp_backend_info, missing_kernels, 52);
 static_assert(sizeof(nnp_backend_info) == 56 && NNP_BACKEND_INFO_SIZE_1_24 == 56, "nnp_backend_info 1.24 is 56 bytes");
+// ---- ABI 1.25 ----
+PIN(nnp_api, step_compile, 2024);
+PIN(nnp_api, step_call, 2032);
+PIN(nnp_api, step_explain, 2040);
+PIN(nnp_api, step_release, 2048);
+static_assert(sizeof(nnp_api) == 2056 && NNP_API_SIZE_1_25 == 2056, "nnp_api 1.25 is 2056 bytes");
+static_assert(NNP_STEP_MAX_OUTPUTS == 16, "a captured step gives at most 16 results");
 static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
               "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);

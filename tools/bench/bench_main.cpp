@@ -15,6 +15,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   struct Figure {
     double seconds_per_iteration = 0;
     double gflops = 0;
+    // A run that times two variants in turn (counters "ours_us", "peer_us").
+    double ours_us = 0, peer_us = 0;
   };
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
@@ -26,6 +28,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
       figure.seconds_per_iteration = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
       auto it = run.counters.find("GFLOP/s");
       if (it != run.counters.end()) figure.gflops = it->second.value / 1e9;  // the counter is in FLOP/s
+      auto ours = run.counters.find("ours_us"), peer = run.counters.find("peer_us");
+      if (ours != run.counters.end() && peer != run.counters.end())
+        figure.ours_us = ours->second.value, figure.peer_us = peer->second.value;
     }
   }
   std::map<std::string, Figure> figures;
@@ -50,6 +55,16 @@ void print_ratio(const RatioReporter& r, const char* workload, const char* ours,
                 a->second.seconds_per_iteration / b->second.seconds_per_iteration, target);
 }
 
+// A run that timed both variants, interleaved step by step.
+void print_interleaved(const RatioReporter& r, const char* workload, const char* name, const char* ours,
+                       const char* peer, const char* target) {
+  auto a = r.figures.find(name);
+  if (a == r.figures.end() || a->second.peer_us <= 0) return;
+  std::printf("%-4s %-12s %8.1f us/step  %-16s %8.1f us/step  ratio %.3f  (target %s; interleaved in one run)\n",
+              workload, ours, a->second.ours_us, peer, a->second.peer_us, a->second.ours_us / a->second.peer_us,
+              target);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +75,7 @@ int main(int argc, char** argv) {
   std::printf("\nratios measured in this run (nnplug / peer):\n");
   print_ratio(reporter, "W1", "W1/nnplug", "W1/libtorch", false, "<= 0.75; time per training step");
   print_ratio(reporter, "W1", "W1/nnplug", "W10/cblas_sgemm", false, "<= 1.10; against its eight GEMMs alone (W10)");
+  print_interleaved(reporter, "W1c", "W1c/interleaved", "captured", "eager", "<= 0.9");
   print_ratio(reporter, "W2a", "W2a/nnplug", "W2a/libtorch", false, "<= 0.10");
   print_ratio(reporter, "W2b", "W2b/nnplug", "W2b/libtorch", false, "<= 0.10; forward and backward per op", 100);
   print_ratio(reporter, "W2c", "W2c/compiled", "W2c/eager", false, "<= 0.3; 20 elementwise ops on [64,64]");

@@ -3,6 +3,7 @@
 // (../shared/WORKLOADS.md): zero_grad + forward + loss + backward + step.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <nnp/nnp.hpp>
 
 #include "bench_workloads.hpp"
@@ -16,6 +17,46 @@ void W1_nnplug(benchmark::State& state) {
   run_steps(state, net, nnp::randn({128, 784}), nnp::randint(0, 10, {128}));
 }
 BENCHMARK(W1_nnplug)->Name("W1/nnplug")->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+// W1c: the captured W1 step (nnp::compile_step) against the eager one, the
+// two interleaved step by step on two copies of the model, so that both
+// see the same machine (WORKLOADS.md).
+void W1c_interleaved(benchmark::State& state) {
+  using namespace nnp;
+  struct Trainee {
+    nn::ModuleHandle net = bench::w1_model();
+    optim::Optimizer opt{"SGD", net.parameters(), std::move(nn::Attrs().set("lr", 0.01).set("momentum", 0.9))};
+    nn::ModuleHandle loss_fn = nn::create_layer("nn.CrossEntropyLoss");
+    Tensor step(const Tensor& x, const Tensor& y) {
+      opt.zero_grad();
+      Tensor loss = loss_fn.call({net(x), y});
+      loss.backward();
+      opt.step();
+      return loss;
+    }
+  };
+  Trainee eager, captured;
+  const Tensor x = randn({128, 784}), y = randint(0, 10, {128});
+  CapturedStep step =
+      compile_step([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{captured.step(in[0], in[1])}; });
+  for (int i = 0; i < 10; ++i) eager.step(x, y), step({x, y});  // warm-up: the capture's runs among them
+  using Clock = std::chrono::steady_clock;
+  Clock::duration eager_time{}, captured_time{};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    eager.step(x, y);
+    const auto t1 = Clock::now();
+    step({x, y});
+    const auto t2 = Clock::now();
+    eager_time += t1 - t0;
+    captured_time += t2 - t1;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ours_us"] = std::chrono::duration<double, std::micro>(captured_time).count() / n;
+  state.counters["peer_us"] = std::chrono::duration<double, std::micro>(eager_time).count() / n;
+  if (step.explain().find("replays") == std::string::npos) state.SkipWithError(step.explain().c_str());
+}
+BENCHMARK(W1c_interleaved)->Name("W1c/interleaved")->Unit(benchmark::kMicrosecond)->MinTime(3.0);
 
 void W3_nnplug(benchmark::State& state) {
   nnp::nn::ModuleHandle net = nnp::bench::w3_model();

@@ -73,6 +73,7 @@ typedef struct nnp_function {
 
 typedef struct nnp_module nnp_module;
 typedef struct nnp_optimizer nnp_optimizer;
+typedef struct nnp_step nnp_step; /* (since 1.25) a captured training step */
 /* An ordered list of named entries (tensors or modules), e.g. a state dict,
  * or of values (since 1.3: the arguments and results of a module's forward).
  * Pointers read from it are borrowed and stay valid while the list lives. */
@@ -1146,7 +1147,44 @@ struct nnp_api {
    * such dtype), atomically. */
   nnp_status (*npy_load)(const char* path, nnp_device device, nnp_tensor** out);
   nnp_status (*npy_save)(const nnp_tensor* t, const char* path);
+  /* ---- since 1.25 ---- */
+  /* A training step captured once and replayed (nnp::compile_step; the idea
+   * of CUDA graphs, on every backend). fn is the step - forward, loss,
+   * backward and the optimizer's step, as eager code writes them - called
+   * with user, the inputs and room for outputs: it writes up to
+   * NNP_STEP_MAX_OUTPUTS new references into outputs, their count into
+   * *n_outputs, and returns NNP_OK (or a failure status after set_error).
+   * step_call runs it for real while recording the kernels it makes; once
+   * two calls in a row made the same kernel calls on the same memory (the
+   * first steps create gradients and optimizer state), later calls make the
+   * recorded kernel calls alone on the new inputs: no autograd graph, no
+   * allocation, no dispatch, and the same numbers as eager (random ops
+   * draw from the generators as they would). A step that reads a value on
+   * the host (item(), a condition), calls a collective or reaches a
+   * tensor's memory directly, or whose kernels change from call to call (a
+   * host-side value baked into them: Adam's step count, a learning rate set
+   * every step) runs as written on every call; step_explain says why.
+   * Inputs of other dtypes, devices or shapes, and host-side state changed
+   * between calls (optimizer options, a parameter, buffer or gradient
+   * replaced: not written in place) make the next call capture again.
+   * Between calls, tensors the step writes in place (parameters, gradients,
+   * optimizer state) hold what the last call wrote. step_call writes new
+   * references to the step's results (no history) into outputs (capacity
+   * entries) and their count into *n_outputs. release_user (may be NULL) is
+   * called with user when the step is released. */
+  nnp_status (*step_compile)(nnp_status (*fn)(void* user, nnp_tensor* const* inputs, int32_t n_inputs,
+                                               nnp_tensor** outputs, int32_t* n_outputs),
+                             void* user, void (*release_user)(void* user), nnp_step** out);
+  nnp_status (*step_call)(nnp_step* step, const nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** outputs,
+                          int32_t capacity, int32_t* n_outputs);
+  /* What the step does now (replays N recorded kernel calls, captures, or
+   * runs as written and why) and its calls so far; as module_repr. */
+  nnp_status (*step_explain)(const nnp_step* step, char* buf, size_t size, size_t* needed);
+  void (*step_release)(nnp_step* step);
 };
+
+/* (since 1.25) The most results a captured step's function may give. */
+#define NNP_STEP_MAX_OUTPUTS 16
 
 /* Sizes of the released layouts of the table: what struct_size is for a
  * table of that version. Every struct's own sizes stand under it; a reader
@@ -1167,6 +1205,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_18 NNP_SIZE_THROUGH(nnp_api, layer_norm_fused)
 #define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
 #define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
+#define NNP_API_SIZE_1_25 NNP_SIZE_THROUGH(nnp_api, step_release)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a
