@@ -10,6 +10,7 @@
 #include "../error.hpp"
 #include "../ops.hpp"
 #include "../profiler/profiler.hpp"
+#include "tape_passes.hpp"
 
 namespace nnp::core::capture {
 namespace {
@@ -119,16 +120,19 @@ struct CapturedStep::Capture {
   uint64_t epoch = 0;
 
   void describe() {
-    MemoryMap map;
-    for (size_t i = 0; i < inputs.size(); ++i) map.add(inputs[i]->data(), tensor_bytes(*inputs[i]), 'I', i);
-    for (size_t i = 0; i < tape.allocated.size(); ++i)
-      map.add(tape.allocated[i]->data, tape.allocated[i]->bytes, 'A', i);
-    map.seal();
-    std::vector<nnp_view*> views;
+    MemoryMap map = memory_map(true);
     for (const auto& call : tape.calls) {
       map.text.clear();
       call->describe(map);
       calls.push_back(map.text);
+    }
+  }
+  // Which recorded views read the inputs' memory (after the passes).
+  void rebind() {
+    const MemoryMap map = memory_map(false);
+    bindings.clear();
+    std::vector<nnp_view*> views;
+    for (const auto& call : tape.calls) {
       views.clear();
       call->views(views);
       for (nnp_view* v : views) {
@@ -137,6 +141,15 @@ struct CapturedStep::Capture {
         if (input != SIZE_MAX) bindings.push_back({v, input, offset});
       }
     }
+  }
+  MemoryMap memory_map(bool with_blocks) const {
+    MemoryMap map;
+    for (size_t i = 0; i < inputs.size(); ++i) map.add(inputs[i]->data(), tensor_bytes(*inputs[i]), 'I', i);
+    if (with_blocks)
+      for (size_t i = 0; i < tape.allocated.size(); ++i)
+        map.add(tape.allocated[i]->data, tape.allocated[i]->bytes, 'A', i);
+    map.seal();
+    return map;
   }
 };
 
@@ -218,7 +231,9 @@ std::vector<TensorRef> CapturedStep::capture(const std::vector<TensorRef>& input
     state_ = State::REPLAYING;
     epoch_ = cap->epoch;
     captures_in_a_row_ = 0;
-    last_ = std::move(cap);
+    last_ = std::move(cap);  // the run before released: what only the tape holds is private now
+    removed_by_passes_ = optimize_tape(last_->tape);
+    last_->rebind();
     return results;
   }
   if (last_ && ++captures_in_a_row_ + 1 >= kMaxCapturesInARow) {
@@ -286,7 +301,8 @@ std::string CapturedStep::explain() const {
   switch (state_) {
     case State::REPLAYING:
       out << "captured step: replays " << last_->tape.calls.size() << " recorded kernel calls (inputs "
-          << describe_inputs(last_->inputs) << ")";
+          << describe_inputs(last_->inputs) << "; " << removed_by_passes_
+          << " fewer than recorded: copies elided, products fused with their bias and ReLU)";
       break;
     case State::CAPTURING:
       out << "captured step: capturing (" << captures_in_a_row_ + (last_ ? 1 : 0)

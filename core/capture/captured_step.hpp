@@ -52,8 +52,9 @@ class CapturedStep {
   std::unique_ptr<Capture> last_;  // the latest capture
   int32_t captures_in_a_row_ = 0;
   int32_t read_changes_ = 0;
-  uint64_t epoch_ = 0;  // host state as the replayed tape saw it
-  std::string reason_;  // why it runs eagerly, or last captured again
+  size_t removed_by_passes_ = 0;  // calls the tape's passes saved
+  uint64_t epoch_ = 0;            // host state as the replayed tape saw it
+  std::string reason_;            // why it runs eagerly, or last captured again
   int64_t calls_ = 0, captured_calls_ = 0, replayed_calls_ = 0;
 };
 

@@ -115,6 +115,14 @@ class KernelCall final : public RecordedCall {
     return std::apply([&](const auto&... held) { return fn_(ctx_, held.get()...); }, args_);
   }
   const char* name() const override { return name_; }
+  int32_t op() const override {
+    if constexpr (sizeof...(A) > 0) {
+      using First = std::tuple_element_t<0, std::tuple<A...>>;
+      if constexpr (std::is_integral_v<First>) return static_cast<int32_t>(std::get<0>(args_).get());
+    }
+    return -1;
+  }
+  const nnp_kernel_ctx* context() const override { return ctx_; }
   void describe(Describer& d) const override {
     d.bytes(&fn_, sizeof fn_);
     d.address(ctx_);
@@ -177,29 +185,41 @@ class ChainCall final : public RecordedCall {
   nnp_view out_;
 };
 
+// `bytes` bytes at data, as a view (what the tape's passes and the input
+// rebinding read of a host copy).
+nnp_view byte_view(void* data, size_t bytes) {
+  nnp_view v{};
+  v.data = data;
+  v.dtype = NNP_U8;
+  v.ndim = 1;
+  v.shape[0] = static_cast<int64_t>(bytes);
+  v.strides[0] = 1;
+  return v;
+}
+
 // Bytes the host wrote into a device's memory while recording.
 class HostWriteCall final : public RecordedCall {
  public:
   HostWriteCall(const BackendRecord& backend, int32_t device, void* dst, const void* src, size_t bytes)
       : backend_(backend),
         device_(device),
-        dst_(dst),
+        dst_(byte_view(dst, bytes)),
         bytes_(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes) {}
   nnp_status run() const override {
     const nnp_backend& t = backend_.table();
-    return t.copy_from_host(t.state, device_, dst_, bytes_.data(), bytes_.size());
+    return t.copy_from_host(t.state, device_, dst_.data, bytes_.data(), bytes_.size());
   }
   const char* name() const override { return "copy_from_host"; }
   void describe(Describer& d) const override {
-    d.address(dst_);
+    d.view(&dst_);
     if (!bytes_.empty()) d.bytes(bytes_.data(), bytes_.size());
   }
-  void views(std::vector<nnp_view*>&) override {}
+  void views(std::vector<nnp_view*>& out) override { out.push_back(&dst_); }
 
  private:
   const BackendRecord& backend_;
   int32_t device_;
-  void* dst_;
+  nnp_view dst_;
   std::vector<unsigned char> bytes_;
 };
 
@@ -210,29 +230,29 @@ class HostReadCall final : public RecordedCall {
                size_t place)
       : backend_(backend),
         device_(device),
-        src_(src),
+        src_(byte_view(const_cast<void*>(src), bytes)),
         value_(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + bytes),
         place_(place) {}
   nnp_status run() const override {
     thread_local std::vector<unsigned char> now;
     now.resize(value_.size());
     const nnp_backend& t = backend_.table();
-    const nnp_status status = t.copy_to_host(t.state, device_, now.data(), src_, value_.size());
+    const nnp_status status = t.copy_to_host(t.state, device_, now.data(), src_.data, value_.size());
     if (status != NNP_OK) return status;
     if (now != value_) throw HostReadChanged{place_};
     return NNP_OK;
   }
   const char* name() const override { return "copy_to_host"; }
   void describe(Describer& d) const override {
-    d.address(src_);
+    d.view(&src_);
     if (!value_.empty()) d.bytes(value_.data(), value_.size());
   }
-  void views(std::vector<nnp_view*>&) override {}
+  void views(std::vector<nnp_view*>& out) override { out.push_back(&src_); }
 
  private:
   const BackendRecord& backend_;
   int32_t device_;
-  const void* src_;
+  nnp_view src_;
   std::vector<unsigned char> value_;
   size_t place_;
 };
@@ -266,13 +286,14 @@ struct Recorder<Member, Name, nnp_status (*nnp_kernels::*)(const nnp_kernel_ctx*
   }
 };
 
-#define NNP_SLOT_NAMES(X)                                                                                     \
-  X(copy)                                                                                                     \
-  X(fill)                                                                                                     \
-  X(unary) X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random) \
-      X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) X(gemm_epilogue)        \
-          X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) X(gemm_pack)    \
-              X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)
+#define NNP_SLOT_NAMES(X)                                                                                       \
+  X(copy)                                                                                                       \
+  X(fill)                                                                                                       \
+  X(unary)                                                                                                      \
+  X(binary) X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) \
+      X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm)   \
+          X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed)         \
+              X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)
 
 #define NNP_SLOT_NAME(slot) constexpr char k_##slot[] = #slot;
 NNP_SLOT_NAMES(NNP_SLOT_NAME)
@@ -355,6 +376,14 @@ void note_host_read(const nnp_tensor& src, const void* value, size_t bytes) {
 void refuse(const std::string& why) {
   if (Tape* tape = recording_tape())
     if (tape->refused.empty()) tape->refused = why;
+}
+
+std::unique_ptr<RecordedCall> gemm_epilogue_call(const nnp_kernel_ctx* ctx, const nnp_view& a, const nnp_view& b,
+                                                 const nnp_view& bias, int32_t activation, const nnp_view& out) {
+  const auto fn = BackendRecord::owner_of(ctx).played_kernels().gemm_epilogue;
+  if (fn == nullptr) return nullptr;
+  return std::make_unique<KernelCall<const nnp_view*, const nnp_view*, const nnp_view*, int32_t, const nnp_view*>>(
+      k_gemm_epilogue, fn, ctx, &a, &b, &bias, activation, &out);
 }
 
 void install_kernel_recorders(nnp_kernels& kernels) {

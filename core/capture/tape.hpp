@@ -51,6 +51,10 @@ class RecordedCall {
   // kernel draws anew at each replay).
   virtual nnp_status run_as_recorded() const { return run(); }
   virtual const char* name() const = 0;
+  // The op of a unary, binary or reduce call (else its first number, or -1).
+  virtual int32_t op() const { return -1; }
+  // The kernel context it runs with (null for the host's copies).
+  virtual const nnp_kernel_ctx* context() const { return nullptr; }
   virtual void describe(Describer& d) const = 0;
   // The views among its arguments, so that an input's can be pointed at
   // another tensor.
@@ -122,6 +126,12 @@ void note_host_state_change();
 // The same where `replaced` (a block about to be replaced in a tensor, or
 // null) is one a tape reads or writes.
 void note_replaced(const Storage* replaced);
+
+// A gemm_epilogue call on ctx's backend (null where it has none), for the
+// tape's passes (tape_passes.hpp) to put in place of a product and its
+// bias and activation.
+std::unique_ptr<RecordedCall> gemm_epilogue_call(const nnp_kernel_ctx* ctx, const nnp_view& a, const nnp_view& b,
+                                                 const nnp_view& bias, int32_t activation, const nnp_view& out);
 
 // Puts the recorder into every non-NULL slot of `kernels` (a backend
 // record's table); the recorder calls the record's played_kernels().

@@ -103,7 +103,9 @@ TEST(GraphPlacement, AClaimantOfProductsAddsAndReluLeavesTheRestToCpu) {
   EXPECT_EQ(copies.size(), 6u) << "the input and two ReLUs' inputs and outputs, the Gemm's input:\n"
                                << testing::PrintToString(copies);
   for (const profiler::Event& e : run.events)
-    if (e.kind == profiler::EventKind::Copy) EXPECT_EQ(e.device, "claimant:0") << e.name;
+    if (e.kind == profiler::EventKind::Copy) {
+      EXPECT_EQ(e.device, "claimant:0") << e.name;
+    }
 }
 
 TEST(GraphPlacement, TheDigitsMlpCompilesWholeOnEither) {
