@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <sstream>
+#include <thread>
 
 #include "../autograd/grad_mode.hpp"
 #include "../device.hpp"
@@ -160,7 +161,14 @@ std::vector<TensorRef> CapturedStep::call(const std::vector<TensorRef>& inputs) 
   // A step inside another's recording would replay its own tape there,
   // unseen by the outer one.
   if (recording_tape()) refuse("a captured step runs inside the step (compile the outer step alone)");
+  if (running_on_.load(std::memory_order_relaxed) == std::this_thread::get_id())
+    fail(NNP_INVALID_ARGUMENT, "captured step: the step function calls its own step (it would wait for itself)");
   std::lock_guard<std::mutex> lock(mutex_);
+  running_on_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  struct Done {
+    std::atomic<std::thread::id>& on;
+    ~Done() { on.store(std::thread::id(), std::memory_order_relaxed); }
+  } done{running_on_};
   ++calls_;
   if (state_ == State::REPLAYING) {
     std::string why;

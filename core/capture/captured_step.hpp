@@ -13,10 +13,12 @@
 // parameter or gradient replaced), make the next call capture again.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../tensor.hpp"
@@ -48,6 +50,7 @@ class CapturedStep {
   enum class State { CAPTURING, REPLAYING, EAGER };
   StepFunction fn_;
   mutable std::mutex mutex_;
+  std::atomic<std::thread::id> running_on_{};  // the thread inside call(), to refuse a step calling itself
   State state_ = State::CAPTURING;
   std::unique_ptr<Capture> last_;  // the latest capture
   int32_t captures_in_a_row_ = 0;

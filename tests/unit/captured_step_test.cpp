@@ -211,6 +211,21 @@ TEST(CapturedStep, ABadLabelIsRefusedDuringReplays) {
   step({data[1].first, data[1].second});  // and the step goes on
 }
 
+// A step that calls itself is refused, not left waiting for itself.
+TEST(CapturedStep, AStepCallingItselfIsRefused) {
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> body;
+  CapturedStep step = compile_step([&](const std::vector<Tensor>& in) { return body(in); });
+  body = [&](const std::vector<Tensor>& in) { return step(in); };
+  try {
+    step({ones({2})});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calls its own step"), std::string::npos) << e.what();
+  }
+  body = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2.0}; };
+  EXPECT_EQ(step({ones({2})})[0].sum().item<float>(), 4.0f);  // and it is usable after
+}
+
 // The step function's own failure reaches the caller with its message.
 TEST(CapturedStep, TheStepsErrorReachesTheCaller) {
   CapturedStep step = compile_step(
