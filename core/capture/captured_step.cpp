@@ -311,6 +311,11 @@ std::string CapturedStep::explain() const {
       out << "captured step: replays " << last_->tape.calls.size() << " recorded kernel calls (inputs "
           << describe_inputs(last_->inputs) << "; " << removed_by_passes_
           << " fewer than recorded: copies elided, products fused with their bias and ReLU)";
+      {
+        size_t bytes = 0;
+        for (const Storage* s : last_->tape.allocated) bytes += s->bytes;
+        out << "\nmemory: " << (bytes + 1023) / 1024 << " KiB of blocks made while recording, kept for the replays";
+      }
       break;
     case State::CAPTURING:
       out << "captured step: capturing (" << captures_in_a_row_ + (last_ ? 1 : 0)

@@ -286,19 +286,27 @@ struct Recorder<Member, Name, nnp_status (*nnp_kernels::*)(const nnp_kernel_ctx*
   }
 };
 
-#define NNP_SLOT_NAMES(X)                                                                                       \
-  X(copy)                                                                                                       \
-  X(fill)                                                                                                       \
-  X(unary)                                                                                                      \
-  X(binary)                                                                                                     \
-  X(where) X(reduce) X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) \
-      X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm)             \
-          X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed)         \
-              X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)
+#define NNP_SLOT_NAMES(X)                                                                                              \
+  X(copy)                                                                                                              \
+  X(fill)                                                                                                              \
+  X(unary)                                                                                                             \
+  X(binary)                                                                                                            \
+  X(where)                                                                                                             \
+  X(reduce)                                                                                                            \
+  X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) \
+      X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)            \
+          X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack)                         \
+              X(quantized_conv2d_packed) X(add_layer_norm)
 
 #define NNP_SLOT_NAME(slot) constexpr char k_##slot[] = #slot;
 NNP_SLOT_NAMES(NNP_SLOT_NAME)
 #undef NNP_SLOT_NAME
+#define NNP_COUNT_SLOT(slot) +1
+// A slot added to nnp_kernels must be added to the list, or its calls would
+// escape the tape.
+static_assert(sizeof(nnp_kernels) == sizeof(size_t) + (0 NNP_SLOT_NAMES(NNP_COUNT_SLOT)) * sizeof(void*),
+              "nnp_kernels has a slot NNP_SLOT_NAMES does not list");
+#undef NNP_COUNT_SLOT
 
 void hold(std::vector<Storage*>& list, Storage* storage) {
   retain(storage);

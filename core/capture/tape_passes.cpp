@@ -298,10 +298,40 @@ void reuse_blocks(TapeView& t) {
 
 }  // namespace
 
+// Private blocks no recorded view reaches any more (their calls removed,
+// their values moved into another block) are given back.
+void release_unused(Tape& tape, const TapeView& t) {
+  std::vector<Range> used;
+  for (size_t i = 0; i < t.size(); ++i)
+    for (const nnp_view* v : t.views(i)) used.push_back(range_of(*v));
+  std::vector<const Storage*> unused;
+  for (const Range& b : t.private_blocks()) {
+    bool reached = false;
+    for (const Range& u : used) reached = reached || u.overlaps(b);
+    if (reached) continue;
+    for (const Storage* s : tape.allocated)
+      if (static_cast<const char*>(s->data) == b.lo) unused.push_back(s);
+  }
+  auto drop = [&](std::vector<Storage*>& list) {
+    for (auto it = list.begin(); it != list.end();) {
+      if (std::find(unused.begin(), unused.end(), *it) == unused.end()) {
+        ++it;
+        continue;
+      }
+      (*it)->taped.fetch_sub(1, std::memory_order_relaxed);
+      release(*it);
+      it = list.erase(it);
+    }
+  };
+  drop(tape.viewed);
+  drop(tape.allocated);
+}
+
 size_t optimize_tape(Tape& tape) {
   TapeView t(tape);
   const size_t removed = elide_copies(t) + fuse_epilogues(t);
   reuse_blocks(t);  // last: the passes above tell blocks apart by address
+  release_unused(tape, t);
   return removed;
 }
 
