@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "plugin_registry.hpp"
 #include "profiler/profiler.hpp"
+#include "view_extent.hpp"
 
 namespace nnp::core {
 namespace {
@@ -83,20 +84,16 @@ class Staging {
   nnp_view stage(const nnp_view& v, bool read, bool written) {
     nnp_view host = v;
     if (owner_.host_memory()) return host;  // the fallback reads and writes it where it lies
-    int64_t numel = 1, last = 0;            // strides are never negative: the view spans [data, data + last]
-    for (int32_t d = 0; d < v.ndim; ++d) {
-      numel *= v.shape[d];
-      if (v.shape[d] > 0) last += v.strides[d] * (v.shape[d] - 1);
-    }
+    const int64_t numel = view_numel(v), span = view_span(v);
     if (numel == 0) return host;
     const size_t size = dtype_size(v.dtype);
     Operand& o = operands_[count_];
     o.device_bytes = static_cast<char*>(v.data);
-    o.bytes = static_cast<size_t>(last + 1) * size;
+    o.bytes = static_cast<size_t>(span) * size;
     o.host_bytes = t_buffers[count_].reserve(o.bytes);
     o.written = written;
     ++count_;
-    if (read || last + 1 != numel) {
+    if (read || span != numel) {
       const profiler::CopyScope event([&] { return copy_name(true, o.bytes); }, device_text());
       check(owner_.table().copy_to_host(owner_.table().state, device_, o.host_bytes, o.device_bytes, o.bytes),
             "copy_to_host");

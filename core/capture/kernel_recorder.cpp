@@ -5,6 +5,7 @@
 
 #include "../random_state.hpp"
 #include "../tensor.hpp"
+#include "../view_extent.hpp"
 #include "tape.hpp"
 
 namespace nnp::core::capture {
@@ -80,12 +81,6 @@ struct Held<int64_t*> {
   void describe(Describer&) const {}
   void views(std::vector<nnp_view*>&) {}
 };
-
-int64_t view_numel(const nnp_view& v) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < v.ndim; ++i) n *= v.shape[i];
-  return n;
-}
 
 template <typename... A>
 class KernelCall final : public RecordedCall {
@@ -197,63 +192,58 @@ nnp_view byte_view(void* data, size_t bytes) {
   return v;
 }
 
-// Bytes the host wrote into a device's memory while recording.
-class HostWriteCall final : public RecordedCall {
+// A copy between the host and `bytes` of a device's memory, with the host's
+// side kept: the bytes written, or the value read.
+class HostCopyCall : public RecordedCall {
  public:
-  HostWriteCall(const BackendRecord& backend, int32_t device, void* dst, const void* src, size_t bytes)
+  HostCopyCall(const BackendRecord& backend, int32_t device, const void* device_bytes, const void* host_bytes,
+               size_t bytes)
       : backend_(backend),
         device_(device),
-        dst_(byte_view(dst, bytes)),
-        bytes_(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes) {}
-  nnp_status run() const override {
-    const nnp_backend& t = backend_.table();
-    return t.copy_from_host(t.state, device_, dst_.data, bytes_.data(), bytes_.size());
-  }
-  const char* name() const override { return "copy_from_host"; }
+        memory_(byte_view(const_cast<void*>(device_bytes), bytes)),
+        host_(static_cast<const unsigned char*>(host_bytes), static_cast<const unsigned char*>(host_bytes) + bytes) {}
   void describe(Describer& d) const override {
-    d.view(&dst_);
-    if (!bytes_.empty()) d.bytes(bytes_.data(), bytes_.size());
+    d.view(&memory_);
+    if (!host_.empty()) d.bytes(host_.data(), host_.size());
   }
-  void views(std::vector<nnp_view*>& out) override { out.push_back(&dst_); }
+  void views(std::vector<nnp_view*>& out) override { out.push_back(&memory_); }
 
- private:
+ protected:
   const BackendRecord& backend_;
   int32_t device_;
-  nnp_view dst_;
-  std::vector<unsigned char> bytes_;
+  nnp_view memory_;
+  std::vector<unsigned char> host_;
+};
+
+// Bytes the host wrote into a device's memory while recording, written again.
+class HostWriteCall final : public HostCopyCall {
+ public:
+  using HostCopyCall::HostCopyCall;
+  nnp_status run() const override {
+    const nnp_backend& t = backend_.table();
+    return t.copy_from_host(t.state, device_, memory_.data, host_.data(), host_.size());
+  }
+  const char* name() const override { return "copy_from_host"; }
 };
 
 // A value the host read while recording, read again at each replay.
-class HostReadCall final : public RecordedCall {
+class HostReadCall final : public HostCopyCall {
  public:
   HostReadCall(const BackendRecord& backend, int32_t device, const void* src, const void* value, size_t bytes,
                size_t place)
-      : backend_(backend),
-        device_(device),
-        src_(byte_view(const_cast<void*>(src), bytes)),
-        value_(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + bytes),
-        place_(place) {}
+      : HostCopyCall(backend, device, src, value, bytes), place_(place) {}
   nnp_status run() const override {
     thread_local std::vector<unsigned char> now;
-    now.resize(value_.size());
+    now.resize(host_.size());
     const nnp_backend& t = backend_.table();
-    const nnp_status status = t.copy_to_host(t.state, device_, now.data(), src_.data, value_.size());
+    const nnp_status status = t.copy_to_host(t.state, device_, now.data(), memory_.data, host_.size());
     if (status != NNP_OK) return status;
-    if (now != value_) throw HostReadChanged{place_};
+    if (now != host_) throw HostReadChanged{place_};
     return NNP_OK;
   }
   const char* name() const override { return "copy_to_host"; }
-  void describe(Describer& d) const override {
-    d.view(&src_);
-    if (!value_.empty()) d.bytes(value_.data(), value_.size());
-  }
-  void views(std::vector<nnp_view*>& out) override { out.push_back(&src_); }
 
  private:
-  const BackendRecord& backend_;
-  int32_t device_;
-  nnp_view src_;
-  std::vector<unsigned char> value_;
   size_t place_;
 };
 
@@ -286,16 +276,17 @@ struct Recorder<Member, Name, nnp_status (*nnp_kernels::*)(const nnp_kernel_ctx*
   }
 };
 
-#define NNP_SLOT_NAMES(X)                                                                                              \
-  X(copy)                                                                                                              \
-  X(fill)                                                                                                              \
-  X(unary)                                                                                                             \
-  X(binary)                                                                                                            \
-  X(where)                                                                                                             \
-  X(reduce)                                                                                                            \
-  X(gemm) X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) \
-      X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)            \
-          X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack)                         \
+#define NNP_SLOT_NAMES(X)                                                                                      \
+  X(copy)                                                                                                      \
+  X(fill)                                                                                                      \
+  X(unary)                                                                                                     \
+  X(binary)                                                                                                    \
+  X(where)                                                                                                     \
+  X(reduce)                                                                                                    \
+  X(gemm)                                                                                                      \
+  X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) \
+      X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)    \
+          X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack)                 \
               X(quantized_conv2d_packed) X(add_layer_norm)
 
 #define NNP_SLOT_NAME(slot) constexpr char k_##slot[] = #slot;

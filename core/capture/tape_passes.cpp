@@ -6,6 +6,7 @@
 
 #include "../dtype.hpp"
 #include "../tensor.hpp"
+#include "../view_extent.hpp"
 
 namespace nnp::core::capture {
 namespace {
@@ -28,13 +29,10 @@ struct Range {
 };
 
 Range range_of(const nnp_view& v) {
-  int64_t last = 0;
-  for (int32_t d = 0; d < v.ndim; ++d) {
-    if (v.shape[d] == 0) return {};
-    last += (v.shape[d] - 1) * v.strides[d];
-  }
+  const int64_t span = view_span(v);
+  if (span == 0) return {};
   const char* lo = static_cast<const char*>(v.data);
-  return {lo, lo + (last + 1) * static_cast<int64_t>(dtype_size(v.dtype))};
+  return {lo, lo + span * static_cast<int64_t>(dtype_size(v.dtype))};
 }
 
 bool same_view(const nnp_view& a, const nnp_view& b) {
@@ -44,29 +42,11 @@ bool same_view(const nnp_view& a, const nnp_view& b) {
   return true;
 }
 
-bool contiguous(const nnp_view& v);
-int64_t numel(const nnp_view& v);
-
 // Two views of the same contiguous bytes as the same elements (one may be
 // the other flattened).
 bool same_elements(const nnp_view& a, const nnp_view& b) {
-  return same_view(a, b) ||
-         (a.data == b.data && a.dtype == b.dtype && numel(a) == numel(b) && contiguous(a) && contiguous(b));
-}
-
-bool contiguous(const nnp_view& v) {
-  int64_t expected = 1;
-  for (int32_t d = v.ndim - 1; d >= 0; --d) {
-    if (v.shape[d] != 1 && v.strides[d] != expected) return false;
-    expected *= v.shape[d];
-  }
-  return true;
-}
-
-int64_t numel(const nnp_view& v) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < v.ndim; ++d) n *= v.shape[d];
-  return n;
+  return same_view(a, b) || (a.data == b.data && a.dtype == b.dtype && view_numel(a) == view_numel(b) &&
+                             view_is_contiguous(a) && view_is_contiguous(b));
 }
 
 // The tape as the passes read it: each call's views and the byte ranges
@@ -150,7 +130,9 @@ size_t elide_copies(TapeView& t) {
   for (size_t i = 0; i < t.size(); ++i) {
     if (!t.named(i, "copy") || t.views(i).size() != 2) continue;
     const nnp_view src = *t.views(i)[0], dst = *t.views(i)[1];
-    if (src.dtype != dst.dtype || numel(src) != numel(dst) || !contiguous(src) || !contiguous(dst)) continue;
+    if (src.dtype != dst.dtype || view_numel(src) != view_numel(dst) || !view_is_contiguous(src) ||
+        !view_is_contiguous(dst))
+      continue;
     if (src.ndim != dst.ndim || !std::equal(src.shape, src.shape + src.ndim, dst.shape)) continue;
     const Range block = t.private_block(src);
     if (block.lo == nullptr) continue;
@@ -188,7 +170,7 @@ size_t fuse_epilogues(TapeView& t) {
   for (size_t q = 0; q < t.size(); ++q) {
     if (!t.named(q, "binary") || t.call(q).op() != NNP_BINARY_ADD || t.views(q).size() != 3) continue;
     const nnp_view out = *t.views(q)[2];
-    if (out.dtype != NNP_F32 || out.ndim != 2 || !contiguous(out)) continue;
+    if (out.dtype != NNP_F32 || out.ndim != 2 || !view_is_contiguous(out)) continue;
     const int64_t m = out.shape[0], n = out.shape[1];
     nnp_view bias, product;
     if (bias_of(*t.views(q)[1], m, n, bias))
@@ -197,7 +179,7 @@ size_t fuse_epilogues(TapeView& t) {
       product = *t.views(q)[1];
     else
       continue;
-    if (product.dtype != NNP_F32 || !contiguous(product) || bias.dtype != NNP_F32) continue;
+    if (product.dtype != NNP_F32 || !view_is_contiguous(product) || bias.dtype != NNP_F32) continue;
     const Range block1 = t.private_block(product);
     if (block1.lo == nullptr) continue;
     const size_t p = t.last_toucher(q, block1);
@@ -212,7 +194,7 @@ size_t fuse_epilogues(TapeView& t) {
       while (next < t.size() && !t.touches(next, block2)) ++next;
       if (next < t.size() && t.named(next, "unary") && t.call(next).op() == NNP_UNARY_RELU &&
           t.views(next).size() == 2 && same_elements(*t.views(next)[0], out) &&
-          !t.touched_in(next + 1, t.size(), block2) && contiguous(*t.views(next)[1]) &&
+          !t.touched_in(next + 1, t.size(), block2) && view_is_contiguous(*t.views(next)[1]) &&
           t.views(next)[1]->dtype == NNP_F32 && !range_of(*t.views(next)[1]).overlaps(block2)) {
         r = next;
         result = out;  // its elements, shaped as the product
@@ -266,7 +248,7 @@ void reuse_blocks(TapeView& t) {
       const Range written = range_of(*views.back());
       bool read_too = false;
       for (size_t k = 0; k + 1 < views.size(); ++k) read_too = read_too || range_of(*views[k]).overlaps(b);
-      life.movable = !read_too && contiguous(*views.back()) && written.lo == b.lo && written.hi == b.hi;
+      life.movable = !read_too && view_is_contiguous(*views.back()) && written.lo == b.lo && written.hi == b.hi;
     }
     lives.push_back(life);
   }
