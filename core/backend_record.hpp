@@ -62,6 +62,9 @@ class BackendRecord {
   decltype(nnp_kernels::add_layer_norm) add_layer_norm() const {
     return since(kernels_.add_layer_norm, NNP_KERNELS_SIZE_1_23);
   }
+  decltype(nnp_kernels::relu_backward) relu_backward() const {
+    return since(kernels_.relu_backward, NNP_KERNELS_SIZE_1_26);
+  }
   decltype(nnp_kernels::gemm_epilogue) gemm_epilogue() const {
     return since(kernels_.gemm_epilogue, NNP_KERNELS_SIZE_1_18);
   }

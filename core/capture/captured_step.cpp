@@ -310,7 +310,8 @@ std::string CapturedStep::explain() const {
     case State::REPLAYING:
       out << "captured step: replays " << last_->tape.calls.size() << " recorded kernel calls (inputs "
           << describe_inputs(last_->inputs) << "; " << removed_by_passes_
-          << " fewer than recorded: copies elided, products fused with their bias and ReLU)";
+          << " fewer than recorded: copies elided, products fused with their bias and ReLU, ReLU's backward with "
+             "its bias gradient)";
       {
         size_t bytes = 0;
         for (const Storage* s : last_->tape.allocated) bytes += s->bytes;

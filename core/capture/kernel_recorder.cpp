@@ -1,5 +1,6 @@
 // The recorder in every slot of a backend record's kernel table, and the
 // tape's hooks (tape.hpp).
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 
@@ -118,6 +119,16 @@ class KernelCall final : public RecordedCall {
     return -1;
   }
   const nnp_kernel_ctx* context() const override { return ctx_; }
+  bool fills_with(double& value) const override {
+    if constexpr (std::is_same_v<std::tuple<A...>, std::tuple<const nnp_view*, double>>) {
+      if (std::strcmp(name_, "fill") != 0) return false;
+      value = std::get<1>(args_).get();
+      return true;
+    } else {
+      (void)value;
+      return false;
+    }
+  }
   void describe(Describer& d) const override {
     d.bytes(&fn_, sizeof fn_);
     d.address(ctx_);
@@ -276,18 +287,19 @@ struct Recorder<Member, Name, nnp_status (*nnp_kernels::*)(const nnp_kernel_ctx*
   }
 };
 
-#define NNP_SLOT_NAMES(X)                                                                                      \
-  X(copy)                                                                                                      \
-  X(fill)                                                                                                      \
-  X(unary)                                                                                                     \
-  X(binary)                                                                                                    \
-  X(where)                                                                                                     \
-  X(reduce)                                                                                                    \
-  X(gemm)                                                                                                      \
-  X(softmax) X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) \
-      X(conv2d_backward) X(layer_norm) X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention)    \
-          X(conv2d_pack) X(conv2d_packed) X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack)                 \
-              X(quantized_conv2d_packed) X(add_layer_norm)
+#define NNP_SLOT_NAMES(X)                                                                                              \
+  X(copy)                                                                                                              \
+  X(fill)                                                                                                              \
+  X(unary)                                                                                                             \
+  X(binary)                                                                                                            \
+  X(where)                                                                                                             \
+  X(reduce)                                                                                                            \
+  X(gemm)                                                                                                              \
+  X(softmax)                                                                                                           \
+  X(index_select) X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) \
+      X(layer_norm) X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack)                \
+          X(conv2d_packed) X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed)             \
+              X(add_layer_norm) X(relu_backward)
 
 #define NNP_SLOT_NAME(slot) constexpr char k_##slot[] = #slot;
 NNP_SLOT_NAMES(NNP_SLOT_NAME)
@@ -384,6 +396,17 @@ std::unique_ptr<RecordedCall> gemm_epilogue_call(const nnp_kernel_ctx* ctx, cons
   if (fn == nullptr) return nullptr;
   return std::make_unique<KernelCall<const nnp_view*, const nnp_view*, const nnp_view*, int32_t, const nnp_view*>>(
       k_gemm_epilogue, fn, ctx, &a, &b, &bias, activation, &out);
+}
+
+std::unique_ptr<RecordedCall> relu_backward_call(const nnp_kernel_ctx* ctx, const nnp_view& result,
+                                                 const nnp_view& grad, const nnp_view& grad_in,
+                                                 const nnp_view* column_sums) {
+  const auto fn = BackendRecord::owner_of(ctx).relu_backward()
+                      ? BackendRecord::owner_of(ctx).played_kernels().relu_backward
+                      : nullptr;
+  if (fn == nullptr) return nullptr;
+  return std::make_unique<KernelCall<const nnp_view*, const nnp_view*, const nnp_view*, const nnp_view*>>(
+      k_relu_backward, fn, ctx, &result, &grad, &grad_in, column_sums);
 }
 
 void install_kernel_recorders(nnp_kernels& kernels) {

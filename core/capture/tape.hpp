@@ -55,6 +55,11 @@ class RecordedCall {
   virtual int32_t op() const { return -1; }
   // The kernel context it runs with (null for the host's copies).
   virtual const nnp_kernel_ctx* context() const { return nullptr; }
+  // The value a fill call writes (false for any other call).
+  virtual bool fills_with(double& value) const {
+    (void)value;
+    return false;
+  }
   virtual void describe(Describer& d) const = 0;
   // The views among its arguments, so that an input's can be pointed at
   // another tensor.
@@ -132,6 +137,13 @@ void note_replaced(const Storage* replaced);
 // bias and activation.
 std::unique_ptr<RecordedCall> gemm_epilogue_call(const nnp_kernel_ctx* ctx, const nnp_view& a, const nnp_view& b,
                                                  const nnp_view& bias, int32_t activation, const nnp_view& out);
+
+// A relu_backward call on ctx's backend (null where it has none): ReLU's
+// backward, with the column sums of its result where column_sums is not
+// null, in place of le, where and reduce.
+std::unique_ptr<RecordedCall> relu_backward_call(const nnp_kernel_ctx* ctx, const nnp_view& result,
+                                                 const nnp_view& grad, const nnp_view& grad_in,
+                                                 const nnp_view* column_sums);
 
 // Puts the recorder into every non-NULL slot of `kernels` (a backend
 // record's table); the recorder calls the record's played_kernels().

@@ -1,6 +1,7 @@
 #include "tape_passes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -19,6 +20,15 @@ bool writes_last_view_only(const char* name) {
   for (const char* s : kSlots)
     if (std::strcmp(s, name) == 0) return true;
   return false;
+}
+
+// Where the views a slot writes begin among a call's views: the last one
+// for the slots above, the third (grad_in, then column_sums) for
+// relu_backward; SIZE_MAX where the pass does not know.
+size_t first_written_view(const char* name, size_t views) {
+  if (writes_last_view_only(name)) return views == 0 ? SIZE_MAX : views - 1;
+  if (std::strcmp(name, "relu_backward") == 0) return 2;
+  return SIZE_MAX;
 }
 
 // The bytes a view reaches, [lo, hi) (strides are never negative).
@@ -95,6 +105,22 @@ class TapeView {
     for (size_t k = from; k < to && k < size(); ++k)
       if (k != except_a && k != except_b && touches(k, r)) return true;
     return false;
+  }
+  // Whether any call in [from, to) may write r: a view it writes reaches r,
+  // or it is a call whose outputs the passes do not know and it touches r.
+  bool written_in(size_t from, size_t to, const Range& r) const {
+    for (size_t k = from; k < to && k < size(); ++k) {
+      const size_t first = first_written_view(call(k).name(), views_[k].size());
+      for (size_t v = first == SIZE_MAX ? 0 : first; v < views_[k].size(); ++v)
+        if (range_of(*views_[k][v]).overlaps(r)) return true;
+    }
+    return false;
+  }
+  // The nearest call after `after` that touches r (SIZE_MAX: none).
+  size_t next_toucher(size_t after, const Range& r) const {
+    for (size_t j = after + 1; j < size(); ++j)
+      if (touches(j, r)) return j;
+    return SIZE_MAX;
   }
   // Whether call j writes `out` as its one output and reads nothing in r.
   bool produces(size_t j, const nnp_view& out, const Range& r) const {
@@ -221,6 +247,118 @@ size_t fuse_epilogues(TapeView& t) {
   return removed;
 }
 
+// A [M, N] f32 view of every element of a 0-d value, filled with 0 by the
+// last call before `before` that wrote it.
+bool is_broadcast_zero(const TapeView& t, const nnp_view& v, size_t before) {
+  if (v.dtype != NNP_F32) return false;
+  for (int32_t d = 0; d < v.ndim; ++d)
+    if (v.strides[d] != 0) return false;
+  const Range element = range_of(v);
+  const size_t w = t.last_toucher(before, element);
+  double value = 1;
+  if (w == SIZE_MAX || !t.call(w).fills_with(value) || value != 0 || std::signbit(value)) return false;
+  const Range filled = range_of(*t.views(w).back());
+  return filled.lo <= element.lo && element.hi <= filled.hi;
+}
+
+// A contiguous view of `elements` elements of dtype.
+bool contiguous_of(const nnp_view& v, nnp_dtype dtype, int64_t elements) {
+  return v.dtype == dtype && view_numel(v) == elements && elements > 0 && view_is_contiguous(v);
+}
+
+// The contiguous elements of v seen as a row-major [m, n] matrix.
+nnp_view as_matrix(const nnp_view& v, int64_t m, int64_t n) {
+  nnp_view out{};
+  out.data = v.data;
+  out.dtype = v.dtype;
+  out.ndim = 2;
+  out.shape[0] = m;
+  out.shape[1] = n;
+  out.strides[0] = n;
+  out.strides[1] = 1;
+  return out;
+}
+
+// ReLU's backward as the eager step records it,
+//   binary(LE, result, 0, mask); where(mask, 0, grad, grad_in)
+// on a private mask, and the bias gradient after it,
+//   reduce(SUM, grad_in seen as [N, M], column_sums)
+// -> relu_backward(result, grad, grad_in, column_sums) where the backend
+// has that kernel: one pass over the gradient instead of three.
+size_t fuse_relu_backward(TapeView& t) {
+  size_t removed = 0;
+  for (size_t w = 0; w < t.size(); ++w) {
+    if (!t.named(w, "where") || t.views(w).size() != 4) continue;
+    // Elementwise ops see contiguous operands flattened: any shape will do.
+    const nnp_view mask = *t.views(w)[0], zero = *t.views(w)[1], grad = *t.views(w)[2], grad_in = *t.views(w)[3];
+    const int64_t elements = view_numel(grad_in);
+    if (!contiguous_of(grad_in, NNP_F32, elements) || !contiguous_of(grad, NNP_F32, elements) ||
+        !contiguous_of(mask, NNP_BOOL, elements) || !is_broadcast_zero(t, zero, w))
+      continue;
+    const Range mask_block = t.private_block(mask);
+    if (mask_block.lo == nullptr || t.touched_in(w + 1, t.size(), mask_block)) continue;
+    const size_t p = t.last_toucher(w, mask_block);
+    if (p == SIZE_MAX || !t.named(p, "binary") || t.call(p).op() != NNP_BINARY_LE || !t.produces(p, mask, mask_block))
+      continue;
+    const nnp_view result = *t.views(p)[0];
+    if (!contiguous_of(result, NNP_F32, elements) || !is_broadcast_zero(t, *t.views(p)[1], p)) continue;
+    // The fused call runs where the where ran: the result it compares must
+    // be the one the mask was made of.
+    if (t.written_in(p + 1, w, range_of(result))) continue;
+    const Range out = range_of(grad_in);
+    if (out.overlaps(range_of(result)) || out.overlaps(range_of(grad))) continue;
+    // The column sums of grad_in seen as [M, N], made next from it: a
+    // reduce of its transpose [N, M] over M.
+    int64_t m = 1, n = elements;
+    const size_t r = t.next_toucher(w, out);
+    nnp_view sums{};
+    bool with_sums = false;
+    if (r != SIZE_MAX && t.named(r, "reduce") && t.call(r).op() == NNP_REDUCE_SUM && t.views(r).size() == 2) {
+      const nnp_view in = *t.views(r)[0], total = *t.views(r)[1];
+      with_sums = in.data == grad_in.data && in.dtype == NNP_F32 && in.ndim == 2 && in.shape[1] > 1 &&
+                  in.shape[0] * in.shape[1] == elements && in.strides[0] == 1 && in.strides[1] == in.shape[0] &&
+                  contiguous_of(total, NNP_F32, in.shape[0]);
+      if (with_sums) {
+        n = in.shape[0];
+        m = in.shape[1];
+        sums = as_matrix(total, n, 1);  // [N] as a column, then as a vector
+        sums.ndim = 1;
+        sums.strides[0] = 1;
+        sums.shape[1] = sums.strides[1] = 0;
+        const Range s = range_of(sums);
+        // Written earlier than the reduce wrote it: nothing between may see it.
+        with_sums = !t.touched_in(w + 1, r, s) && !s.overlaps(out) && !s.overlaps(range_of(result)) &&
+                    !s.overlaps(range_of(grad));
+        if (!with_sums) m = 1, n = elements;
+      }
+    }
+    std::unique_ptr<RecordedCall> fused =
+        relu_backward_call(t.call(w).context(), as_matrix(result, m, n), as_matrix(grad, m, n),
+                           as_matrix(grad_in, m, n), with_sums ? &sums : nullptr);
+    if (!fused) continue;
+    std::vector<size_t> gone = {p, w};
+    if (with_sums) gone.push_back(r);
+    t.replace(w, std::move(fused), gone);
+    removed += gone.size() - 1;
+    w = static_cast<size_t>(-1);  // indices moved: look again from the start
+  }
+  return removed;
+}
+
+// A fill of a private block nothing else reads (the zeros a fused call no
+// longer compares with) is dropped.
+size_t drop_unread_fills(TapeView& t) {
+  std::vector<size_t> gone;
+  for (size_t i = 0; i < t.size(); ++i) {
+    double value;
+    if (!t.call(i).fills_with(value) || t.views(i).size() != 1) continue;
+    const Range block = t.private_block(*t.views(i)[0]);
+    if (block.lo != nullptr && !t.touched_in(0, t.size(), block, i)) gone.push_back(i);
+  }
+  t.erase(gone);
+  return gone.size();
+}
+
 // Private blocks whose lives do not overlap share memory, as the eager
 // step's caching allocator hands a freed block to the next tensor: the
 // replay's temporaries then stay in cache instead of streaming through
@@ -244,11 +382,17 @@ void reuse_blocks(TapeView& t) {
     if (life.first == SIZE_MAX) continue;
     const size_t f = life.first;
     const auto& views = t.views(f);
-    if (writes_last_view_only(t.call(f).name()) && !views.empty()) {
-      const Range written = range_of(*views.back());
-      bool read_too = false;
-      for (size_t k = 0; k + 1 < views.size(); ++k) read_too = read_too || range_of(*views[k]).overlaps(b);
-      life.movable = !read_too && view_is_contiguous(*views.back()) && written.lo == b.lo && written.hi == b.hi;
+    const size_t first_written = first_written_view(t.call(f).name(), views.size());
+    if (first_written != SIZE_MAX) {
+      bool read_too = false, whole = false;
+      for (size_t k = 0; k < views.size(); ++k) {
+        const Range r = range_of(*views[k]);
+        if (k < first_written)
+          read_too = read_too || r.overlaps(b);
+        else if (r.overlaps(b))
+          whole = view_is_contiguous(*views[k]) && r.lo == b.lo && r.hi == b.hi;
+      }
+      life.movable = !read_too && whole;
     }
     lives.push_back(life);
   }
@@ -311,7 +455,7 @@ void release_unused(Tape& tape, const TapeView& t) {
 
 size_t optimize_tape(Tape& tape) {
   TapeView t(tape);
-  const size_t removed = elide_copies(t) + fuse_epilogues(t);
+  const size_t removed = elide_copies(t) + fuse_epilogues(t) + fuse_relu_backward(t) + drop_unread_fills(t);
   reuse_blocks(t);  // last: the passes above tell blocks apart by address
   release_unused(tape, t);
   return removed;

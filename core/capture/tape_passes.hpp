@@ -8,7 +8,11 @@
 //     destination instead (the gradient a backward clones into .grad);
 //   - a product, the bias added to it and a ReLU after it become one
 //     gemm_epilogue call where the backend has that kernel (each layer's
-//     forward: two passes over the activations fewer).
+//     forward: two passes over the activations fewer);
+//   - ReLU's backward (le against a zero, where) and the column sums of
+//     its result after it (a Linear's bias gradient) become one
+//     relu_backward call where the backend has that kernel, and the zeros
+//     nothing compares with any more are not filled.
 #pragma once
 
 #include "tape.hpp"

@@ -349,7 +349,7 @@ static_assert(sizeof(nnp_quantized_conv2d_params) == 40 && NNP_QUANTIZED_CONV2D_
               "nnp_quantized_conv2d_params 1.22 is 40 bytes");
 // ---- ABI 1.23 ----
 PIN(nnp_kernels, add_layer_norm, 232);
-static_assert(sizeof(nnp_kernels) == 240 && NNP_KERNELS_SIZE_1_23 == 240, "nnp_kernels 1.23 is 240 bytes");
+static_assert(NNP_KERNELS_SIZE_1_23 == 240, "nnp_kernels 1.23 is 240 bytes");
 // ---- ABI 1.24 ----
 PIN(nnp_compile_options, fallback, 16);
 static_assert(sizeof(nnp_compile_options) == 24 && NNP_COMPILE_OPTIONS_SIZE_1_24 == 24, "nnp_compile_options 1.24");
@@ -391,6 +391,9 @@ PIN(nnp_api, step_explain, 2040);
 PIN(nnp_api, step_release, 2048);
 static_assert(sizeof(nnp_api) == 2056 && NNP_API_SIZE_1_25 == 2056, "nnp_api 1.25 is 2056 bytes");
 static_assert(NNP_STEP_MAX_OUTPUTS == 16, "a captured step gives at most 16 results");
+// ---- ABI 1.26 ----
+PIN(nnp_kernels, relu_backward, 240);
+static_assert(sizeof(nnp_kernels) == 248 && NNP_KERNELS_SIZE_1_26 == 248, "nnp_kernels 1.26 is 248 bytes");
 static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
               "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);

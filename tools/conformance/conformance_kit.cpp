@@ -1627,6 +1627,61 @@ void check_compile(Kit& kit) {
   }
 }
 
+// A captured training step (nnp::compile_step, ABI 1.25) replayed on the
+// backend against the same step on reference: two Linear layers and their
+// ReLUs trained by SGD with momentum, four calls (two recordings, two
+// replays), the parameters compared. A tape rewrites the step with the
+// backend's optional kernels (ABI 1.26's relu_backward for each ReLU's
+// backward and its bias's gradient), so this checks those against the
+// composition. Pre-activations of exactly 0 (a row of zeros, no bias) are
+// among the cases, and a NaN input, where the step only computes the
+// gradients (a NaN weight would make every later number NaN): a NaN that
+// reaches a ReLU passes the gradient, so the biases' gradients stay finite.
+void check_captured_steps(Kit& kit) {
+  struct Case {
+    const char* layout;
+    int64_t rows, in, hidden, out;
+    bool bias, zero_row, nan;
+  };
+  const Case cases[] = {
+      {"[32,20] -> 24 -> 10, biases, SGD", 32, 20, 24, 10, true, false, false},
+      {"[7,5] -> 33 -> 3, biases, SGD (column tails)", 7, 5, 33, 3, true, false, false},
+      {"[6,9] -> 40 -> 2, no biases, SGD, a row of zeros (pre-activations of 0)", 6, 9, 40, 2, false, true, false},
+      {"[5,8] -> 40 -> 36, biases, a NaN input, the gradients", 5, 8, 40, 36, true, false, true},
+  };
+  for (const Case& c : cases) {
+    std::vector<float> values = kit.normal({c.rows, c.in}, Dtype::f32).to_vector<float>();
+    if (c.zero_row) std::fill(values.begin(), values.begin() + c.in, 0.0f);
+    if (c.nan) values[3] = NAN;
+    Inputs in{from_vector(values, {c.rows, c.in}, kit.reference()), kit.normal({c.rows, c.out}, Dtype::f32),
+              kit.normal({c.hidden, c.in}, Dtype::f32, 0.4), kit.normal({c.out, c.hidden}, Dtype::f32, 0.4)};
+    if (c.bias) in.push_back(kit.normal({c.hidden}, Dtype::f32)), in.push_back(kit.normal({c.out}, Dtype::f32));
+    const bool train = !c.nan;
+    kit.check(
+        "captured step", Dtype::f32, c.layout, in,
+        [train](const Inputs& in) {
+          std::vector<Tensor> params;
+          for (size_t i = 2; i < in.size(); ++i) params.push_back(in[i].clone().requires_grad_());
+          const bool bias = params.size() == 4;
+          optim::Optimizer opt("SGD", params, std::move(nn::Attrs().set("lr", 0.05).set("momentum", 0.9)));
+          CapturedStep step = compile_step([&](const std::vector<Tensor>& v) {
+            opt.zero_grad();
+            Tensor h = nn::functional::linear(v[0], params[0], bias ? params[2] : Tensor()).relu();
+            Tensor y = nn::functional::linear(h, params[1], bias ? params[3] : Tensor()).relu();
+            Tensor loss = (y * v[1]).sum();
+            loss.backward();
+            if (train) opt.step();
+            return std::vector<Tensor>{loss};
+          });
+          for (int call = 0; call < 4; ++call) (void)step({in[0], in[1]});
+          std::vector<Tensor> flat;
+          for (const Tensor& p : params) flat.push_back((train ? p.detach() : p.grad()).reshape({-1}));
+          return cat(flat);
+        },
+        static_cast<double>(c.rows * c.hidden));
+  }
+}
+
 struct Family {
   const char* name;
   void (*check)(Kit&);
@@ -1637,7 +1692,7 @@ const Family kFamilies[] = {
     {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
     {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
     {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer},
-    {"norm", check_norm},           {"compile", check_compile}};
+    {"norm", check_norm},           {"compile", check_compile},   {"capture", check_captured_steps}};
 
 }  // namespace
 

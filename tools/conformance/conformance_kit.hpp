@@ -44,7 +44,8 @@ Tolerance tolerance_for(const std::string& dtype);
 // The kit's families of checks, in the order run() runs them: "copy",
 // "unary", "binary", "where", "reduce", "matmul", "softmax", "indexing",
 // "random", "semantics", "timing", "int8", "conv", "pool", "optimizer", "norm", "compile" (graph mode
-// against eager reference: a backend's claims, nnp_backend 1.24). Each starts from its own seed, so a family run alone sees the
+// against eager reference: a backend's claims, nnp_backend 1.24), "capture" (captured training
+// steps replayed against reference: the optional kernels a tape's passes call, 1.26). Each starts from its own seed, so a family run alone sees the
 // inputs it sees in a whole run.
 std::vector<std::string> families();
 

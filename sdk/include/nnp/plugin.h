@@ -359,6 +359,21 @@ typedef struct nnp_kernels {
    * out contiguous and overlapping neither; eps >= 0. */
   nnp_status (*add_layer_norm)(const nnp_kernel_ctx* ctx, const nnp_view* a, const nnp_view* b,
                                const nnp_view* weight, const nnp_view* bias, double eps, const nnp_view* out);
+  /* ---- since 1.26 ---- */
+  /* ReLU's backward and the column sums of its result in one pass
+   * (optional; NULL = the core's le, where and reduce). Asked by a captured
+   * step's tape (nnp_api.step_compile) where a ReLU's gradient is then
+   * summed over its rows (a Linear's bias gradient), or alone:
+   *   grad_in[m, n] = result[m, n] <= 0 ? 0 : grad[m, n]
+   *       (a NaN result passes the gradient, as PyTorch's threshold_backward)
+   *   column_sums[n] = sum over m of grad_in[m, n]
+   *       (as your reduce kernel sums dim 0 of grad_in: within the
+   *       conformance kit's tolerance, any order)
+   * result, grad and grad_in: contiguous NNP_F32 [M, N], every size >= 1,
+   * grad_in overlapping neither of the others; column_sums: NULL (none) or
+   * a contiguous NNP_F32 [N] overlapping none of the others. */
+  nnp_status (*relu_backward)(const nnp_kernel_ctx* ctx, const nnp_view* result, const nnp_view* grad,
+                              const nnp_view* grad_in, const nnp_view* column_sums);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -371,6 +386,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_21 NNP_SIZE_THROUGH(nnp_kernels, gemm_packed)
 #define NNP_KERNELS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_kernels, quantized_conv2d_packed)
 #define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
+#define NNP_KERNELS_SIZE_1_26 NNP_SIZE_THROUGH(nnp_kernels, relu_backward)
 
 /* ---- graphs a backend compiles (since 1.24) ------------------------------ */
 
@@ -518,7 +534,8 @@ typedef struct nnp_backend {
 /* (since 1.12) The optional kernel slots, in the same form. */
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
-  X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)
+  X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm) \
+  X(relu_backward)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 
