@@ -401,12 +401,10 @@ std::unique_ptr<RecordedCall> gemm_epilogue_call(const nnp_kernel_ctx* ctx, cons
 std::unique_ptr<RecordedCall> relu_backward_call(const nnp_kernel_ctx* ctx, const nnp_view& result,
                                                  const nnp_view& grad, const nnp_view& grad_in,
                                                  const nnp_view* column_sums) {
-  const auto fn = BackendRecord::owner_of(ctx).relu_backward()
-                      ? BackendRecord::owner_of(ctx).played_kernels().relu_backward
-                      : nullptr;
-  if (fn == nullptr) return nullptr;
+  const BackendRecord& backend = BackendRecord::owner_of(ctx);
+  if (backend.relu_backward() == nullptr) return nullptr;
   return std::make_unique<KernelCall<const nnp_view*, const nnp_view*, const nnp_view*, const nnp_view*>>(
-      k_relu_backward, fn, ctx, &result, &grad, &grad_in, column_sums);
+      k_relu_backward, backend.played_kernels().relu_backward, ctx, &result, &grad, &grad_in, column_sums);
 }
 
 void install_kernel_recorders(nnp_kernels& kernels) {

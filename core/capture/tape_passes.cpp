@@ -177,15 +177,35 @@ size_t elide_copies(TapeView& t) {
   return removed;
 }
 
+// The contiguous elements of v seen as a row-major [m, n] matrix.
+nnp_view as_matrix(const nnp_view& v, int64_t m, int64_t n) {
+  nnp_view out{};
+  out.data = v.data;
+  out.dtype = v.dtype;
+  out.ndim = 2;
+  out.shape[0] = m;
+  out.shape[1] = n;
+  out.strides[0] = n;
+  out.strides[1] = 1;
+  return out;
+}
+
+// The first n contiguous elements of v as a vector [n].
+nnp_view as_vector(const nnp_view& v, int64_t n) {
+  nnp_view out{};
+  out.data = v.data;
+  out.dtype = v.dtype;
+  out.ndim = 1;
+  out.shape[0] = n;
+  out.strides[0] = 1;
+  return out;
+}
+
 // The 1-D bias a [M, N] broadcast view (strides 0, 1) reads, or false.
 bool bias_of(const nnp_view& v, int64_t m, int64_t n, nnp_view& bias) {
   if (v.ndim != 2 || v.shape[0] != m || v.shape[1] != n || v.strides[0] != 0 || (n > 1 && v.strides[1] != 1))
     return false;
-  bias = v;
-  bias.ndim = 1;
-  bias.shape[0] = n;
-  bias.strides[0] = 1;
-  bias.shape[1] = bias.strides[1] = 0;
+  bias = as_vector(v, n);
   return true;
 }
 
@@ -247,8 +267,8 @@ size_t fuse_epilogues(TapeView& t) {
   return removed;
 }
 
-// A [M, N] f32 view of every element of a 0-d value, filled with 0 by the
-// last call before `before` that wrote it.
+// An f32 view that reads one element at every position (all strides 0),
+// filled with +0 by the last call before `before` that wrote it.
 bool is_broadcast_zero(const TapeView& t, const nnp_view& v, size_t before) {
   if (v.dtype != NNP_F32) return false;
   for (int32_t d = 0; d < v.ndim; ++d)
@@ -264,19 +284,6 @@ bool is_broadcast_zero(const TapeView& t, const nnp_view& v, size_t before) {
 // A contiguous view of `elements` elements of dtype.
 bool contiguous_of(const nnp_view& v, nnp_dtype dtype, int64_t elements) {
   return v.dtype == dtype && view_numel(v) == elements && elements > 0 && view_is_contiguous(v);
-}
-
-// The contiguous elements of v seen as a row-major [m, n] matrix.
-nnp_view as_matrix(const nnp_view& v, int64_t m, int64_t n) {
-  nnp_view out{};
-  out.data = v.data;
-  out.dtype = v.dtype;
-  out.ndim = 2;
-  out.shape[0] = m;
-  out.shape[1] = n;
-  out.strides[0] = n;
-  out.strides[1] = 1;
-  return out;
 }
 
 // ReLU's backward as the eager step records it,
@@ -321,10 +328,7 @@ size_t fuse_relu_backward(TapeView& t) {
       if (with_sums) {
         n = in.shape[0];
         m = in.shape[1];
-        sums = as_matrix(total, n, 1);  // [N] as a column, then as a vector
-        sums.ndim = 1;
-        sums.strides[0] = 1;
-        sums.shape[1] = sums.strides[1] = 0;
+        sums = as_vector(total, n);
         const Range s = range_of(sums);
         // Written earlier than the reduce wrote it: nothing between may see it.
         with_sums = !t.touched_in(w + 1, r, s) && !s.overlaps(out) && !s.overlaps(range_of(result)) &&
