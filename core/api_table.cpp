@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_25, "nnp_api grew: add NNP_API_SIZE_1_26 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_27, "nnp_api grew: add NNP_API_SIZE_1_28 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -230,6 +230,10 @@ nnp_api make_table() {
   t.step_call = api::step_call;
   t.step_explain = api::step_explain;
   t.step_release = api::step_release;
+  t.autocast_enter = api::autocast_enter;
+  t.autocast_exit = api::autocast_exit;
+  t.autocast_state = api::autocast_state;
+  t.autocast_args = api::autocast_args;
   t.register_optimizer = api::register_optimizer;
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;

@@ -30,6 +30,14 @@ class BackendRecord {
   // (capture/tape.hpp).
   const nnp_kernels& played_kernels() const { return played_; }
   bool host_memory() const { return (table_.flags & NNP_BACKEND_HOST_MEMORY) != 0; }
+  // The dtype autocast picks on this backend when a scope names none
+  // (nnp_backend 1.27), else PyTorch's default for host or device memory.
+  nnp_dtype autocast_dtype() const {
+    if (table_.struct_size >= NNP_BACKEND_SIZE_1_27 &&
+        (table_.autocast_dtype == NNP_BF16 || table_.autocast_dtype == NNP_F16))
+      return static_cast<nnp_dtype>(table_.autocast_dtype);
+    return host_memory() ? NNP_BF16 : NNP_F16;
+  }
   // Built against ABI 1.7 or later.
   bool knows_1_7() const { return kernels_.struct_size >= NNP_KERNELS_SIZE_1_7; }
   // Built against 1.18 or later: its conv2d reads nnp_conv2d_params.activation.

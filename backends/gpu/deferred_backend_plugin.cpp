@@ -145,6 +145,7 @@ nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   table.struct_size = sizeof(nnp_backend);
   table.name = NNP_DEFERRED_NAME;
   table.score = NNP_DEFERRED_SCORE;
+  table.autocast_dtype = NNP_F16;  // tensor cores' half type, PyTorch's CUDA default
   table.device_count = device_count;
   table.unavailable_reason = unavailable_reason;
   table.device_info = NNP_FORWARD_BACKEND(device_info);

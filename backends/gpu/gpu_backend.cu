@@ -268,6 +268,7 @@ nnp_status register_gpu_backend(const nnp_api* api, nnp_plugin_host* host, const
   table.name = config.name;
   table.score = config.score;
   table.flags = 0;
+  table.autocast_dtype = NNP_F16;  // tensor cores' half type, PyTorch's CUDA default
   table.state = &backend;
   table.device_count = device_count;
   table.unavailable_reason = unavailable_reason;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "../dtype.hpp"
 #include "../onnx/onnx_graph.hpp"
 
 namespace nnp::core::dispatch {
@@ -16,6 +17,16 @@ const char* refusal_subject(const OpSchema& op) {
 }
 
 }  // namespace
+
+AutocastLayer::Outcome AutocastLayer::cast(OpId op, Inputs inputs, TensorRef* casts) {
+  const Tensor* first = nullptr;
+  for (int32_t i = 0; i < inputs.count && !first; ++i)
+    if (inputs.data[i] && is_floating(inputs.data[i]->dtype)) first = inputs.data[i];
+  if (!first) return UNLISTED;
+  const autocast::Policy policy = autocast::policy_of(op, autocast::device_type_of(*first));
+  if (policy == autocast::Policy::NONE) return UNLISTED;
+  return autocast::cast_inputs(policy, op_name(op), inputs.data, inputs.count, casts) ? CAST : UNCHANGED;
+}
 
 void ProfileLayer::open(const OpSchema& op, Inputs inputs) {
   token_ = profiler::begin(NNP_PROFILE_OP, op.name);

@@ -1,11 +1,14 @@
 // The one path from an op call to its kernel (DESIGN §10). dispatch() runs
 // the interposed layers in a fixed order around the op's own compute:
 //   1. profiler: one event per call, named from the op table, with its inputs;
-//   2. tracer:   during an ONNX export, the outermost public call is written
+//   2. autocast: inside an autocast scope, a public call's floating inputs
+//                cast as the op's list says (the casts are ops of their own,
+//                inside the call's profile event);
+//   3. tracer:   during an ONNX export, the outermost public call is written
 //                as the op's ONNX form (or the export is refused naming it);
-//   3. autograd: a public call whose inputs require grad records the op's
+//   4. autograd: a public call whose inputs require grad records the op's
 //                backward node;
-//   4. compute:  the backend kernel, or the composition of other ops.
+//   5. compute:  the backend kernel, or the composition of other ops.
 // An op is a small struct (its operands and attributes) with
 //   OpId id() const;  Inputs inputs() const;  R compute() const;
 // and, where its table entry says it has them,
@@ -15,9 +18,12 @@
 // Layers cost one relaxed load each when their feature is off.
 #pragma once
 
+#include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "../autocast/autocast.hpp"
 #include "../autograd/record.hpp"
 #include "../autograd/views.hpp"
 #include "../onnx/trace.hpp"
@@ -88,7 +94,26 @@ class AutogradLayer {
   }
 };
 
+// Casts a public op's floating inputs as PyTorch 1.13's autocast lists say
+// (autocast/autocast.hpp) while a scope enables it for their device type.
+// The op computes on the casts with autocast suspended, so the ops it is
+// made of run on what they are given.
+class AutocastLayer {
+ public:
+  static constexpr int32_t kMaxInputs = 8;  // more take a vector
+  enum Outcome { UNLISTED, UNCHANGED, CAST };
+  static Outcome cast(OpId op, Inputs inputs, TensorRef* casts);
+};
+
 namespace detail {
+template <typename Op, typename = void>
+struct has_input_array : std::false_type {};
+template <typename Op>
+struct has_input_array<Op, std::void_t<decltype(std::declval<Op&>().in[0] = nullptr)>> : std::true_type {};
+template <typename Op, typename = void>
+struct has_tensor_list : std::false_type {};
+template <typename Op>
+struct has_tensor_list<Op, std::void_t<decltype(std::declval<Op&>().tensors = nullptr)>> : std::true_type {};
 template <typename Op, typename = void>
 struct has_lower : std::false_type {};
 template <typename Op>
@@ -127,12 +152,11 @@ void TraceLayer::write(const Op& op, const Result& out) const {
   }
 }
 
+// The layers below autocast: tracer, autograd, compute.
 template <typename Op>
-auto dispatch(const Op& op, Face face) -> decltype(op.compute()) {
+auto traced_compute(const Op& op, const OpSchema& s, Face face) -> decltype(op.compute()) {
   using Result = decltype(op.compute());
-  const OpSchema& s = schema(op.id());
   const Inputs inputs = op.inputs();
-  ProfileLayer profile(s, inputs);
   TraceLayer trace(s, face);
   if constexpr (std::is_void_v<Result>) {
     op.compute();
@@ -145,6 +169,46 @@ auto dispatch(const Op& op, Face face) -> decltype(op.compute()) {
       if (AutogradLayer::records(s, face, inputs)) op.differentiate(out);
     return out;
   }
+}
+
+// The autocast layer's part of dispatch(): the op again on its casts, with
+// autocast suspended, or nothing when the op is in no list.
+template <typename Op>
+auto autocast_compute(const Op& op, const OpSchema& s, Face face) -> std::optional<decltype(op.compute())> {
+  const Inputs inputs = op.inputs();
+  TensorRef few[AutocastLayer::kMaxInputs];
+  std::vector<TensorRef> many;
+  if (inputs.count > AutocastLayer::kMaxInputs) many.resize(static_cast<size_t>(inputs.count));
+  TensorRef* casts = many.empty() ? few : many.data();
+  const AutocastLayer::Outcome outcome = AutocastLayer::cast(op.id(), inputs, casts);
+  if (outcome == AutocastLayer::UNLISTED) return std::nullopt;
+  autocast::Suspend inner_calls_run_as_given;
+  if (outcome == AutocastLayer::UNCHANGED) return traced_compute(op, s, face);
+  Op cast_op = op;
+  std::vector<const Tensor*> list;
+  if constexpr (detail::has_input_array<Op>::value) {
+    for (int32_t i = 0; i < inputs.count; ++i)
+      if (casts[i]) cast_op.in[i] = casts[i].get();
+  } else {  // a list of tensors (cat)
+    list.assign(inputs.data, inputs.data + inputs.count);
+    for (int32_t i = 0; i < inputs.count; ++i)
+      if (casts[i]) list[static_cast<size_t>(i)] = casts[i].get();
+    cast_op.tensors = list.data();
+  }
+  return traced_compute(cast_op, s, face);
+}
+
+template <typename Op>
+auto dispatch(const Op& op, Face face) -> decltype(op.compute()) {
+  const OpSchema& s = schema(op.id());
+  ProfileLayer profile(s, op.inputs());
+  if constexpr (!std::is_void_v<decltype(op.compute())> &&  // in-place writes keep their destination's dtype
+                (detail::has_input_array<Op>::value || detail::has_tensor_list<Op>::value)) {
+    if (face == Face::PUBLIC && autocast::active()) {
+      if (auto out = autocast_compute(op, s, face)) return std::move(*out);
+    }
+  }
+  return traced_compute(op, s, face);
 }
 
 }  // namespace nnp::core::dispatch

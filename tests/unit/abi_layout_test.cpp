@@ -358,7 +358,7 @@ PIN(nnp_backend, capability, 160);
 PIN(nnp_backend, compile, 168);
 PIN(nnp_backend, execute, 176);
 PIN(nnp_backend, release, 184);
-static_assert(sizeof(nnp_backend) == 192 && NNP_BACKEND_SIZE_1_24 == 192, "nnp_backend 1.24 is 192 bytes");
+static_assert(NNP_BACKEND_SIZE_1_24 == 192, "nnp_backend 1.24 is 192 bytes");
 PIN(nnp_graph_value, name, 8);
 PIN(nnp_graph_value, dtype, 16);
 PIN(nnp_graph_value, ndim, 20);
@@ -389,11 +389,20 @@ PIN(nnp_api, step_compile, 2024);
 PIN(nnp_api, step_call, 2032);
 PIN(nnp_api, step_explain, 2040);
 PIN(nnp_api, step_release, 2048);
-static_assert(sizeof(nnp_api) == 2056 && NNP_API_SIZE_1_25 == 2056, "nnp_api 1.25 is 2056 bytes");
+static_assert(NNP_API_SIZE_1_25 == 2056, "nnp_api 1.25 is 2056 bytes");
 static_assert(NNP_STEP_MAX_OUTPUTS == 16, "a captured step gives at most 16 results");
 // ---- ABI 1.26 ----
 PIN(nnp_kernels, relu_backward, 240);
 static_assert(sizeof(nnp_kernels) == 248 && NNP_KERNELS_SIZE_1_26 == 248, "nnp_kernels 1.26 is 248 bytes");
+// ---- ABI 1.27 ----
+PIN(nnp_api, autocast_enter, 2056);
+PIN(nnp_api, autocast_exit, 2064);
+PIN(nnp_api, autocast_state, 2072);
+PIN(nnp_api, autocast_args, 2080);
+static_assert(sizeof(nnp_api) == 2088 && NNP_API_SIZE_1_27 == 2088, "nnp_api 1.27 is 2088 bytes");
+PIN(nnp_backend, autocast_dtype, 192);
+static_assert(sizeof(nnp_backend) == 200 && NNP_BACKEND_SIZE_1_27 == 196, "nnp_backend 1.27");
+static_assert(NNP_AUTOCAST_PREFERRED == -1, "autocast_enter's preferred dtype");
 static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
               "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);

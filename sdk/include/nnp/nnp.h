@@ -1181,7 +1181,38 @@ struct nnp_api {
    * runs as written and why) and its calls so far; as module_repr. */
   nnp_status (*step_explain)(const nnp_step* step, char* buf, size_t size, size_t* needed);
   void (*step_release)(nnp_step* step);
+
+  /* ---- since 1.27: mixed precision ---- */
+  /* Autocast (PyTorch 1.13's torch.autocast), per thread and per device
+   * type: a device type is a backend's name ("cpu", "cuda", "reference", a
+   * plugin's), and rocm tensors follow "cuda". autocast_enter opens a scope:
+   * while it is the innermost for device_type, public ops on tensors of that
+   * type cast their floating inputs as PyTorch's lists say (GEMMs and
+   * convolutions to dtype; losses, and on cuda softmax, norms and pointwise
+   * ops that lose range, to f32; ops taking several tensors to the widest
+   * of them; f64 is left alone). dtype is NNP_BF16, NNP_F16 or
+   * NNP_AUTOCAST_PREFERRED (the backend's nnp_backend.autocast_dtype).
+   * enabled = 0 opens a scope that turns autocast off; cache_enabled keeps
+   * one cast of each parameter (an f32 leaf that requires grad) until the
+   * thread's outermost scope exits. autocast_exit closes the innermost
+   * scope, which must be device_type's. The casts are ops of their own
+   * ("to") with history, inside the cast op's profile event. */
+  nnp_status (*autocast_enter)(const char* device_type, int32_t dtype, int32_t enabled, int32_t cache_enabled);
+  nnp_status (*autocast_exit)(const char* device_type);
+  /* The state ops on device_type see now (outside every scope: disabled,
+   * with the preferred dtype). Any out pointer may be NULL. */
+  nnp_status (*autocast_state)(const char* device_type, int32_t* enabled, nnp_dtype* dtype, int32_t* cache_enabled);
+  /* For ops composed outside the core (a layer plugin's, nnp.hpp's losses):
+   * the inputs of `op` as autocast would give them to it now. op is a
+   * PyTorch op name of the lists ("linear", "cross_entropy_loss") or a
+   * policy ("lower_precision_fp", "fp32", "promote", "none"); anything else
+   * is NNP_NOT_FOUND. outputs[i] is a new reference (to inputs[i] itself
+   * where nothing is cast), NULL where inputs[i] is NULL. */
+  nnp_status (*autocast_args)(const char* op, const nnp_tensor* const* inputs, int32_t count, nnp_tensor** outputs);
 };
+
+/* (since 1.27) autocast_enter's dtype: the backend's preferred one. */
+#define NNP_AUTOCAST_PREFERRED (-1)
 
 /* (since 1.25) The most results a captured step's function may give. */
 #define NNP_STEP_MAX_OUTPUTS 16
@@ -1206,6 +1237,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
 #define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
 #define NNP_API_SIZE_1_25 NNP_SIZE_THROUGH(nnp_api, step_release)
+#define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, autocast_args)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

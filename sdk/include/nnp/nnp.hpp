@@ -15,6 +15,7 @@
 // and call nnp::set_api() with the table their init receives.
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/captured_step.hpp>
 #include <nnp/compile.hpp>
 #include <nnp/data.hpp>

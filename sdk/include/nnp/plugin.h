@@ -516,11 +516,18 @@ typedef struct nnp_backend {
   nnp_status (*execute)(void* state, int32_t device, void* executable, const nnp_view* inputs, int32_t n_inputs,
                         const nnp_view* outputs, int32_t n_outputs);
   void (*release)(void* state, int32_t device, void* executable);
+  /* (since 1.27) The dtype autocast runs this backend's lower-precision ops
+   * in when a scope names none (nnp_autocast_enter with dtype
+   * NNP_AUTOCAST_PREFERRED): NNP_BF16 or NNP_F16. Any other value means no
+   * preference: bf16 for a backend with NNP_BACKEND_HOST_MEMORY, else f16
+   * (PyTorch's defaults for its CPU and CUDA). */
+  int32_t autocast_dtype;
 } nnp_backend;
 #define NNP_BACKEND_SIZE_1_0 NNP_SIZE_THROUGH(nnp_backend, kernels)
 #define NNP_BACKEND_SIZE_1_6 NNP_SIZE_THROUGH(nnp_backend, event_release)
 #define NNP_BACKEND_SIZE_1_16 NNP_SIZE_THROUGH(nnp_backend, unary_ops)
 #define NNP_BACKEND_SIZE_1_24 NNP_SIZE_THROUGH(nnp_backend, release)
+#define NNP_BACKEND_SIZE_1_27 NNP_SIZE_THROUGH(nnp_backend, autocast_dtype)
 
 /* The slots that may not be NULL, as X-macro lists (X(slot) for each): the
  * core's registration check is generated from them, so the check and the

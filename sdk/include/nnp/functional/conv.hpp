@@ -3,6 +3,7 @@
 // call the same code with an index they keep between calls.
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/functional/windows.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
@@ -32,8 +33,7 @@ inline void check_window(const std::string& who, const Window& w) {
 
 // The backend's fused convolution (nnp_api.conv2d_fused) where one applies,
 // else an undefined tensor.
-inline Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& bias, const Window& w,
-                           int64_t groups) {
+inline Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& bias, const Window& w, int64_t groups) {
   if (x.ndim() != 4 || weight.ndim() != 4) return Tensor();
   nnp_conv2d_params p{};
   p.struct_size = sizeof p;
@@ -81,7 +81,9 @@ inline void check_conv(const std::string& who, const Tensor& x, const Tensor& we
 
 }  // namespace detail
 
-inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& options = {}) {
+inline Tensor conv2d(Tensor x, Tensor weight, const Conv2dFuncOptions& options = {}) {
+  Tensor bias = options.bias();
+  nnp::detail::autocast_args("conv2d", {&x, &weight, &bias});
   detail::check_conv("conv2d", x, weight, options.groups(), 2);
   const detail::Window w{{weight.size(2), weight.size(3)},
                          {options.stride()[0], options.stride()[1]},
@@ -89,18 +91,19 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOpti
                          {options.dilation()[0], options.dilation()[1]}};
   detail::check_window("conv2d", w);
   detail::WindowIndexCache cache;
-  return detail::conv2d_windows("conv2d", x, weight, options.bias(), w, options.groups(), cache);
+  return detail::conv2d_windows("conv2d", x, weight, bias, w, options.groups(), cache);
 }
 
 // Runs as conv2d over a height of 1.
-inline Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& options = {}) {
+inline Tensor conv1d(Tensor x, Tensor weight, const Conv1dFuncOptions& options = {}) {
+  Tensor bias = options.bias();
+  nnp::detail::autocast_args("conv1d", {&x, &weight, &bias});
   detail::check_conv("conv1d", x, weight, options.groups(), 1);
   const detail::Window w{
       {1, weight.size(2)}, {1, options.stride()[0]}, {0, options.padding()[0]}, {1, options.dilation()[0]}};
   detail::check_window("conv1d", w);
   detail::WindowIndexCache cache;
-  return detail::conv2d_windows("conv1d", x.unsqueeze(2), weight.unsqueeze(2), options.bias(), w, options.groups(),
-                                cache)
+  return detail::conv2d_windows("conv1d", x.unsqueeze(2), weight.unsqueeze(2), bias, w, options.groups(), cache)
       .squeeze(2);
 }
 

@@ -269,24 +269,28 @@ inline Tensor batch_of_one(const Tensor& x, int32_t batched_ndim, const std::fun
 
 }  // namespace detail
 
-inline Tensor conv3d(const Tensor& x, const Tensor& weight, const Conv3dFuncOptions& options = {}) {
+inline Tensor conv3d(Tensor x, Tensor weight, const Conv3dFuncOptions& options = {}) {
+  Tensor bias = options.bias();
+  nnp::detail::autocast_args("conv3d", {&x, &weight, &bias});
   return detail::batch_of_one(x, 5, [&](const Tensor& batched) {
     detail::check_conv("conv3d", batched, weight, options.groups(), 3);
     detail::check_sizes("conv3d", "padding", options.padding().vec(), 0);
     const detail::Grid g{detail::spatial(weight, 3), options.stride().vec(), options.dilation().vec()};
     detail::WindowIndexCache cache;
-    return detail::conv_nd("conv3d", batched, weight, options.bias(), g, options.padding().vec(),
-                           options.padding().vec(), options.groups(), cache);
+    return detail::conv_nd("conv3d", batched, weight, bias, g, options.padding().vec(), options.padding().vec(),
+                           options.groups(), cache);
   });
 }
 
 template <size_t D>
-Tensor conv_transpose(const char* who, const Tensor& x, const Tensor& weight,
-                      const ConvTransposeFuncOptions<D>& options) {
+Tensor conv_transpose(const char* who, Tensor x, Tensor weight, const ConvTransposeFuncOptions<D>& options) {
+  Tensor bias = options.bias();
+  nnp::detail::autocast_args(who, {&x, &weight, &bias});
+  const nnp::detail::AutocastOffFor f32_inside(x);  // f32 on the CPU: its product stays f32
   return detail::batch_of_one(x, D + 2, [&](const Tensor& batched) {
     const detail::Grid g{detail::spatial(weight, D), options.stride().vec(), options.dilation().vec()};
     detail::WindowIndexCache cache;
-    return detail::conv_transpose_nd(who, batched, weight, options.bias(), g, options.padding().vec(),
+    return detail::conv_transpose_nd(who, batched, weight, bias, g, options.padding().vec(),
                                      options.output_padding().vec(), options.groups(), cache);
   });
 }

@@ -45,8 +45,9 @@ inline std::vector<int64_t> host_integers(const char* what, const Tensor& t) {
 // padded, or 1-D holding every target back to back; input_lengths and
 // target_lengths [N]. mean divides each loss by its target length, then
 // averages over the batch, as PyTorch's.
-inline Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+inline Tensor ctc_loss(Tensor log_probs, const Tensor& targets, const Tensor& input_lengths,
                        const Tensor& target_lengths, const CTCLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("ctc_loss", {&log_probs});
   detail::check_reduction("ctc_loss", options.reduction());
   const bool batched = log_probs.ndim() == 3;
   if (log_probs.ndim() != 2 && !batched)

@@ -10,6 +10,7 @@
 // input plane, as MaxUnpool takes them.
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/functional/pooling.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
@@ -196,19 +197,23 @@ MaxPooled fractional_max_pool(const std::string& who, const Tensor& input, const
 
 }  // namespace detail
 
-inline Tensor fractional_max_pool2d(const Tensor& x, const FractionalMaxPool2dFuncOptions& o) {
+inline Tensor fractional_max_pool2d(Tensor x, const FractionalMaxPool2dFuncOptions& o) {
+  nnp::detail::autocast_args("fractional_max_pool2d", {&x});
   return detail::fractional_max_pool<2>("fractional_max_pool2d", x, o, false).values;
 }
-inline std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& x,
+inline std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(Tensor x,
                                                                      const FractionalMaxPool2dFuncOptions& o) {
+  nnp::detail::autocast_args("fractional_max_pool2d", {&x});
   detail::MaxPooled p = detail::fractional_max_pool<2>("fractional_max_pool2d", x, o, true);
   return {p.values, p.indices};
 }
-inline Tensor fractional_max_pool3d(const Tensor& x, const FractionalMaxPool3dFuncOptions& o) {
+inline Tensor fractional_max_pool3d(Tensor x, const FractionalMaxPool3dFuncOptions& o) {
+  nnp::detail::autocast_args("fractional_max_pool3d", {&x});
   return detail::fractional_max_pool<3>("fractional_max_pool3d", x, o, false).values;
 }
-inline std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& x,
+inline std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(Tensor x,
                                                                      const FractionalMaxPool3dFuncOptions& o) {
+  nnp::detail::autocast_args("fractional_max_pool3d", {&x});
   detail::MaxPooled p = detail::fractional_max_pool<3>("fractional_max_pool3d", x, o, true);
   return {p.values, p.indices};
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nnp/autocast.hpp>
 #include <nnp/detail/format.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
@@ -16,7 +17,8 @@ namespace nnp::nn::functional {
 using nnp::detail::shape_text;
 
 // y = x W^T + b; bias may be undefined.
-inline Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {}) {
+inline Tensor linear(Tensor input, Tensor weight, Tensor bias = {}) {
+  nnp::detail::autocast_args("linear", {&input, &weight, &bias});
   Tensor y = input.matmul(weight.t());
   return bias.defined() ? y + bias : y;
 }

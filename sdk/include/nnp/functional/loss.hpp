@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <nnp/autocast.hpp>
 #include <nnp/detail/format.hpp>
 #include <nnp/functional/activation.hpp>
 #include <nnp/functional/normalization.hpp>
@@ -126,7 +127,8 @@ inline Tensor loss_of_indices(const std::string& who, Tensor logp, Tensor target
 struct MSELossFuncOptions {
   NNP_LOSS_REDUCTION(MSELossFuncOptions);
 };
-inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {}) {
+inline Tensor mse_loss(Tensor input, Tensor target, const MSELossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("mse_loss", {&input, &target});
   detail::check_reduction("mse_loss", options.reduction());
   detail::same_shape("MSELoss", input, target);
   Tensor d = input - target;
@@ -136,7 +138,8 @@ inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossF
 struct L1LossFuncOptions {
   NNP_LOSS_REDUCTION(L1LossFuncOptions);
 };
-inline Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {}) {
+inline Tensor l1_loss(Tensor input, Tensor target, const L1LossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("l1_loss", {&input, &target});
   detail::check_reduction("l1_loss", options.reduction());
   detail::same_shape("L1Loss", input, target);
   return detail::reduce_loss((input - target).abs(), options.reduction());
@@ -148,7 +151,8 @@ struct NLLLossFuncOptions {
   NNP_ARG(std::string, reduction) = kMean;
 };
 // Log-probabilities [N, C, d...] or [C] at class indices [N, d...] or [].
-inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {}) {
+inline Tensor nll_loss(Tensor input, Tensor target, const NLLLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("nll_loss", {&input, &target});
   detail::check_reduction("nll_loss", options.reduction());
   return detail::loss_of_indices("NLLLoss", input, target,
                                  {options.weight(), options.ignore_index(), options.reduction(), 0.0});
@@ -162,7 +166,8 @@ struct CrossEntropyFuncOptions {
 };
 // Logits [N, C, d...] or [C] against class indices [N, d...] or [], or
 // against class probabilities (a floating target of the input's shape).
-inline Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {}) {
+inline Tensor cross_entropy(Tensor input, Tensor target, const CrossEntropyFuncOptions& options = {}) {
+  nnp::detail::autocast_args("cross_entropy_loss", {&input, &target});
   detail::check_reduction("cross_entropy", options.reduction());
   if (options.label_smoothing() < 0 || options.label_smoothing() > 1)
     throw Error(NNP_INVALID_ARGUMENT, "CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0, got " +
@@ -182,8 +187,8 @@ struct BinaryCrossEntropyFuncOptions {
 };
 // Probabilities against targets in [0, 1]; each log is clamped to >= -100
 // so that 0 and 1 stay finite, as PyTorch's.
-inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
-                                   const BinaryCrossEntropyFuncOptions& options = {}) {
+inline Tensor binary_cross_entropy(Tensor input, Tensor target, const BinaryCrossEntropyFuncOptions& options = {}) {
+  nnp::detail::autocast_args("binary_cross_entropy", {&input, &target});
   detail::check_reduction("binary_cross_entropy", options.reduction());
   detail::same_shape("BCELoss", input, target);
   Tensor floor = input.scalar_like(-100);
@@ -201,8 +206,9 @@ struct BinaryCrossEntropyWithLogitsFuncOptions {
 };
 // Logits against targets in [0, 1], stable for any logit:
 // (1 - y) x + (1 + (pos_weight - 1) y) softplus(-x).
-inline Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& target,
+inline Tensor binary_cross_entropy_with_logits(Tensor x, Tensor target,
                                                const BinaryCrossEntropyWithLogitsFuncOptions& options = {}) {
+  nnp::detail::autocast_args("binary_cross_entropy_with_logits", {&x, &target});
   detail::check_reduction("binary_cross_entropy_with_logits", options.reduction());
   detail::same_shape("BCEWithLogitsLoss", x, target);
   // softplus(-x) = m + log(exp(-m) + exp(-x - m)) for any m; m = max(-x, 0)
@@ -221,7 +227,8 @@ struct SmoothL1LossFuncOptions {
   NNP_ARG(double, beta) = 1.0;
 };
 // 0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta.
-inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {}) {
+inline Tensor smooth_l1_loss(Tensor input, Tensor target, const SmoothL1LossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("smooth_l1_loss", {&input, &target});
   detail::check_reduction("smooth_l1_loss", options.reduction());
   detail::same_shape("SmoothL1Loss", input, target);
   const double beta = options.beta();
@@ -237,7 +244,8 @@ struct HuberLossFuncOptions {
   NNP_ARG(double, delta) = 1.0;
 };
 // 0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta).
-inline Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {}) {
+inline Tensor huber_loss(Tensor input, Tensor target, const HuberLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("huber_loss", {&input, &target});
   detail::check_reduction("huber_loss", options.reduction());
   detail::same_shape("HuberLoss", input, target);
   const double delta = options.delta();
@@ -251,8 +259,8 @@ struct SoftMarginLossFuncOptions {
   NNP_LOSS_REDUCTION(SoftMarginLossFuncOptions);
 };
 // log(1 + exp(-target * input)) for targets 1 or -1.
-inline Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
-                               const SoftMarginLossFuncOptions& options = {}) {
+inline Tensor soft_margin_loss(Tensor input, Tensor target, const SoftMarginLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("soft_margin_loss", {&input, &target});
   detail::check_reduction("soft_margin_loss", options.reduction());
   detail::same_shape("SoftMarginLoss", input, target);
   return detail::reduce_loss(softplus(-(target * input)), options.reduction());
@@ -267,7 +275,8 @@ struct KLDivFuncOptions {
 };
 // target * (log(target) - input) (0 where target is 0), input being
 // log-probabilities; "batchmean" divides the sum by the batch size.
-inline Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {}) {
+inline Tensor kl_div(Tensor input, Tensor target, const KLDivFuncOptions& options = {}) {
+  nnp::detail::autocast_args("kl_div", {&input, &target});
   const std::string& reduction = options.reduction();
   if (reduction != "batchmean") detail::check_reduction("kl_div", reduction);
   Tensor pointwise;
@@ -292,8 +301,8 @@ struct HingeEmbeddingLossFuncOptions {
   NNP_ARG(double, margin) = 1.0;
 };
 // input where target is 1, max(0, margin - input) where it is -1.
-inline Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
-                                   const HingeEmbeddingLossFuncOptions& options = {}) {
+inline Tensor hinge_embedding_loss(Tensor input, Tensor target, const HingeEmbeddingLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("hinge_embedding_loss", {&input, &target});
   detail::check_reduction("hinge_embedding_loss", options.reduction());
   const Tensor zero = input.scalar_like(0);
   Tensor margin_side = (options.margin() - input).clamp(0.0, std::nullopt);
@@ -311,8 +320,8 @@ struct PoissonNLLLossFuncOptions {
 // Negative log likelihood of target under Poisson(rate): exp(input) -
 // target * input for log rates, input - target * log(input + eps) for
 // rates; full adds Stirling's term where target > 1.
-inline Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
-                               const PoissonNLLLossFuncOptions& options = {}) {
+inline Tensor poisson_nll_loss(Tensor input, Tensor target, const PoissonNLLLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("poisson_nll_loss", {&input, &target});
   detail::check_reduction("poisson_nll_loss", options.reduction());
   Tensor loss = options.log_input() ? input.exp() - target * input : input - target * (input + options.eps()).log();
   if (options.full()) {
@@ -346,8 +355,9 @@ struct MarginRankingLossFuncOptions {
   NNP_ARG(double, margin) = 0.0;
 };
 // max(0, -target * (input1 - input2) + margin) for targets 1 or -1.
-inline Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+inline Tensor margin_ranking_loss(Tensor input1, Tensor input2, Tensor target,
                                   const MarginRankingLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("margin_ranking_loss", {&input1, &input2, &target});
   detail::check_reduction("margin_ranking_loss", options.reduction());
   Tensor loss = (-(target * (input1 - input2)) + options.margin()).clamp(0.0, std::nullopt);
   return detail::reduce_loss(loss, options.reduction());

@@ -39,8 +39,9 @@ struct CosineEmbeddingLossFuncOptions {
   NNP_ARG(double, margin) = 0.0;
 };
 // 1 - cos(x1, x2) where target is 1; max(0, cos - margin) where it is -1.
-inline Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+inline Tensor cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target,
                                     const CosineEmbeddingLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("cosine_embedding_loss", {&input1, &input2, &target});
   detail::check_reduction("cosine_embedding_loss", options.reduction());
   if (input1.shape() != input2.shape() || input1.ndim() < 1 || input1.ndim() > 2)
     throw Error(NNP_SHAPE_MISMATCH, "cosine_embedding_loss: expected two [N, D] or [D] inputs of one shape, got " +
@@ -66,8 +67,8 @@ struct MultiMarginLossFuncOptions {
 };
 // Per sample: sum over classes i != y of max(0, margin - x[y] + x[i])^p,
 // times weight[y], over C.
-inline Tensor multi_margin_loss(const Tensor& input, const Tensor& target,
-                                const MultiMarginLossFuncOptions& options = {}) {
+inline Tensor multi_margin_loss(Tensor input, Tensor target, const MultiMarginLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("multi_margin_loss", {&input, &target});
   detail::check_reduction("multi_margin_loss", options.reduction());
   if (options.p() != 1 && options.p() != 2)
     throw Error(NNP_INVALID_ARGUMENT,
@@ -89,8 +90,8 @@ using MultilabelMarginLossFuncOptions = MSELossFuncOptions;
 // Per sample: sum over its target classes j and the other classes i of
 // max(0, 1 - (x[j] - x[i])), over C. target [N, C] (or [C]) lists the
 // target classes first and ends them with -1.
-inline Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
-                                     const MultilabelMarginLossFuncOptions& options = {}) {
+inline Tensor multilabel_margin_loss(Tensor input, Tensor target, const MultilabelMarginLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("multilabel_margin_loss", {&input, &target});
   detail::check_reduction("multilabel_margin_loss", options.reduction());
   if (target.dtype() != Dtype::i64 || target.shape() != input.shape() || input.ndim() < 1 || input.ndim() > 2)
     throw Error(NNP_SHAPE_MISMATCH,
@@ -128,8 +129,9 @@ struct TripletMarginLossFuncOptions {
 };
 // max(0, d(a, p) - d(a, n) + margin) with d the p-norm pairwise distance;
 // swap uses min(d(a, n), d(p, n)).
-inline Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+inline Tensor triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative,
                                   const TripletMarginLossFuncOptions& options = {}) {
+  nnp::detail::autocast_args("triplet_margin_loss", {&anchor, &positive, &negative});
   detail::check_reduction("triplet_margin_loss", options.reduction());
   const auto distance = PairwiseDistanceFuncOptions().p(options.p()).eps(options.eps());
   const Tensor d_ap = pairwise_distance(anchor, positive, distance);

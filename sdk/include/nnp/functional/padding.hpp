@@ -2,6 +2,7 @@
 // replicate and circular padding of the last dimensions, differentiable.
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
 #include <string>
@@ -84,9 +85,14 @@ inline Tensor pad_dim(const Tensor& x, int32_t dim, int64_t before, int64_t afte
 
 }  // namespace detail
 
-inline Tensor pad(const Tensor& x, const PadFuncOptions& options) {
+inline Tensor pad(Tensor x, const PadFuncOptions& options) {
   const std::vector<int64_t>& p = options.pad();
   const std::string& mode = options.mode();
+  if ((mode == kReflect || mode == kReplicate) && p.size() >= 2 && p.size() <= 6) {
+    const std::string op =
+        (mode == kReflect ? "reflection_pad" : "replication_pad") + std::to_string(p.size() / 2) + "d";
+    nnp::detail::autocast_args(op.c_str(), {&x});
+  }
   if (mode != kConstant && mode != kReflect && mode != kReplicate && mode != kCircular)
     throw Error(NNP_INVALID_ARGUMENT,
                 "pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '" + mode + "'");

@@ -5,6 +5,7 @@
 // (the first in scan order, which takes the gradient) and the same mean.
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/functional/pooling.hpp>
 
 namespace nnp::nn::functional {
@@ -59,8 +60,8 @@ MaxPooled pool3d(const std::string& who, const Tensor& input, const ExpandingArr
   return out;
 }
 
-inline MaxPooled max_pool3d(const std::string& who, const Tensor& x, const MaxPoolFuncOptions<3>& o,
-                            bool with_indices) {
+inline MaxPooled max_pool3d(const std::string& who, Tensor x, const MaxPoolFuncOptions<3>& o, bool with_indices) {
+  nnp::detail::autocast_args("max_pool3d", {&x});
   check_pool3d(who, o.kernel_size(), o.stride(), o.padding(), o.dilation());
   return pool3d(who, x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), [&](const Tensor& t, const Window& w) {
     WindowIndexCache cache;
@@ -110,13 +111,15 @@ inline Tensor adaptive_pool(const std::string& who, const Tensor& x, const std::
 inline Tensor max_pool3d(const Tensor& x, const MaxPool3dFuncOptions& o) {
   return detail::max_pool3d("max_pool3d", x, o, false).values;
 }
-inline std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, const MaxPool3dFuncOptions& o) {
+inline std::tuple<Tensor, Tensor> max_pool3d_with_indices(Tensor x, const MaxPool3dFuncOptions& o) {
+  nnp::detail::autocast_args("max_pool3d", {&x});
   detail::MaxPooled p = detail::max_pool3d("max_pool3d", x, o, true);
   return {p.values, p.indices};
 }
 // The divisor is separable too (a product of per-dimension counts), so each
 // pass divides by its own; an override divides once, after two plain sums.
-inline Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o) {
+inline Tensor avg_pool3d(Tensor x, const AvgPool3dFuncOptions& o) {
+  nnp::detail::autocast_args("avg_pool3d", {&x});
   detail::check_pool3d("avg_pool3d", o.kernel_size(), o.stride(), o.padding(), 1);
   detail::AvgRule pass{o.ceil_mode(), o.count_include_pad(), std::nullopt};
   if (o.divisor_override()) {
@@ -136,7 +139,8 @@ inline Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o) {
 inline Tensor adaptive_avg_pool1d(const Tensor& x, int64_t output_size) {
   return detail::adaptive_pool("adaptive_avg_pool1d", x, {output_size}, false);
 }
-inline Tensor adaptive_avg_pool3d(const Tensor& x, const ExpandingArray<3>& output_size) {
+inline Tensor adaptive_avg_pool3d(Tensor x, const ExpandingArray<3>& output_size) {
+  nnp::detail::autocast_args("adaptive_avg_pool3d", {&x});
   return detail::adaptive_pool("adaptive_avg_pool3d", x, output_size.vec(), false);
 }
 inline Tensor adaptive_max_pool1d(const Tensor& x, int64_t output_size) {
@@ -145,7 +149,8 @@ inline Tensor adaptive_max_pool1d(const Tensor& x, int64_t output_size) {
 inline Tensor adaptive_max_pool2d(const Tensor& x, const ExpandingArray<2>& output_size) {
   return detail::adaptive_pool("adaptive_max_pool2d", x, output_size.vec(), true);
 }
-inline Tensor adaptive_max_pool3d(const Tensor& x, const ExpandingArray<3>& output_size) {
+inline Tensor adaptive_max_pool3d(Tensor x, const ExpandingArray<3>& output_size) {
+  nnp::detail::autocast_args("adaptive_max_pool3d", {&x});
   return detail::adaptive_pool("adaptive_max_pool3d", x, output_size.vec(), true);
 }
 

@@ -5,6 +5,7 @@
 // Bounds: the indices are read on the host once (as PyTorch checks them).
 #pragma once
 
+#include <nnp/autocast.hpp>
 #include <nnp/detail/format.hpp>
 #include <nnp/options.hpp>
 #include <nnp/tensor.hpp>
@@ -110,10 +111,12 @@ Tensor max_unpool(const std::string& who, const Tensor& input, const Tensor& ind
 inline Tensor max_unpool1d(const Tensor& x, const Tensor& indices, const MaxUnpool1dFuncOptions& o) {
   return detail::max_unpool<1>("max_unpool1d", x, indices, o);
 }
-inline Tensor max_unpool2d(const Tensor& x, const Tensor& indices, const MaxUnpool2dFuncOptions& o) {
+inline Tensor max_unpool2d(Tensor x, const Tensor& indices, const MaxUnpool2dFuncOptions& o) {
+  nnp::detail::autocast_args("max_unpool2d", {&x});
   return detail::max_unpool<2>("max_unpool2d", x, indices, o);
 }
-inline Tensor max_unpool3d(const Tensor& x, const Tensor& indices, const MaxUnpool3dFuncOptions& o) {
+inline Tensor max_unpool3d(Tensor x, const Tensor& indices, const MaxUnpool3dFuncOptions& o) {
+  nnp::detail::autocast_args("max_unpool3d", {&x});
   return detail::max_unpool<3>("max_unpool3d", x, indices, o);
 }
 
