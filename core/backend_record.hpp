@@ -73,6 +73,9 @@ class BackendRecord {
   decltype(nnp_kernels::relu_backward) relu_backward() const {
     return since(kernels_.relu_backward, NNP_KERNELS_SIZE_1_26);
   }
+  decltype(nnp_kernels::unscale_check) unscale_check() const {
+    return since(kernels_.unscale_check, NNP_KERNELS_SIZE_1_27);
+  }
   decltype(nnp_kernels::gemm_epilogue) gemm_epilogue() const {
     return since(kernels_.gemm_epilogue, NNP_KERNELS_SIZE_1_18);
   }

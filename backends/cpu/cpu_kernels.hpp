@@ -68,6 +68,7 @@ nnp_status add_layer_norm(const nnp_kernel_ctx*, const nnp_view* a, const nnp_vi
                           const nnp_view* bias, double eps, const nnp_view* out);
 nnp_status relu_backward(const nnp_kernel_ctx*, const nnp_view* result, const nnp_view* grad, const nnp_view* grad_in,
                          const nnp_view* column_sums);
+nnp_status unscale_check(const nnp_kernel_ctx*, const nnp_view* grad, double inv_scale, const nnp_view* found);
 nnp_status index_select(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index,
                         const nnp_view* out);
 nnp_status gather(const nnp_kernel_ctx*, const nnp_view* x, int32_t dim, const nnp_view* index, const nnp_view* out);

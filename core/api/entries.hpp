@@ -260,11 +260,12 @@ nnp_status step_call(nnp_step* step, const nnp_tensor* const* inputs, int32_t n_
                      int32_t capacity, int32_t* n_outputs);
 nnp_status step_explain(const nnp_step* step, char* buf, size_t size, size_t* needed);
 void step_release(nnp_step* step);
-// autocast.cpp: mixed precision (1.27)
+// amp.cpp: mixed precision (1.27)
 nnp_status autocast_enter(const char* device_type, int32_t dtype, int32_t enabled, int32_t cache_enabled);
 nnp_status autocast_exit(const char* device_type);
 nnp_status autocast_state(const char* device_type, int32_t* enabled, nnp_dtype* dtype, int32_t* cache_enabled);
 nnp_status autocast_args(const char* op, const nnp_tensor* const* inputs, int32_t count, nnp_tensor** outputs);
+nnp_status amp_unscale_grads(nnp_optimizer* opt, double inv_scale, nnp_tensor* found_inf, int32_t allow_f16);
 nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);

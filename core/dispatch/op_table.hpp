@@ -102,7 +102,8 @@ enum class TraceForm : int32_t {
   X(CONV2D_PACKED, "conv2d_packed", nullptr, NODES)                                        \
   X(GEMM_PACKED, "gemm_packed", nullptr, NODES)                                            \
   X(QUANTIZED_CONV2D_PACKED, "quantized_conv2d_packed", nullptr, NODES)                    \
-  X(ADD_LAYER_NORM, "add_layer_norm", nullptr, NODES)
+  X(ADD_LAYER_NORM, "add_layer_norm", nullptr, NODES)                                      \
+  X(AMP_UNSCALE, "_amp_foreach_non_finite_check_and_unscale_", nullptr, REFUSED)
 
 enum class OpId : int32_t {
 #define NNP_OP_ID(id, name, backward, form) id,

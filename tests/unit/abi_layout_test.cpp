@@ -393,13 +393,16 @@ static_assert(NNP_API_SIZE_1_25 == 2056, "nnp_api 1.25 is 2056 bytes");
 static_assert(NNP_STEP_MAX_OUTPUTS == 16, "a captured step gives at most 16 results");
 // ---- ABI 1.26 ----
 PIN(nnp_kernels, relu_backward, 240);
-static_assert(sizeof(nnp_kernels) == 248 && NNP_KERNELS_SIZE_1_26 == 248, "nnp_kernels 1.26 is 248 bytes");
+static_assert(NNP_KERNELS_SIZE_1_26 == 248, "nnp_kernels 1.26 is 248 bytes");
 // ---- ABI 1.27 ----
 PIN(nnp_api, autocast_enter, 2056);
 PIN(nnp_api, autocast_exit, 2064);
 PIN(nnp_api, autocast_state, 2072);
 PIN(nnp_api, autocast_args, 2080);
-static_assert(sizeof(nnp_api) == 2088 && NNP_API_SIZE_1_27 == 2088, "nnp_api 1.27 is 2088 bytes");
+PIN(nnp_api, amp_unscale_grads, 2088);
+static_assert(sizeof(nnp_api) == 2096 && NNP_API_SIZE_1_27 == 2096, "nnp_api 1.27 is 2096 bytes");
+PIN(nnp_kernels, unscale_check, 248);
+static_assert(sizeof(nnp_kernels) == 256 && NNP_KERNELS_SIZE_1_27 == 256, "nnp_kernels 1.27 is 256 bytes");
 PIN(nnp_backend, autocast_dtype, 192);
 static_assert(sizeof(nnp_backend) == 200 && NNP_BACKEND_SIZE_1_27 == 196, "nnp_backend 1.27");
 static_assert(NNP_AUTOCAST_PREFERRED == -1, "autocast_enter's preferred dtype");

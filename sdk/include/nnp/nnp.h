@@ -1209,6 +1209,15 @@ struct nnp_api {
    * is NNP_NOT_FOUND. outputs[i] is a new reference (to inputs[i] itself
    * where nothing is cast), NULL where inputs[i] is NULL. */
   nnp_status (*autocast_args)(const char* op, const nnp_tensor* const* inputs, int32_t count, nnp_tensor** outputs);
+  /* A gradient scaler's unscale of an optimizer's gradients (PyTorch's
+   * GradScaler._unscale_grads_ and _amp_foreach_non_finite_check_and_unscale_):
+   * the gradient of each parameter that has one multiplied in place by
+   * inv_scale (rounded to its dtype), and found_inf (an f32 tensor of one
+   * element on their device) set to 1 when any element of any was inf or
+   * NaN before; left as it was otherwise. One pass a gradient where the
+   * backend has unscale_check. f16 gradients are refused
+   * (NNP_DTYPE_MISMATCH) unless allow_f16. */
+  nnp_status (*amp_unscale_grads)(nnp_optimizer* opt, double inv_scale, nnp_tensor* found_inf, int32_t allow_f16);
 };
 
 /* (since 1.27) autocast_enter's dtype: the backend's preferred one. */
@@ -1237,7 +1246,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
 #define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
 #define NNP_API_SIZE_1_25 NNP_SIZE_THROUGH(nnp_api, step_release)
-#define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, autocast_args)
+#define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, amp_unscale_grads)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -21,6 +21,7 @@
 #include <nnp/data.hpp>
 #include <nnp/function.hpp>
 #include <nnp/functional.hpp>
+#include <nnp/grad_scaler.hpp>
 #include <nnp/layer_type.hpp>
 #include <nnp/modules.hpp>
 #include <nnp/nn.hpp>

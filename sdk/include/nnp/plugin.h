@@ -374,6 +374,17 @@ typedef struct nnp_kernels {
    * a contiguous NNP_F32 [N] overlapping none of the others. */
   nnp_status (*relu_backward)(const nnp_kernel_ctx* ctx, const nnp_view* result, const nnp_view* grad,
                               const nnp_view* grad_in, const nnp_view* column_sums);
+  /* ---- since 1.27 ---- */
+  /* A gradient scaler's unscale in one pass (optional; NULL = the core's
+   * sub, ne, reduce and mul): grad[i] *= inv_scale in place, and found[0]
+   * set to 1 when any grad[i] was inf or NaN before scaling (left as it was
+   * otherwise). PyTorch's _amp_foreach_non_finite_check_and_unscale_, one
+   * gradient a call. grad: a contiguous NNP_F32 or NNP_F64 view, numel >=
+   * 1 (the product in the view's dtype, inv_scale rounded to it first);
+   * found: a contiguous NNP_F32 [1] not overlapping grad. Other dtypes: return
+   * NNP_DTYPE_MISMATCH and the core composes. */
+  nnp_status (*unscale_check)(const nnp_kernel_ctx* ctx, const nnp_view* grad, double inv_scale,
+                              const nnp_view* found);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -387,6 +398,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_22 NNP_SIZE_THROUGH(nnp_kernels, quantized_conv2d_packed)
 #define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
 #define NNP_KERNELS_SIZE_1_26 NNP_SIZE_THROUGH(nnp_kernels, relu_backward)
+#define NNP_KERNELS_SIZE_1_27 NNP_SIZE_THROUGH(nnp_kernels, unscale_check)
 
 /* ---- graphs a backend compiles (since 1.24) ------------------------------ */
 
@@ -542,7 +554,7 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
   X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm) \
-  X(relu_backward)
+  X(relu_backward) X(unscale_check)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

@@ -1,9 +1,12 @@
-// Adapters: autocast scopes and the casts composed ops ask for (ABI 1.27).
-#include "../autocast/autocast.hpp"
-
+// Adapters: mixed precision (ABI 1.27): autocast scopes, the casts composed
+// ops ask for, and a gradient scaler's unscale.
 #include <vector>
 
+#include "../autocast/autocast.hpp"
+#include "../autograd/tensor_autograd.hpp"
 #include "../dtype.hpp"
+#include "../optim/grad_unscale.hpp"
+#include "../optim/optimizer.hpp"
 #include "arguments.hpp"
 #include "entries.hpp"
 
@@ -55,6 +58,27 @@ nnp_status autocast_args(const char* op, const nnp_tensor* const* inputs, int32_
     }
     for (int32_t i = 0; i < count; ++i)
       if (inputs[i]) outputs[i] = casts[i] ? casts[i].take() : TensorRef::share(inputs[i]).take();
+  });
+}
+
+nnp_status amp_unscale_grads(nnp_optimizer* opt, double inv_scale, nnp_tensor* found_inf, int32_t allow_f16) {
+  const char* entry = "amp_unscale_grads";
+  return guard([&] {
+    const nnp_optimizer& o = in_arg(opt, entry, "opt");
+    Tensor& found = *const_cast<Tensor*>(&tensor_arg(found_inf, entry, "found_inf"));
+    std::vector<TensorRef> grads;  // held: the list below points at them
+    for (const nnp_optimizer::Group& group : o.groups)
+      for (const TensorRef& p : group.params)
+        if (TensorRef g = autograd::grad(*p)) {
+          if (g->dtype == NNP_F16 && !allow_f16)
+            fail(NNP_DTYPE_MISMATCH,
+                 "Attempting to unscale FP16 gradients: keep the parameters in f32 under autocast (their "
+                 "gradients then are f32)");
+          grads.push_back(std::move(g));
+        }
+    std::vector<const Tensor*> list;
+    for (const TensorRef& g : grads) list.push_back(g.get());
+    optim::unscale_grads(list, inv_scale, found);
   });
 }
 
