@@ -235,6 +235,7 @@ nnp_api make_table() {
   t.autocast_state = api::autocast_state;
   t.autocast_args = api::autocast_args;
   t.amp_unscale_grads = api::amp_unscale_grads;
+  t.checkpoint = api::checkpoint;
   t.register_optimizer = api::register_optimizer;
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;

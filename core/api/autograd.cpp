@@ -1,6 +1,8 @@
-// Adapters: gradients, grad mode, tensor hooks and custom autograd functions.
+// Adapters: gradients, grad mode, tensor hooks, custom autograd functions and
+// activation checkpointing.
 #include <vector>
 
+#include "../autograd/checkpoint.hpp"
 #include "../autograd/custom_function.hpp"
 #include "../autograd/engine.hpp"
 #include "../autograd/grad_mode.hpp"
@@ -8,6 +10,7 @@
 #include "../autograd/record.hpp"
 #include "../autograd/tensor_autograd.hpp"
 #include "arguments.hpp"
+#include "caller_function.hpp"
 #include "entries.hpp"
 
 namespace nnp::core::api {
@@ -93,6 +96,30 @@ nnp_status function_save(nnp_function_ctx* ctx, const nnp_tensor* const* tensors
 int32_t function_saved_count(const nnp_function_ctx* ctx) { return autograd::saved_count(ctx); }
 nnp_status function_saved(const nnp_function_ctx* ctx, int32_t i, nnp_tensor** out) {
   return handle_out(out, "function_saved", [&] { return autograd::saved(ctx, i); });
+}
+
+nnp_status checkpoint(CallerFn fn, void* user, void (*release_user)(void*), const nnp_tensor* const* inputs,
+                      int32_t n_inputs, int32_t preserve_rng_state, nnp_tensor** outputs, int32_t capacity,
+                      int32_t* n_outputs) {
+  const char* op = "checkpoint";
+  std::shared_ptr<void> owned = owned_user_data(user, release_user);  // released whatever happens, once
+  return guard([&] {
+    int32_t& count = out_arg(n_outputs, op, "n_outputs");
+    count = 0;
+    in_arg(fn, op, "fn");
+    if (n_inputs < 0 || n_inputs > 4096) fail(NNP_INVALID_ARGUMENT, op, ": n_inputs is ", n_inputs, " (0 to 4096)");
+    if (n_inputs > 0) in_arg(inputs, op, "inputs");
+    if (capacity > 0) in_arg(outputs, op, "outputs");
+    std::vector<TensorRef> in;
+    for (int32_t i = 0; i < n_inputs; ++i) in.push_back(TensorRef::share(&tensor_arg(inputs[i], op, "inputs")));
+    std::vector<TensorRef> results =
+        autograd::checkpoint(caller_function(fn, std::move(owned), "checkpoint"), in, preserve_rng_state != 0);
+    if (results.size() > static_cast<size_t>(capacity < 0 ? 0 : capacity))
+      fail(NNP_INVALID_ARGUMENT, op, ": the function gave ", results.size(), " results; outputs has room for ",
+           capacity);
+    for (size_t i = 0; i < results.size(); ++i) outputs[i] = results[i].take();
+    count = static_cast<int32_t>(results.size());
+  });
 }
 
 }  // namespace nnp::core::api

@@ -266,6 +266,10 @@ nnp_status autocast_exit(const char* device_type);
 nnp_status autocast_state(const char* device_type, int32_t* enabled, nnp_dtype* dtype, int32_t* cache_enabled);
 nnp_status autocast_args(const char* op, const nnp_tensor* const* inputs, int32_t count, nnp_tensor** outputs);
 nnp_status amp_unscale_grads(nnp_optimizer* opt, double inv_scale, nnp_tensor* found_inf, int32_t allow_f16);
+// autograd.cpp: activation checkpointing (1.27)
+nnp_status checkpoint(nnp_status (*fn)(void*, nnp_tensor* const*, int32_t, nnp_tensor**, int32_t*), void* user,
+                      void (*release_user)(void*), const nnp_tensor* const* inputs, int32_t n_inputs,
+                      int32_t preserve_rng_state, nnp_tensor** outputs, int32_t capacity, int32_t* n_outputs);
 nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);

@@ -2,46 +2,17 @@
 #include "../capture/captured_step.hpp"
 #include "../error.hpp"
 #include "arguments.hpp"
+#include "caller_function.hpp"
 #include "entries.hpp"
 
 namespace nnp::core::api {
-namespace {
 
-using StepFn = nnp_status (*)(void* user, nnp_tensor* const* inputs, int32_t n_inputs, nnp_tensor** outputs,
-                              int32_t* n_outputs);
-
-// The caller's function as the core calls a step: its failures become the
-// core's errors, its results references the core owns.
-capture::StepFunction step_function(StepFn fn, std::shared_ptr<void> user) {
-  return [fn, user](const std::vector<TensorRef>& inputs) {
-    std::vector<nnp_tensor*> in;
-    in.reserve(inputs.size());
-    for (const TensorRef& t : inputs) in.push_back(t.get());
-    nnp_tensor* out[NNP_STEP_MAX_OUTPUTS] = {};
-    int32_t n_out = 0;
-    const nnp_status status = fn(user.get(), in.data(), static_cast<int32_t>(in.size()), out, &n_out);
-    std::vector<TensorRef> results;
-    for (int32_t i = 0; i < NNP_STEP_MAX_OUTPUTS; ++i)
-      if (out[i]) results.push_back(TensorRef::adopt(out[i]));  // owned whatever happened next
-    check_plugin_status(status, "captured step", "the step function");
-    if (n_out < 0 || n_out > NNP_STEP_MAX_OUTPUTS || static_cast<size_t>(n_out) != results.size())
-      fail(NNP_INVALID_ARGUMENT, "captured step: the step function reported ", n_out, " results but wrote ",
-           results.size(), " (at most ", NNP_STEP_MAX_OUTPUTS, ", each non-NULL)");
-    return results;
-  };
-}
-
-}  // namespace
-
-nnp_status step_compile(StepFn fn, void* user, void (*release_user)(void*), nnp_step** out) {
-  // The caller's data is released whatever happens, once.
-  std::shared_ptr<void> owned(user, [release_user](void* u) {
-    if (release_user) release_user(u);
-  });
+nnp_status step_compile(CallerFn fn, void* user, void (*release_user)(void*), nnp_step** out) {
+  std::shared_ptr<void> owned = owned_user_data(user, release_user);  // released whatever happens, once
   return guard([&] {
     nnp_step*& result = out_arg(out, "step_compile");
     in_arg(fn, "step_compile", "fn");
-    result = new nnp_step(step_function(fn, std::move(owned)));
+    result = new nnp_step(caller_function(fn, std::move(owned), "captured step"));
   });
 }
 

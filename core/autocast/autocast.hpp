@@ -12,7 +12,10 @@
 
 #include <nnp/nnp.h>
 
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../dispatch/op_table.hpp"
 #include "../tensor.hpp"
@@ -62,6 +65,22 @@ std::string_view device_type_of(const Tensor& t);
 // is left empty where in[i] stays as it is. Returns whether anything was cast.
 // op names the op in a BANNED policy's refusal.
 bool cast_inputs(Policy policy, const char* op, const Tensor* const* in, int32_t count, TensorRef* out);
+
+// The state of every device type a scope on this thread has set: what an
+// activation checkpoint's recomputation runs under, as its forward did.
+using Snapshot = std::vector<std::pair<std::string, DeviceState>>;
+Snapshot snapshot();
+// Opens a scope for each entry of a snapshot; closes them when it goes.
+class Restore {
+ public:
+  explicit Restore(const Snapshot& states);
+  ~Restore();
+  Restore(const Restore&) = delete;
+  Restore& operator=(const Restore&) = delete;
+
+ private:
+  const Snapshot& states_;
+};
 
 // Suspends autocast on this thread while an autocast op computes.
 class Suspend {

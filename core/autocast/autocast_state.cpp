@@ -165,6 +165,19 @@ bool cast_inputs(Policy policy, const char* op, const Tensor* const* in, int32_t
   return any;
 }
 
+Snapshot snapshot() {
+  Snapshot out;
+  for (const ThreadScopes::Entry& e : scopes().devices) out.emplace_back(e.device_type, e.state);
+  return out;
+}
+
+Restore::Restore(const Snapshot& states) : states_(states) {
+  for (const auto& [type, st] : states_) enter(type, st.dtype, st.enabled, st.cache_enabled);
+}
+Restore::~Restore() {
+  for (auto it = states_.rbegin(); it != states_.rend(); ++it) exit(it->first);
+}
+
 Suspend::Suspend() { ++suspended; }
 Suspend::~Suspend() { --suspended; }
 

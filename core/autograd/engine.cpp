@@ -1,5 +1,6 @@
 #include "engine.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <queue>
@@ -150,7 +151,15 @@ void queue_callback(FinalCallback callback) {
   queued_callbacks->push_back(std::move(callback));
 }
 
-void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph) {
+namespace {
+
+// backward, and backward_until where stops is not null: stop nodes are
+// neither run nor looked past, and what reaches them is left in captured.
+void run_backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph,
+                  const std::vector<Node*>* stops, std::vector<Grads>* captured) {
+  auto is_stop = [stops](Node* node) {
+    return stops != nullptr && std::find(stops->begin(), stops->end(), node) != stops->end();
+  };
   NoGradGuard no_grad;  // backward formulas do not record (no create_graph)
   CallbackQueueScope callbacks;
   PendingTable pending;
@@ -189,7 +198,7 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
   for (const auto& node : root_nodes)
     if (Pending& p = pending[node.get()]; !p.seen) {
       p.seen = true;
-      stack.push_back(node.get());
+      if (!is_stop(node.get())) stack.push_back(node.get());
     }
   while (!stack.empty()) {
     Node* node = stack.back();
@@ -200,7 +209,7 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
       next.dependencies++;
       if (!next.seen) {
         next.seen = true;
-        stack.push_back(edge.node.get());
+        if (!is_stop(edge.node.get())) stack.push_back(edge.node.get());
       }
     }
   }
@@ -211,7 +220,7 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, decltype(later)> ready(later);
   for (const auto& node : root_nodes)
-    if (Pending& p = pending[node.get()]; p.dependencies == 0 && p.seen) {
+    if (Pending& p = pending[node.get()]; p.dependencies == 0 && p.seen && !is_stop(node.get())) {
       p.seen = false;  // queue once
       ready.push(node);
     }
@@ -245,10 +254,31 @@ void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_r
       Pending& next = pending[edge.node.get()];
       if (next.grads.empty()) next.grads.resize(edge.node->outputs.empty() ? 1 : edge.node->outputs.size());
       if (i < input_grads.size() && input_grads[i]) accumulate(next.grads[edge.input_nr], input_grads[i]);
-      if (--next.dependencies == 0) ready.push(edge.node);
+      if (--next.dependencies == 0 && !is_stop(edge.node.get())) ready.push(edge.node);
+    }
+  }
+  if (captured) {
+    captured->clear();
+    for (Node* stop : *stops) {
+      Grads grads = std::move(pending[stop].grads);
+      grads.resize(stop->outputs.empty() ? 1 : stop->outputs.size());
+      captured->push_back(std::move(grads));
     }
   }
   callbacks.run_all();
+}
+
+}  // namespace
+
+void backward(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots, bool retain_graph) {
+  run_backward(roots, std::move(grad_roots), retain_graph, nullptr, nullptr);
+}
+
+std::vector<Grads> backward_until(const std::vector<TensorRef>& roots, std::vector<TensorRef> grad_roots,
+                                  const std::vector<Node*>& stops) {
+  std::vector<Grads> captured;
+  run_backward(roots, std::move(grad_roots), false, &stops, &captured);
+  return captured;
 }
 
 }  // namespace nnp::core::autograd

@@ -18,4 +18,17 @@ class NoGradGuard {
   bool previous_;
 };
 
+// Sets grad mode for a scope (an activation checkpoint's recomputation
+// records inside a backward pass, which runs with it off).
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled) : previous_(grad_enabled()) { set_grad_enabled(enabled); }
+  ~GradModeGuard() { set_grad_enabled(previous_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace nnp::core::autograd

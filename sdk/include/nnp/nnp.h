@@ -1218,6 +1218,24 @@ struct nnp_api {
    * backend has unscale_check. f16 gradients are refused
    * (NNP_DTYPE_MISMATCH) unless allow_f16. */
   nnp_status (*amp_unscale_grads)(nnp_optimizer* opt, double inv_scale, nnp_tensor* found_inf, int32_t allow_f16);
+  /* ---- since 1.27: activation checkpointing ---- */
+  /* PyTorch's torch.utils.checkpoint (its non-reentrant form): calls
+   * fn(user, inputs) and writes its results (new references) to outputs
+   * (capacity entries, at most NNP_STEP_MAX_OUTPUTS) and their count to
+   * *n_outputs; the activations fn made are freed once it returns. When
+   * backward reaches the results, fn runs again on the same inputs with the
+   * random generators (unless preserve_rng_state is 0) and autocast state of
+   * the first call, and the gradients go on from there: to the inputs that
+   * require grad and to every parameter fn used, as without checkpointing.
+   * fn must compute the same thing both times. Without grad mode, fn runs
+   * once as it is. release_user (may be NULL) is called with user when
+   * nothing can call fn again. An input written in place before backward is
+   * refused there, naming it. */
+  nnp_status (*checkpoint)(nnp_status (*fn)(void* user, nnp_tensor* const* inputs, int32_t n_inputs,
+                                            nnp_tensor** outputs, int32_t* n_outputs),
+                           void* user, void (*release_user)(void* user), const nnp_tensor* const* inputs,
+                           int32_t n_inputs, int32_t preserve_rng_state, nnp_tensor** outputs, int32_t capacity,
+                           int32_t* n_outputs);
 };
 
 /* (since 1.27) autocast_enter's dtype: the backend's preferred one. */
@@ -1246,7 +1264,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_19 NNP_SIZE_THROUGH(nnp_api, module_compile_explain)
 #define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
 #define NNP_API_SIZE_1_25 NNP_SIZE_THROUGH(nnp_api, step_release)
-#define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, amp_unscale_grads)
+#define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, checkpoint)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

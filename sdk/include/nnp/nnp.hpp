@@ -17,6 +17,7 @@
 
 #include <nnp/autocast.hpp>
 #include <nnp/captured_step.hpp>
+#include <nnp/checkpoint.hpp>
 #include <nnp/compile.hpp>
 #include <nnp/data.hpp>
 #include <nnp/function.hpp>
