@@ -62,7 +62,7 @@ void unscale_grads(const std::vector<const Tensor*>& grads, double inv_scale, Te
       fail(NNP_INVALID_ARGUMENT, "unscale: found_inf shares memory with a gradient; give it its own tensor");
   }
   dispatch::dispatch(UnscaleGradsOp{grads.data(), static_cast<int32_t>(grads.size()), inv_scale, &found_inf},
-                     dispatch::Face::INTERNAL);
+                     dispatch::Face::PUBLIC);  // an export refuses it, naming it
 }
 
 }  // namespace nnp::core::optim

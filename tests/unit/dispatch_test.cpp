@@ -56,6 +56,18 @@ Tensor sgd_sample(const Tensor& x) {
   return x + p.detach();
 }
 
+// A gradient scaler's unscale (1.27) of a parameter made here, the flag it
+// sets added to x.
+Tensor unscale_sample(const Tensor& x) {
+  Tensor p = zeros({x.size(1)});
+  p.requires_grad_();
+  p.set_grad(ones({x.size(1)}));
+  optim::SGD opt({p}, optim::SGDOptions(0.5));
+  Tensor found = zeros({1});
+  check(api().amp_unscale_grads(opt.get(), 0.5, found.get(), 0));
+  return x + found;
+}
+
 // Each sample takes x, f32 [N, 3] (an export runs it at two batch sizes),
 // and returns a tensor computed from it.
 std::vector<Sample> samples() {
@@ -126,6 +138,7 @@ std::vector<Sample> samples() {
     return fake_quantize_per_channel_affine(x, full({3}, 0.1), zeros({3}, Dtype::i32), 1, -128, 127);
   });
   s.push_back(sgd_sample);
+  s.push_back(unscale_sample);
   s.push_back([](const Tensor& x) {  // graph mode's fused product (1.18): a GraphModule's plan, no gradient wanted
     static nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
         "tensors": [{"key": "w", "value": "w", "shape": [3, 4], "dtype": "f32",
