@@ -90,7 +90,8 @@ Policy policy_of(dispatch::OpId op, std::string_view device_type) {
   // outside autocast, and inside it mixes what the lists produce.
   switch (op) {
     case OpId::MATMUL: return of_listed(listed("matmul"), device_type);
-    case OpId::CONV2D: return of_listed(listed("conv2d"), device_type);
+    // CONV2D is the fused kernel's op: its callers (conv2d_windows) cast
+    // before they choose it, since it takes f32 only.
     case OpId::CAT: return of_listed(listed("cat"), device_type);
     case OpId::SCATTER_ADD: return of_listed(listed("scatter_add"), device_type);
     case OpId::SOFTMAX: return of_listed(listed("softmax"), device_type);

@@ -20,6 +20,7 @@
 #include <nnp/data_parallel.hpp>
 #include <nnp/distributed.hpp>
 #include <nnp/nnp.hpp>
+#include <optional>
 
 #include "checkpoint.hpp"
 #include "commands.hpp"
@@ -33,6 +34,16 @@
 
 namespace nnplug {
 namespace {
+
+// The model's forward with its activations recomputed in backward: each
+// top-level module of a container in a checkpoint of its own (the last one
+// runs plainly: backward needs its activations at once), or the whole model
+// as one.
+nnp::Tensor forward_checkpointed(nnp::nn::ModuleHandle& net, const nnp::Tensor& x) {
+  const int32_t children = static_cast<int32_t>(net.named_children().size());
+  if (children >= 2 && net.type_name() == "nn.Sequential") return nnp::utils::checkpoint_sequential(net, children, x);
+  return nnp::utils::checkpoint([net](const nnp::Tensor& input) mutable { return net(input); }, x);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -100,7 +111,8 @@ int run_train(const Args& args) {
   double timeout_s = 300;
   Unsigned seed_option;
   std::string profile_path;
-  bool header = false, force = false;
+  bool header = false, force = false, checkpoint_activations = false;
+  std::string amp;
   options.add_options()("model,m", po::value(&model_path), "model spec (JSON); default: a small CNN for the digits")(
       "data", po::value(&data_path),
       "CSV of features then an integer label, comma-separated (.gz allowed); default: the digits")(
@@ -121,6 +133,10 @@ int run_train(const Args& args) {
       "force", po::bool_switch(&force), "replace the run already in --out")(
       "profile", po::value(&profile_path),
       "profile 5 steps after 5 warm-up steps: write a Chrome trace here and print the summary")(
+      "amp", po::value(&amp), "mixed precision: bf16 or f16 (autocast on the device; f16 with a gradient scaler)")(
+      "checkpoint-activations", po::bool_switch(&checkpoint_activations),
+      "keep no activations between forward and backward: each top-level module is recomputed in backward "
+      "(less memory, more time)")(
       "nproc", po::value(&nproc)->default_value(1),
       "train data-parallel on this many ranks (processes; --batch-size is divided among them); rank 0 writes "
       "the files")("timeout", po::value(&timeout_s)->default_value(300),
@@ -199,6 +215,11 @@ int run_train(const Args& args) {
   model.to(device);
   nnp::optim::Optimizer opt(optimizer, model.parameters(), std::move(nnp::nn::Attrs().set("lr", lr)));
   nnp::nn::ModuleHandle criterion = nnp::nn::create_layer("nn.CrossEntropyLoss");
+  if (!amp.empty() && amp != "bf16" && amp != "f16")
+    throw nnp::Error(NNP_INVALID_ARGUMENT, "--amp " + amp + ": give bf16 or f16");
+  const std::string amp_device = device.backend() == "rocm" ? "cuda" : device.backend();
+  // f16's small range needs the loss scaled (PyTorch's recipe); bf16 has f32's.
+  nnp::amp::GradScaler scaler(65536.0, 2.0, 0.5, 2000, amp == "f16");
 
   // Inputs are scaled into [-1, 1] by the training rows' largest magnitude.
   float scale = 1;
@@ -243,8 +264,10 @@ int run_train(const Args& args) {
                     metrics = (folder / "metrics.csv").string();
   if (lead)
     std::cout << "training on " << device.name() << (distributed ? " x " + std::to_string(world) + " ranks" : "")
-              << ": " << split.train.size() << " rows, testing on " << split.test.size() << " (" << data_path
-              << "); writing to " << folder.string() << "\n";
+              << (amp.empty() ? "" : " in mixed precision (" + amp + ")")
+              << (checkpoint_activations ? " with activation checkpointing" : "") << ": " << split.train.size()
+              << " rows, testing on " << split.test.size() << " (" << data_path << "); writing to " << folder.string()
+              << "\n";
   // From here the replicas are equal (rank 0's weights) and step alike.
   std::shared_ptr<nnp::nn::parallel::DistributedDataParallel> ddp;
   nnp::nn::ModuleHandle net = model;
@@ -300,8 +323,13 @@ int run_train(const Args& args) {
     for (nnp::data::Example& batch : loader) {
       const nnp::Tensor &x = batch.data, &y = batch.target;
       profiling.begin_step();
-      nnp::Tensor logits = net(x);
-      nnp::Tensor loss = criterion.call({logits, y});
+      nnp::Tensor logits, loss;
+      {
+        std::optional<nnp::autocast> mixed;
+        if (!amp.empty()) mixed.emplace(amp_device, amp == "f16" ? nnp::Dtype::f16 : nnp::Dtype::bf16);
+        logits = checkpoint_activations ? forward_checkpointed(net, x) : net(x);
+        loss = criterion.call({logits, y});
+      }
       const double loss_value = loss.item<float>();
       ++step;
       if (!std::isfinite(loss_value)) {
@@ -312,8 +340,9 @@ int run_train(const Args& args) {
                              ": training stopped; " + kept(epoch) + " (try a smaller --lr)");
       }
       opt.zero_grad();
-      loss.backward();
-      opt.step();
+      scaler.scale(loss).backward();
+      scaler.step(opt);  // a plain step unless f16 (then skipped where a gradient overflowed)
+      scaler.update();
       profiling.end_step();
       const int64_t n = x.size(0);
       loss_sum += loss_value * static_cast<double>(n);

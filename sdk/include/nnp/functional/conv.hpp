@@ -49,8 +49,10 @@ inline Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& 
 
 // x [N, C, H, W] with weight [O, C / groups, kh, kw]: the backend's fused
 // kernel, or one GEMM per group over the im2col columns of the whole batch.
-inline Tensor conv2d_windows(const std::string& who, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                             const Window& w, int64_t groups, WindowIndexCache& cache) {
+inline Tensor conv2d_windows(const std::string& who, Tensor x, Tensor weight, Tensor bias, const Window& w,
+                             int64_t groups, WindowIndexCache& cache) {
+  // Cast before the path is chosen: the fused kernel takes f32 only.
+  nnp::detail::autocast_args("conv2d", {&x, &weight, &bias});
   if (Tensor fused = conv2d_fused(x, weight, bias, w, groups); fused.defined()) return fused;
   const Geometry g = geometry(who, x, w);
   const int64_t n = x.size(0), out_channels = weight.size(0);
@@ -81,9 +83,7 @@ inline void check_conv(const std::string& who, const Tensor& x, const Tensor& we
 
 }  // namespace detail
 
-inline Tensor conv2d(Tensor x, Tensor weight, const Conv2dFuncOptions& options = {}) {
-  Tensor bias = options.bias();
-  nnp::detail::autocast_args("conv2d", {&x, &weight, &bias});
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& options = {}) {
   detail::check_conv("conv2d", x, weight, options.groups(), 2);
   const detail::Window w{{weight.size(2), weight.size(3)},
                          {options.stride()[0], options.stride()[1]},
@@ -91,19 +91,18 @@ inline Tensor conv2d(Tensor x, Tensor weight, const Conv2dFuncOptions& options =
                          {options.dilation()[0], options.dilation()[1]}};
   detail::check_window("conv2d", w);
   detail::WindowIndexCache cache;
-  return detail::conv2d_windows("conv2d", x, weight, bias, w, options.groups(), cache);
+  return detail::conv2d_windows("conv2d", x, weight, options.bias(), w, options.groups(), cache);
 }
 
 // Runs as conv2d over a height of 1.
-inline Tensor conv1d(Tensor x, Tensor weight, const Conv1dFuncOptions& options = {}) {
-  Tensor bias = options.bias();
-  nnp::detail::autocast_args("conv1d", {&x, &weight, &bias});
+inline Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& options = {}) {
   detail::check_conv("conv1d", x, weight, options.groups(), 1);
   const detail::Window w{
       {1, weight.size(2)}, {1, options.stride()[0]}, {0, options.padding()[0]}, {1, options.dilation()[0]}};
   detail::check_window("conv1d", w);
   detail::WindowIndexCache cache;
-  return detail::conv2d_windows("conv1d", x.unsqueeze(2), weight.unsqueeze(2), bias, w, options.groups(), cache)
+  return detail::conv2d_windows("conv1d", x.unsqueeze(2), weight.unsqueeze(2), options.bias(), w, options.groups(),
+                                cache)
       .squeeze(2);
 }
 

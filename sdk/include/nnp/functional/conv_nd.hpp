@@ -11,6 +11,7 @@
 #include <functional>
 #include <nnp/functional/conv.hpp>
 #include <nnp/functional/padding.hpp>
+#include <optional>
 
 namespace nnp::nn::functional {
 
@@ -193,9 +194,10 @@ inline Tensor add_channel_bias(const Tensor& y, const Tensor& bias) {
 
 // x [N, C, *in] padded by before/after (zeros) and convolved with weight
 // [O, C / groups, *kernel]: one GEMM per group over the whole batch.
-inline Tensor conv_nd(const std::string& who, const Tensor& x, const Tensor& weight, const Tensor& bias, const Grid& g,
+inline Tensor conv_nd(const std::string& who, Tensor x, Tensor weight, Tensor bias, const Grid& g,
                       const std::vector<int64_t>& before, const std::vector<int64_t>& after, int64_t groups,
                       WindowIndexCache& cache) {
+  nnp::detail::autocast_args(g.dims() == 3 ? "conv3d" : g.dims() == 2 ? "conv2d" : "conv1d", {&x, &weight, &bias});
   check_grid(who, g);
   bool padded = false;
   for (size_t i = 0; i < g.dims(); ++i) padded = padded || before[i] != 0 || after[i] != 0;
@@ -214,13 +216,19 @@ inline Tensor conv_nd(const std::string& who, const Tensor& x, const Tensor& wei
 // The transposed convolution of x [N, C, *in] with weight [C, O / groups,
 // *kernel]: output size (in - 1) * stride - 2 * padding + dilation *
 // (kernel - 1) + output_padding + 1.
-inline Tensor conv_transpose_nd(const std::string& who, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                const Grid& g, const std::vector<int64_t>& padding,
-                                const std::vector<int64_t>& output_padding, int64_t groups, WindowIndexCache& cache) {
+inline Tensor conv_transpose_nd(const std::string& who, Tensor x, Tensor weight, Tensor bias, const Grid& g,
+                                const std::vector<int64_t>& padding, const std::vector<int64_t>& output_padding,
+                                int64_t groups, WindowIndexCache& cache) {
+  const size_t dims = g.dims();
+  nnp::detail::autocast_args(dims == 3   ? "conv_transpose3d"
+                             : dims == 2 ? "conv_transpose2d"
+                                         : "conv_transpose1d",
+                             {&x, &weight, &bias});
+  // f32 on the CPU: the product inside must not be cast back down.
+  const nnp::detail::AutocastOffFor as_cast(x);
   check_grid(who, g);
   check_sizes(who, "padding", padding, 0);
   check_sizes(who, "output_padding", output_padding, 0);
-  const size_t dims = g.dims();
   if (x.ndim() != static_cast<int32_t>(dims) + 2 || weight.ndim() != static_cast<int32_t>(dims) + 2)
     throw Error(NNP_SHAPE_MISMATCH, who + ": expected an input and a weight of " + std::to_string(dims + 2) +
                                         " dimensions, got " + shape_text(x.shape()) + " and " +
@@ -269,28 +277,24 @@ inline Tensor batch_of_one(const Tensor& x, int32_t batched_ndim, const std::fun
 
 }  // namespace detail
 
-inline Tensor conv3d(Tensor x, Tensor weight, const Conv3dFuncOptions& options = {}) {
-  Tensor bias = options.bias();
-  nnp::detail::autocast_args("conv3d", {&x, &weight, &bias});
+inline Tensor conv3d(const Tensor& x, const Tensor& weight, const Conv3dFuncOptions& options = {}) {
   return detail::batch_of_one(x, 5, [&](const Tensor& batched) {
     detail::check_conv("conv3d", batched, weight, options.groups(), 3);
     detail::check_sizes("conv3d", "padding", options.padding().vec(), 0);
     const detail::Grid g{detail::spatial(weight, 3), options.stride().vec(), options.dilation().vec()};
     detail::WindowIndexCache cache;
-    return detail::conv_nd("conv3d", batched, weight, bias, g, options.padding().vec(), options.padding().vec(),
-                           options.groups(), cache);
+    return detail::conv_nd("conv3d", batched, weight, options.bias(), g, options.padding().vec(),
+                           options.padding().vec(), options.groups(), cache);
   });
 }
 
 template <size_t D>
-Tensor conv_transpose(const char* who, Tensor x, Tensor weight, const ConvTransposeFuncOptions<D>& options) {
-  Tensor bias = options.bias();
-  nnp::detail::autocast_args(who, {&x, &weight, &bias});
-  const nnp::detail::AutocastOffFor f32_inside(x);  // f32 on the CPU: its product stays f32
+Tensor conv_transpose(const char* who, const Tensor& x, const Tensor& weight,
+                      const ConvTransposeFuncOptions<D>& options) {
   return detail::batch_of_one(x, D + 2, [&](const Tensor& batched) {
     const detail::Grid g{detail::spatial(weight, D), options.stride().vec(), options.dilation().vec()};
     detail::WindowIndexCache cache;
-    return detail::conv_transpose_nd(who, batched, weight, bias, g, options.padding().vec(),
+    return detail::conv_transpose_nd(who, batched, weight, options.bias(), g, options.padding().vec(),
                                      options.output_padding().vec(), options.groups(), cache);
   });
 }
