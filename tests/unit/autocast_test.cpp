@@ -380,4 +380,75 @@ TEST(Autocast, TheProfilerShowsTheCastsInsideTheOpThatMadeThem) {
   EXPECT_EQ(casts, 2);
 }
 
+// W7's model (../shared/WORKLOADS.md) without dropout.
+struct W7NoDropout : nn::Module {
+  nn::ModuleHandle encoder, head;
+  W7NoDropout() : Module("W7") {
+    const auto layer = nn::TransformerEncoderLayerOptions(128, 4).dim_feedforward(512).dropout(0.0).batch_first(true);
+    encoder = register_module("encoder", nn::TransformerEncoder(nn::TransformerEncoderOptions(layer, 2)));
+    head = register_module("head", nn::Linear(128, 10));
+  }
+  Tensor forward(const Tensor& x) override { return head(encoder(x).mean({1})); }
+};
+
+// autocast_step_fixtures.py's noise(): hashed integers, uniform in
+// [-0.5, 0.5), exact in f64.
+Tensor noise(const Shape& shape, int64_t seed) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t h = (static_cast<uint64_t>(i) * 2654435761u + static_cast<uint64_t>(seed) * 40503u + 12345u) % 4294967296u;
+    h = (h * 2246822519u + 3266489917u) % 4294967296u;
+    v[static_cast<size_t>(i)] = static_cast<double>(h) / 4294967296.0 - 0.5;
+  }
+  return from_vector(v, shape);
+}
+
+// One W7-sized step under CPU bf16 autocast against PyTorch 1.13's
+// (autocast_step_fixtures.py): the loss within 0.5 %, each parameter's
+// gradient norm within 2 % and six whole gradients within 3 % (as vectors):
+// bf16's tolerance, each side rounding its own products and sums to bf16 in
+// its own order (seen: 0.2-1 % and 1.3 %; PyTorch's own bf16 and f32
+// gradients differ by 0.1-0.5 %).
+TEST(AutocastFixtures, AW7SizedEncoderStepMatchesPyTorchs) {
+  std::map<std::string, Tensor> want;
+  for (auto& [key, value] : load_safetensors(NNP_AUTOCAST_STEP_FIXTURES)) want[key] = value;
+  nn::ModuleHandle model(nn::make<W7NoDropout>());
+  int seed = 0;
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : model.named_parameters()) {
+      const Shape shape = p.shape();
+      Tensor v = noise(shape, seed) * (2.0 / std::sqrt(static_cast<double>(shape.back())));
+      if (name.find("norm") != std::string::npos && name.size() > 6 && name.substr(name.size() - 6) == "weight")
+        v = noise(shape, seed) * 0.2 + 1.0;
+      ++seed;
+      p.copy_(v.to(Dtype::f32));
+    }
+  }
+  const Tensor x = (noise({4, 64, 128}, 1000) * 2.0).to(Dtype::f32);
+  const Tensor y = from_vector(std::vector<int64_t>{3, 1, 4, 1}, {4});
+  Tensor loss;
+  {
+    nnp::autocast amp("cpu");
+    loss = F::cross_entropy(model(x), y);
+  }
+  ASSERT_EQ(loss.dtype(), Dtype::f32);
+  loss.backward();
+  EXPECT_NEAR(loss.item<double>(), want.at("loss").item<double>(), 0.005 * want.at("loss").item<double>());
+  for (auto& [name, p] : model.named_parameters()) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(p.grad().dtype(), Dtype::f32);
+    const double norm = p.grad().to(Dtype::f64).pow(2).sum().sqrt().item<double>();
+    const double want_norm = want.at("norm." + name).item<double>();
+    EXPECT_NEAR(norm, want_norm, 0.02 * want_norm + 1e-6);
+    if (want.count("grad." + name)) {
+      const Tensor diff = (p.grad() - want.at("grad." + name)).to(Dtype::f64);
+      const double relative = diff.pow(2).sum().sqrt().item<double>() / (want_norm + 1e-12);
+      EXPECT_LT(relative, 0.03);  // the whole gradient, as a vector, within 3 %
+    }
+  }
+}
+
 }  // namespace autocast_test
