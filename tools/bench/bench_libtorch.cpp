@@ -1,5 +1,6 @@
 // The libtorch peer, built from the same workload definitions when
 // find_package(Torch) succeeds. A benchmark-only dependency.
+#include <ATen/autocast_mode.h>
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -81,6 +82,30 @@ void W7_libtorch(benchmark::State& state) {
   torch_steps(state, net, torch::randn({64, 32, 128}), torch::randint(0, 10, {32}), opt);
 }
 BENCHMARK(W7_libtorch)->Name("W7/libtorch")->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+// W7amp's second peer: libtorch's W7 under its own CPU autocast (bf16).
+void W7amp_libtorch(benchmark::State& state) {
+  W7 net;
+  torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-3));
+  const torch::Tensor x = torch::randn({64, 32, 128}), y = torch::randint(0, 10, {32});
+  auto step = [&] {
+    opt.zero_grad();
+    torch::Tensor loss;
+    {
+      at::autocast::set_cpu_enabled(true);
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+      at::autocast::increment_nesting();
+      loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+      if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+      at::autocast::set_cpu_enabled(false);
+    }
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < 3; ++i) step();
+  for (auto _ : state) step();
+}
+BENCHMARK(W7amp_libtorch)->Name("W7amp/libtorch")->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 void W4_libtorch(benchmark::State& state) {
   torch::NoGradGuard no_grad;

@@ -83,6 +83,16 @@ int main(int argc, char** argv) {
               "informative; the arithmetic and ReLU alone");
   print_ratio(reporter, "W3", "W3/nnplug", "W3/libtorch", false, "<= 0.60; time per training step");
   print_ratio(reporter, "W7", "W7/nnplug", "W7/libtorch", false, "<= 0.80; time per training step");
+  print_interleaved(
+      reporter, "W7amp", "W7amp/interleaved", "bf16 autocast", "f32",
+      __builtin_cpu_supports("avx512bf16") ? "<= 0.8; this CPU has AVX512_BF16" : "<= 1.0; this CPU lacks AVX512_BF16");
+  if (auto a = reporter.figures.find("W7amp/interleaved"), b = reporter.figures.find("W7amp/libtorch");
+      a != reporter.figures.end() && b != reporter.figures.end() && a->second.ours_us > 0)
+    std::printf(
+        "%-4s %-12s %8.1f us/step  %-16s %8.1f us/step  ratio %.3f  (target <= 0.5; libtorch's W7 under "
+        "its own CPU autocast)\n",
+        "W7amp", "bf16 autocast", a->second.ours_us, "W7amp/libtorch", b->second.seconds_per_iteration * 1e6,
+        a->second.ours_us / (b->second.seconds_per_iteration * 1e6));
   print_ratio(reporter, "W4", "W4/nnplug", "W4/cblas_sgemm", true, ">= 0.97");
   print_ratio(reporter, "W4", "W4/nnplug", "W4/libtorch", true, "informative");
   print_ratio(reporter, "Q1", "QLinear/int8_batch1", "QLinear/f32_batch1", false,

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <nnp/nnp.hpp>
+#include <optional>
 
 #include "bench_workloads.hpp"
 
@@ -70,5 +71,44 @@ void W7_nnplug(benchmark::State& state) {
             nnp::optim::Optimizer("AdamW", net.parameters(), std::move(nnp::nn::Attrs().set("lr", 1e-3))));
 }
 BENCHMARK(W7_nnplug)->Name("W7/nnplug")->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+// W7amp: W7 under CPU bf16 autocast against W7 in f32, interleaved step by
+// step on two copies of the model (WORKLOADS.md).
+void W7amp_interleaved(benchmark::State& state) {
+  using namespace nnp;
+  struct Trainee {
+    nn::ModuleHandle net = bench::w7_model();
+    optim::Optimizer opt{"AdamW", net.parameters(), std::move(nn::Attrs().set("lr", 1e-3))};
+    void step(const Tensor& x, const Tensor& y, bool amp) {
+      opt.zero_grad();
+      Tensor loss;
+      {
+        std::optional<nnp::autocast> mixed;
+        if (amp) mixed.emplace("cpu", Dtype::bf16);
+        loss = nn::functional::cross_entropy(net(x), y);
+      }
+      loss.backward();
+      opt.step();
+    }
+  };
+  Trainee f32, amp;
+  const Tensor x = randn({32, 64, 128}), y = randint(0, 10, {32});
+  for (int i = 0; i < 3; ++i) f32.step(x, y, false), amp.step(x, y, true);
+  using Clock = std::chrono::steady_clock;
+  Clock::duration f32_time{}, amp_time{};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    f32.step(x, y, false);
+    const auto t1 = Clock::now();
+    amp.step(x, y, true);
+    const auto t2 = Clock::now();
+    f32_time += t1 - t0;
+    amp_time += t2 - t1;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ours_us"] = std::chrono::duration<double, std::micro>(amp_time).count() / n;
+  state.counters["peer_us"] = std::chrono::duration<double, std::micro>(f32_time).count() / n;
+}
+BENCHMARK(W7amp_interleaved)->Name("W7amp/interleaved")->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace
