@@ -5,6 +5,7 @@
 #include <nnp/elements.hpp>
 #include <type_traits>
 
+#include "cpu_bf16_vector.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_scalar_math.hpp"
@@ -24,6 +25,8 @@ void unary_loop(const nnp_view* x, const nnp_view* out, int64_t cost) {
     const T* in = reinterpret_cast<const T*>(r.ptr[1]);
     const int64_t so = r.stride[0], si = r.stride[1];
     if (so == 1 && si == 1) {
+      if constexpr (std::is_same_v<T, BFloat16> && Op == NNP_UNARY_RELU)
+        if (bf16_relu_run(reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(o), n)) return;
       for (int64_t i = 0; i < n; ++i) o[i] = Tr::store(unary_value(Op, Tr::load(in[i])));
     } else {
       for (int64_t i = 0; i < n; ++i) o[i * so] = Tr::store(unary_value(Op, Tr::load(in[i * si])));
@@ -90,6 +93,23 @@ void binary_loop(const nnp_view* a, const nnp_view* b, const nnp_view* out, F f)
 template <typename T, nnp_binary_op Op>
 void arithmetic_op(const nnp_view* a, const nnp_view* b, const nnp_view* out) {
   using C = typename Traits<T>::compute;
+  if constexpr (std::is_same_v<T, BFloat16> && Op <= NNP_BINARY_DIV) {
+    // Contiguous bf16 runs (autocast's) in AVX-512 where the CPU has it.
+    const nnp_view* views[3] = {out, a, b};
+    for_each_run<3>(views, 1, [](const Run<3>& r, int64_t n) {
+      const auto* x = reinterpret_cast<const uint16_t*>(r.ptr[1]);
+      const auto* y = reinterpret_cast<const uint16_t*>(r.ptr[2]);
+      auto* o = reinterpret_cast<uint16_t*>(r.ptr[0]);
+      if (r.stride[0] == 1 && r.stride[1] == 1 && (r.stride[2] == 1 || r.stride[2] == 0) &&
+          bf16_arithmetic_run(Op, x, y, r.stride[2], o, n))
+        return;
+      for (int64_t i = 0; i < n; ++i)
+        reinterpret_cast<BFloat16*>(o)[i * r.stride[0]] =
+            Traits<T>::store(arithmetic(Op, Traits<T>::load(reinterpret_cast<const BFloat16*>(x)[i * r.stride[1]]),
+                                        Traits<T>::load(reinterpret_cast<const BFloat16*>(y)[i * r.stride[2]])));
+    });
+    return;
+  }
   binary_loop<T, T>(a, b, out, [](C x, C y) { return Traits<T>::store(arithmetic(Op, x, y)); });
 }
 
@@ -161,6 +181,14 @@ nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst)
       for_each_run<2>(views, 1, [](const Run<2>& r, int64_t n) {
         D* o = reinterpret_cast<D*>(r.ptr[0]);
         const S* in = reinterpret_cast<const S*>(r.ptr[1]);
+        if (r.stride[0] == 1 && r.stride[1] == 1) {  // the common cast (autocast's)
+          if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>)
+            if (f32_to_bf16_run(in, reinterpret_cast<uint16_t*>(o), n)) return;
+          if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>)
+            if (bf16_to_f32_run(reinterpret_cast<const uint16_t*>(in), o, n)) return;
+          for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(Traits<S>::load(in[i]));
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) o[i * r.stride[0]] = convert<D>(Traits<S>::load(in[i * r.stride[1]]));
       });
     });

@@ -1,7 +1,8 @@
 // Batched GEMM through OpenBLAS, and f32 products large enough in every
 // dimension through the backend's own kernels (cpu_sgemm.hpp). f32/f64
 // operands are handed to BLAS in place whenever their strides describe a
-// (possibly transposed) matrix; anything else, and f16/bf16, is packed into
+// (possibly transposed) matrix; bf16 products run on AMX tiles where the CPU
+// has them (cpu_amx_gemm.cpp); anything else, and f16/bf16, is packed into
 // f32 scratch first.
 //
 // OpenBLAS runs single-threaded here and a large product is split over the
@@ -17,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu_amx_gemm.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_sgemm.hpp"
@@ -203,6 +205,14 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
       for (int64_t r = 0; r < k; ++r)
         for (int64_t j = 0; j < n; ++j) pb[r * n + j] = b[r * brs + j * bcs];
       call_gemm(as_blas(pa.data(), m, k, k, 1), as_blas(pb.data(), k, n, n, 1), c, m, n, k);
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    // Small products (attention's, per head) cost more to pack than to multiply.
+    if (m >= 32 && n >= 32 && m * n * k >= (int64_t{1} << 18) && amx_gemm_available()) {
+      amx_gemm(reinterpret_cast<const uint16_t*>(a), reinterpret_cast<const uint16_t*>(b),
+               reinterpret_cast<uint16_t*>(c), m, n, k, ars, acs, brs, bcs);
       return;
     }
   }

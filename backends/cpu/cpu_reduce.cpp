@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 #include <type_traits>
 
 #include "cpu_kernels.hpp"
@@ -287,6 +288,19 @@ void softmax_typed(const nnp_view& x, int32_t dim, bool log, const nnp_view& out
       T* dst = result + row_offset(out, row);
       if constexpr (std::is_same_v<T, float>)
         if (xs == 1 && os == 1 && softmax_row_f32(src, length, log, dst)) continue;
+      if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+        // 16-bit rows (autocast's attention) through the f32 row in a
+        // thread's buffer: one conversion each way instead of three loads.
+        thread_local std::vector<float> row;
+        if (xs == 1 && os == 1) {
+          row.resize(static_cast<size_t>(2 * length));
+          for (int64_t j = 0; j < length; ++j) row[static_cast<size_t>(j)] = Tr::load(src[j]);
+          if (softmax_row_f32(row.data(), length, log, row.data() + length)) {
+            for (int64_t j = 0; j < length; ++j) dst[j] = Tr::store(row[static_cast<size_t>(length + j)]);
+            continue;
+          }
+        }
+      }
       C max = -std::numeric_limits<C>::infinity();
       for (int64_t j = 0; j < length; ++j) {
         C v = Tr::load(src[j * xs]);

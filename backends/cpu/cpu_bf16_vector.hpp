@@ -1,0 +1,24 @@
+// Contiguous bf16 runs in AVX-512 (cpu_bf16_vector.cpp): the casts and
+// arithmetic autocast makes, 16 lanes at a time. The loops of
+// cpu_elementwise.cpp, compiled for the baseline x86-64, convert bf16 one
+// element at a time. Each returns false, touching nothing, where the CPU
+// lacks AVX-512 (the caller's loop then runs). Bits equal the scalar
+// Traits<BFloat16>: round to nearest even, NaN kept quiet.
+#pragma once
+
+#include <nnp/nnp.h>
+
+#include <cstdint>
+
+namespace nnp::cpu {
+
+bool f32_to_bf16_run(const float* in, uint16_t* out, int64_t n);
+bool bf16_to_f32_run(const uint16_t* in, float* out, int64_t n);
+// out[i] = in[i] < 0 ? 0 : in[i] (a NaN stays NaN).
+bool bf16_relu_run(const uint16_t* in, uint16_t* out, int64_t n);
+// out[i] = a[i] op b[i] (b_step 1) or a[i] op b[0] (b_step 0), in f32, for
+// ADD, SUB, MUL and DIV; false for other ops.
+bool bf16_arithmetic_run(nnp_binary_op op, const uint16_t* a, const uint16_t* b, int64_t b_step, uint16_t* out,
+                         int64_t n);
+
+}  // namespace nnp::cpu
