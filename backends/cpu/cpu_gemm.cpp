@@ -209,8 +209,8 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
     }
   }
   if constexpr (std::is_same_v<T, BFloat16>) {
-    // Small products (attention's, per head) cost more to pack than to multiply.
-    if (m >= 32 && n >= 32 && m * n * k >= (int64_t{1} << 18) && amx_gemm_available()) {
+    // The smallest products cost more to pack than to multiply (attention's per head from 64 x 32 x 32 up).
+    if (m >= 32 && n >= 32 && m * n * k >= (int64_t{1} << 16) && amx_gemm_available()) {
       amx_gemm(reinterpret_cast<const uint16_t*>(a), reinterpret_cast<const uint16_t*>(b),
                reinterpret_cast<uint16_t*>(c), m, n, k, ars, acs, brs, bcs);
       return;
