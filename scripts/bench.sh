@@ -11,6 +11,10 @@ cmake --build --preset default
 ours=$(./build/bin/nnp_w1_rss | awk '{print $(NF-1)}')
 peer=$(./build/bin/torch_w1_rss | awk '{print $(NF-1)}')
 awk -v a="$ours" -v b="$peer" 'BEGIN { printf "W1   peak RSS nnplug %d KB    libtorch %d KB    ratio %.3f  (target <= 0.2)\n", a, b, a / b }'
+# W7 with each encoder layer checkpointed against without: the steps' memory.
+plain=$(./build/bin/nnp_w7_checkpoint_memory plain | awk '{print $6}')
+checkpointed=$(./build/bin/nnp_w7_checkpoint_memory checkpointed | awk '{print $6}')
+awk -v a="$checkpointed" -v b="$plain" 'BEGIN { printf "W7   step memory checkpointed %d KB    plain %d KB    ratio %.3f  (target <= 0.6)\n", a, b, a / b }'
 # W5: start-up, `nnplug plugins` as whole processes with every plugin of the build present.
 ./build/bin/nnp_w5 ./build/bin/nnplug 21
 # W8: nnplug against ONNX Runtime (node, tests/onnx_runtime) on the same files.

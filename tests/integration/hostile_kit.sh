@@ -20,9 +20,9 @@ cd "$tmp"
 # is still caught, by the kit's own --timeout and by this limit.
 limit=300
 if [ -n "$corpus" ]; then
-  expect_all 9 1 "[3/18] binary: 0 cases, then CRASHED in add f32" "[9/18] random: 25 cases, 0 failed" \
+  expect_all 9 1 "[3/19] binary: 0 cases, then CRASHED in add f32" "[9/19] random: 25 cases, 0 failed" \
     "the backend crashed (" -- "$nnplug" conformance --backend "$corpus/libflawed_crash.so"
-  expect_all 9 1 "HUNG in where" "[9/18] random:" -- \
+  expect_all 9 1 "HUNG in where" "[9/19] random:" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_hang.so" --timeout 5
   expect 9 0 "note: the backend does not declare i8, i16, u16, u32, u64, round: their cases are skipped" -- \
     "$nnplug" conformance --backend "$corpus/libflawed_pre17.so"
@@ -37,7 +37,7 @@ if [ -n "$corpus" ]; then
 fi
 # The whole kit on cpu, through a child process per family (also the ctest
 # cli_conformance_cpu that this replaced): every case passes.
-expect 9 0 "[1/18] copy:" -- "$nnplug" conformance --backend cpu
+expect 9 0 "[1/19] copy:" -- "$nnplug" conformance --backend cpu
 expect 9 0 "0 failed" -- "$nnplug" conformance --backend reference --family softmax
 expect 9 1 "no family 'bogus'" -- "$nnplug" conformance --backend cpu --family bogus
 echo "0.1,1,2,3,0" >text.so

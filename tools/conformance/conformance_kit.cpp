@@ -5,6 +5,7 @@
 #include <functional>
 #include <iomanip>
 #include <map>
+#include <nnp/autocast.hpp>
 #include <nnp/compile.hpp>
 #include <nnp/detail/printable.hpp>
 #include <nnp/nnp.hpp>
@@ -1682,6 +1683,68 @@ void check_captured_steps(Kit& kit) {
   }
 }
 
+// The lower-precision paths autocast takes (ABI 1.27) on the backend against
+// reference: 16-bit products at sizes that reach a backend's fast paths
+// (tiles of 32, transposed operands, batches), an MLP's loss and gradients
+// under autocast in bf16 and f16 (the scope opened for the inputs' own
+// device type), and a gradient scaler's unscale with an inf among the
+// gradients (exact: one product each, the flag).
+void check_autocast(Kit& kit) {
+  for (Dtype d : {Dtype::bf16, Dtype::f16}) {
+    struct Product {
+      const char* layout;
+      Shape a, b;
+      bool transpose_a;
+    };
+    const Product products[] = {{"[64,96] @ [96,128]", {64, 96}, {96, 128}, false},
+                                {"[67,61]^T-view @ [67,45] (edges, a transposed)", {67, 61}, {67, 45}, true},
+                                {"[8,64,32] @ [8,32,64] (attention's heads)", {8, 64, 32}, {8, 32, 64}, false}};
+    for (const Product& p : products)
+      kit.check(
+          "autocast product", d, p.layout, {kit.normal(p.a, d), kit.normal(p.b, d)},
+          [&p](const Inputs& in) { return (p.transpose_a ? in[0].t() : in[0]).matmul(in[1]); },
+          static_cast<double>(p.a.back()));
+    Inputs mlp{kit.normal({64, 96}, Dtype::f32),       kit.integers({64}, 0, 40, Dtype::i64),
+               kit.normal({128, 96}, Dtype::f32, 0.1), kit.normal({128}, Dtype::f32, 0.1),
+               kit.normal({40, 128}, Dtype::f32, 0.1), kit.normal({40}, Dtype::f32, 0.1)};
+    kit.check(
+        "autocast MLP step", d, "[64,96] -> 128 -> 40, cross-entropy: loss and gradients", mlp,
+        [d](const Inputs& in) {
+          std::vector<Tensor> params;
+          for (size_t i = 2; i < in.size(); ++i) params.push_back(in[i].clone().requires_grad_());
+          const std::string backend = in[0].device().backend();
+          Tensor loss;
+          {
+            nnp::autocast scope(backend == "rocm" ? "cuda" : backend, d);
+            Tensor h = nn::functional::linear(in[0], params[0], params[1]).relu();
+            loss = nn::functional::cross_entropy(nn::functional::linear(h, params[2], params[3]), in[1]);
+          }
+          loss.backward();
+          std::vector<Tensor> flat{loss.reshape({1})};
+          for (const Tensor& p : params) flat.push_back(p.grad().reshape({-1}));
+          return cat(flat).to(d);  // judged at the lower precision
+        },
+        96);
+  }
+  std::vector<float> values(200);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.37f - 30.0f;
+  values[131] = INFINITY;
+  kit.check(
+      "amp_unscale_grads", Dtype::f32, "[200] with an inf at 131, then [7] clean",
+      {from_vector(values, {200}, kit.reference())},
+      [](const Inputs& in) {
+        Tensor p = zeros({200}, Dtype::f32, in[0].device()).requires_grad_();
+        Tensor q = zeros({7}, Dtype::f32, in[0].device()).requires_grad_();
+        (p * in[0]).sum().backward();
+        (q * 3.0).sum().backward();
+        optim::Optimizer opt("SGD", {p, q}, std::move(nn::Attrs().set("lr", 0.1)));
+        Tensor found = zeros({1}, Dtype::f32, in[0].device());
+        check(api().amp_unscale_grads(opt.get(), 1.0 / 1024, found.get(), 0));
+        return cat({found, p.grad(), q.grad()});
+      },
+      kExact);
+}
+
 struct Family {
   const char* name;
   void (*check)(Kit&);
@@ -1692,7 +1755,8 @@ const Family kFamilies[] = {
     {"softmax", check_softmax},     {"indexing", check_indexing}, {"random", check_random},
     {"semantics", check_semantics}, {"timing", check_timing},     {"int8", check_int8},
     {"conv", check_conv},           {"pool", check_pool},         {"optimizer", check_optimizer},
-    {"norm", check_norm},           {"compile", check_compile},   {"capture", check_captured_steps}};
+    {"norm", check_norm},           {"compile", check_compile},   {"capture", check_captured_steps},
+    {"autocast", check_autocast}};
 
 }  // namespace
 

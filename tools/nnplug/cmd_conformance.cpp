@@ -137,7 +137,7 @@ int run_conformance(const Args& args) {
       "verbose,v", po::bool_switch(&verbose), "print every case, not only the per-op summary and failures")(
       "family", po::value(&family),
       "run one family of checks only (copy, unary, binary, where, reduce, matmul, softmax, indexing, random, "
-      "semantics, timing, int8, conv, pool, optimizer, norm, compile, capture)")(
+      "semantics, timing, int8, conv, pool, optimizer, norm, compile, capture, autocast)")(
       "in-process", po::bool_switch(&in_process),
       "run in this process (faster to debug; a crashing kernel then ends the run)")(
       "timeout", po::value(&timeout)->default_value(600), "seconds a family may take before it counts as hung")(
