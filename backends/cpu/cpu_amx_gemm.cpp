@@ -88,6 +88,45 @@ void pack_b(const uint16_t* b, int64_t k, int64_t n, int64_t rs, int64_t cs, int
   }
 }
 
+// 16 rows of a transposed view's 32 values of k, packed: src points at
+// (row 0, k 0) of the view, k rows cs apart and the 16 rows side by side;
+// row j of the result (dst + j * ld) takes its 32 values, as 16 words of
+// pairs, from the 16 x 16 transpose of the joined pairs.
+__attribute__((target("avx512f"))) void transpose_pairs(const uint16_t* src, int64_t cs, uint16_t* dst, int64_t ld) {
+  __m512i r[16], t[16];
+  for (int p = 0; p < 16; ++p) {  // word p of each row: values 2p and 2p + 1 of k
+    const __m512i low = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * p * cs)));
+    const __m512i high =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (2 * p + 1) * cs)));
+    r[p] = _mm512_or_si512(low, _mm512_slli_epi32(high, 16));  // r[p][j]: row j's word p
+  }
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+  }
+  for (int j = 0; j < 16; ++j) _mm512_storeu_si512(dst + j * ld, r[j]);  // row j: words 0-15
+}
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
 // Rows [first, first + 32) of a [m, k] as a row-major [32, depth] block
 // (zeros past m and k).
 void pack_a(const uint16_t* a, int64_t first, int64_t m, int64_t k, int64_t rs, int64_t cs, int64_t depth,
@@ -99,9 +138,19 @@ void pack_a(const uint16_t* a, int64_t first, int64_t m, int64_t k, int64_t rs, 
       std::memcpy(dst + r * depth, a + (first + r) * rs, static_cast<size_t>(k) * sizeof(uint16_t));
     return;
   }
-  // A transposed view: 32 values of k at a time, so that the 32 source rows
-  // they lie on stay in L1 while each output row takes its 32 in order.
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
+  int64_t done = 0;  // values of k already packed, for every row
+  if (rs == 1 && rows == kBlock && has_avx512()) {
+    // A transposed view (a weight gradient's x^T): pairs of its k rows
+    // joined into 32-bit words, then 16 x 16 blocks of words transposed in
+    // registers, so that each output row takes 16 words at once.
+    for (; done + kDepth <= k; done += kDepth)
+      for (int64_t half = 0; half < kBlock; half += 16)
+        transpose_pairs(a + first + half + done * cs, cs, dst + half * depth + done, depth);
+  }
+  // What is left (or every value, without AVX-512): 32 values of k at a
+  // time, so that the 32 source rows they lie on stay in L1 while each
+  // output row takes its 32 in order.
+  for (int64_t k0 = done; k0 < k; k0 += kDepth) {
     const int64_t k1 = std::min(k, k0 + kDepth);
     for (int64_t r = 0; r < rows; ++r) {
       const uint16_t* src = a + (first + r) * rs;

@@ -103,10 +103,11 @@ void arithmetic_op(const nnp_view* a, const nnp_view* b, const nnp_view* out) {
       if (r.stride[0] == 1 && r.stride[1] == 1 && (r.stride[2] == 1 || r.stride[2] == 0) &&
           bf16_arithmetic_run(Op, x, y, r.stride[2], o, n))
         return;
+      using B = Traits<BFloat16>;
       for (int64_t i = 0; i < n; ++i)
         reinterpret_cast<BFloat16*>(o)[i * r.stride[0]] =
-            Traits<T>::store(arithmetic(Op, Traits<T>::load(reinterpret_cast<const BFloat16*>(x)[i * r.stride[1]]),
-                                        Traits<T>::load(reinterpret_cast<const BFloat16*>(y)[i * r.stride[2]])));
+            B::store(arithmetic(Op, B::load(reinterpret_cast<const BFloat16*>(x)[i * r.stride[1]]),
+                                B::load(reinterpret_cast<const BFloat16*>(y)[i * r.stride[2]])));
     });
     return;
   }
@@ -182,10 +183,12 @@ nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst)
         D* o = reinterpret_cast<D*>(r.ptr[0]);
         const S* in = reinterpret_cast<const S*>(r.ptr[1]);
         if (r.stride[0] == 1 && r.stride[1] == 1) {  // the common cast (autocast's)
+          // (The casts keep the calls valid for every S and D: clang checks
+          // these branches even where the condition is false.)
           if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>)
-            if (f32_to_bf16_run(in, reinterpret_cast<uint16_t*>(o), n)) return;
+            if (f32_to_bf16_run(reinterpret_cast<const float*>(in), reinterpret_cast<uint16_t*>(o), n)) return;
           if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>)
-            if (bf16_to_f32_run(reinterpret_cast<const uint16_t*>(in), o, n)) return;
+            if (bf16_to_f32_run(reinterpret_cast<const uint16_t*>(in), reinterpret_cast<float*>(o), n)) return;
           for (int64_t i = 0; i < n; ++i) o[i] = convert<D>(Traits<S>::load(in[i]));
           return;
         }
