@@ -7,6 +7,7 @@
 // lists; the others follow CUDA's.
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "../error.hpp"
 #include "../plugin_registry.hpp"
@@ -63,10 +64,16 @@ constexpr Listed kLists[] = {
 };
 // clang-format on
 
+// By name, built once: every functional composed outside the core asks on
+// every call, autocast on or off.
 const Listed* listed(std::string_view name) {
-  for (const Listed& l : kLists)
-    if (name == l.name) return &l;
-  return nullptr;
+  static const std::unordered_map<std::string_view, const Listed*> by_name = [] {
+    std::unordered_map<std::string_view, const Listed*> map;
+    for (const Listed& l : kLists) map.emplace(l.name, &l);
+    return map;
+  }();
+  const auto found = by_name.find(name);
+  return found == by_name.end() ? nullptr : found->second;
 }
 
 bool follows_cpu_lists(std::string_view device_type) {
