@@ -212,12 +212,22 @@ void unary_backward(nnp_unary_op op, const Tensor& x, TensorRef& out) {
 
 void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorRef& out) {
   const Dims sa = a.shape, sb = b.shape;
+  // Gradients only for the inputs that take them (PyTorch's needs_input_grad):
+  // x + 1 or a dropout's where(keep, x, 0) would otherwise sum a whole
+  // gradient down to a scalar nobody reads.
+  const bool need_a = requires_grad(a), need_b = requires_grad(b);
   SavedTensor ta = share(a), tb = share(b), result = saved_output(*out);
   FunctionNode::Backward backward;
   switch (op) {
-    case NNP_BINARY_ADD: backward = [sa, sb](Grads& g) { return Grads{sum_to(g[0], sa), sum_to(g[0], sb)}; }; break;
+    case NNP_BINARY_ADD:
+      backward = [sa, sb, need_a, need_b](Grads& g) {
+        return Grads{need_a ? sum_to(g[0], sa) : TensorRef(), need_b ? sum_to(g[0], sb) : TensorRef()};
+      };
+      break;
     case NNP_BINARY_SUB:
-      backward = [sa, sb](Grads& g) { return Grads{sum_to(g[0], sa), sum_to(un(NNP_UNARY_NEG, g[0]), sb)}; };
+      backward = [sa, sb, need_a, need_b](Grads& g) {
+        return Grads{need_a ? sum_to(g[0], sa) : TensorRef(), need_b ? sum_to(un(NNP_UNARY_NEG, g[0]), sb) : TensorRef()};
+      };
       break;
     case NNP_BINARY_MUL:
       backward = [ta, tb](Grads& g) {
@@ -247,13 +257,13 @@ void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorR
       break;
     case NNP_BINARY_MAXIMUM:
     case NNP_BINARY_MINIMUM:  // the winner takes the gradient; ties split it evenly
-      backward = [ta, tb, op](Grads& g) {
+      backward = [ta, tb, op, need_a, need_b](Grads& g) {
         nnp_binary_op wins = op == NNP_BINARY_MAXIMUM ? NNP_BINARY_GT : NNP_BINARY_LT;
         TensorRef half = mul(g[0], scalar(g[0], 0.5)), zero = scalar(g[0], 0);
         TensorRef tie = cmp(NNP_BINARY_EQ, ta, tb);
-        TensorRef ga = where(cmp(wins, ta, tb), g[0], where(tie, half, zero));
-        TensorRef gb = where(cmp(wins, tb, ta), g[0], where(tie, half, zero));
-        return Grads{sum_to(ga, ta->shape), sum_to(gb, tb->shape)};
+        TensorRef ga = need_a ? where(cmp(wins, ta, tb), g[0], where(tie, half, zero)) : TensorRef();
+        TensorRef gb = need_b ? where(cmp(wins, tb, ta), g[0], where(tie, half, zero)) : TensorRef();
+        return Grads{ga ? sum_to(ga, ta->shape) : ga, gb ? sum_to(gb, tb->shape) : gb};
       };
       break;
     default: return;
@@ -265,10 +275,13 @@ void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorR
 void where_backward(const Tensor& cond, const Tensor& a, const Tensor& b, TensorRef& out) {
   SavedTensor c = share(cond);
   const Dims sa = a.shape, sb = b.shape;
-  record(dispatch::schema(dispatch::OpId::WHERE).backward, {nullptr, &a, &b}, {out.get()}, [c, sa, sb](Grads& g) {
-    TensorRef zero = scalar(g[0], 0);
-    return Grads{TensorRef(), sum_to(where(c, g[0], zero), sa), sum_to(where(c, zero, g[0]), sb)};
-  });
+  const bool need_a = requires_grad(a), need_b = requires_grad(b);  // as binary_backward's
+  record(dispatch::schema(dispatch::OpId::WHERE).backward, {nullptr, &a, &b}, {out.get()},
+         [c, sa, sb, need_a, need_b](Grads& g) {
+           TensorRef zero = scalar(g[0], 0);
+           return Grads{TensorRef(), need_a ? sum_to(where(c, g[0], zero), sa) : TensorRef(),
+                        need_b ? sum_to(where(c, zero, g[0]), sb) : TensorRef()};
+         });
   return;
 }
 
