@@ -62,10 +62,19 @@ NNP_AVX2 bool softmax_row_avx2(const float* x, int64_t length, bool log, float* 
 
   const __m256 shift = _mm256_set1_ps(max);
   __m256 lane_sum = _mm256_setzero_ps();
-  for (int64_t j = 0; j < whole; j += 8)
-    lane_sum = _mm256_add_ps(lane_sum, exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift)));
-  if (whole < length)
-    lane_sum = _mm256_add_ps(lane_sum, exp_nonpositive(_mm256_sub_ps(load_tail(x + whole, length - whole), shift)));
+  // softmax keeps each exp in out as it sums them (one exp an element; out
+  // may be x itself: each element is read before it is written).
+  alignas(32) float tail[8];
+  for (int64_t j = 0; j < whole; j += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift));
+    lane_sum = _mm256_add_ps(lane_sum, e);
+    if (!log) _mm256_storeu_ps(out + j, e);
+  }
+  if (whole < length) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(load_tail(x + whole, length - whole), shift));
+    lane_sum = _mm256_add_ps(lane_sum, e);
+    _mm256_store_ps(tail, e);
+  }
   _mm256_store_ps(lanes, lane_sum);
   double sum = 0;
   for (float s : lanes) sum += s;
@@ -76,11 +85,9 @@ NNP_AVX2 bool softmax_row_avx2(const float* x, int64_t length, bool log, float* 
     return true;
   }
   const __m256 scale = _mm256_set1_ps(static_cast<float>(1.0 / sum));
-  for (int64_t j = 0; j < whole; j += 8)
-    _mm256_storeu_ps(out + j, _mm256_mul_ps(exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift)), scale));
+  for (int64_t j = 0; j < whole; j += 8) _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_loadu_ps(out + j), scale));
   if (whole < length) {
-    _mm256_store_ps(lanes,
-                    _mm256_mul_ps(exp_nonpositive(_mm256_sub_ps(load_tail(x + whole, length - whole), shift)), scale));
+    _mm256_store_ps(lanes, _mm256_mul_ps(_mm256_load_ps(tail), scale));
     for (int64_t j = whole; j < length; ++j) out[j] = lanes[j - whole];
   }
   return true;
