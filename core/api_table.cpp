@@ -15,7 +15,7 @@ namespace {
 
 // Released layouts end where they ended: a 1.0 caller's table is a prefix.
 static_assert(offsetof(nnp_api, device_stream) == NNP_API_SIZE_1_0, "ABI 1.1 appends after the 1.0 table");
-static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_27, "nnp_api grew: add NNP_API_SIZE_1_28 and bump NNP_ABI_MINOR");
+static_assert(sizeof(nnp_api) == NNP_API_SIZE_1_28, "nnp_api grew: add NNP_API_SIZE_1_29 and bump NNP_ABI_MINOR");
 static_assert(offsetof(nnp_api, last_status) + sizeof(void*) == sizeof(nnp_api_base),
               "nnp_api starts with nnp_api_base in every version");
 
@@ -236,6 +236,8 @@ nnp_api make_table() {
   t.autocast_args = api::autocast_args;
   t.amp_unscale_grads = api::amp_unscale_grads;
   t.checkpoint = api::checkpoint;
+  t.memory_stats = api::memory_stats;
+  t.reset_peak_memory_stats = api::reset_peak_memory_stats;
   t.register_optimizer = api::register_optimizer;
   t.optimizer_kind_count = api::optimizer_kind_count;
   t.optimizer_kind_info = api::optimizer_kind_info;

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "memory_counter.hpp"
+
 namespace nnp::core {
 
 class BackendRecord {
@@ -141,6 +143,11 @@ class BackendRecord {
     }
     return first_context(device);
   }
+  // What tensors hold on `device` (a valid index: tensors exist only there).
+  MemoryCounter& memory(int32_t device) const {
+    if (!devices_ready_.load(std::memory_order_acquire)) init_devices();
+    return devices_[device].memory;
+  }
   // The record whose context() gave ctx: how the core's own kernels (the
   // fallbacks a backend's table holds) find the backend they run for.
   // Only for contexts the core made, never a plugin's own.
@@ -159,6 +166,7 @@ class BackendRecord {
     std::once_flag once;
     std::atomic<bool> ready{false};  // lets later calls skip call_once
     KernelContext ctx{};
+    MemoryCounter memory;
   };
   template <typename Slot>
   Slot since(Slot slot, size_t size) const {

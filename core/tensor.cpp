@@ -19,6 +19,7 @@ void release(Storage* storage) {
     storage->release_external(storage->external_context);
   } else if (storage->data) {
     if (profiler::active()) profiler::note_free(storage->bytes);
+    storage->backend->memory(storage->device).freed(static_cast<int64_t>(storage->bytes));
     table.free(table.state, storage->device, storage->data, storage->bytes);
   }
   ObjectPool<Storage>::destroy(storage);
@@ -53,6 +54,7 @@ TensorRef allocate(const Dims& shape, nnp_dtype dtype, const BackendRecord& back
     const nnp_backend& table = backend.table();
     check_plugin_status(table.alloc(table.state, device.index, bytes, &data), backend.name().c_str(), "alloc");
     if (profiler::active()) profiler::note_alloc(bytes);
+    backend.memory(device.index).allocated(static_cast<int64_t>(bytes));
   }
   Storage* storage = ObjectPool<Storage>::create();
   storage->backend = &backend;

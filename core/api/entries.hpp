@@ -270,6 +270,9 @@ nnp_status amp_unscale_grads(nnp_optimizer* opt, double inv_scale, nnp_tensor* f
 nnp_status checkpoint(nnp_status (*fn)(void*, nnp_tensor* const*, int32_t, nnp_tensor**, int32_t*), void* user,
                       void (*release_user)(void*), const nnp_tensor* const* inputs, int32_t n_inputs,
                       int32_t preserve_rng_state, nnp_tensor** outputs, int32_t capacity, int32_t* n_outputs);
+// memory_stats.cpp: memory statistics (1.28)
+nnp_status memory_stats(nnp_device device, nnp_memory_stats* out);
+nnp_status reset_peak_memory_stats(nnp_device device);
 nnp_status assign(nnp_tensor* dst, const nnp_tensor* value);
 nnp_status load_csv(const char* path, const nnp_csv_options* options, nnp_device device, nnp_tensor** features,
                     nnp_tensor** labels, nnp_csv_info* info);

@@ -25,3 +25,7 @@ NNP_EXPORT void nnp_abi_types(
   (void)prune, (void)op_info, (void)profiler_options, (void)profile_event, (void)attr_def, (void)csv_options;
   (void)csv_info, (void)onnx_export, (void)view, (void)kernel_ctx;
 }
+
+/* Structs added after the baseline, one function per minor: a parameter
+ * added to nnp_abi_types would read to abidiff as a changed function. */
+NNP_EXPORT void nnp_abi_types_1_28(nnp_memory_stats* memory_stats) { (void)memory_stats; }

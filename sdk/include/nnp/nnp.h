@@ -1236,6 +1236,16 @@ struct nnp_api {
                            void* user, void (*release_user)(void* user), const nnp_tensor* const* inputs,
                            int32_t n_inputs, int32_t preserve_rng_state, nnp_tensor** outputs, int32_t capacity,
                            int32_t* n_outputs);
+
+  /* ---- since 1.28: memory statistics ---- */
+  /* torch.cuda.memory_stats for any device: what tensors hold on `device`
+   * now and at most (nnp_memory_stats; set out->struct_size first, fields
+   * past it are left alone). Counted on every device from the process's
+   * first allocation there. */
+  nnp_status (*memory_stats)(nnp_device device, nnp_memory_stats* out);
+  /* torch.cuda.reset_peak_memory_stats: the peak becomes what is held now,
+   * so a later memory_stats gives the most held since this call. */
+  nnp_status (*reset_peak_memory_stats)(nnp_device device);
 };
 
 /* (since 1.27) autocast_enter's dtype: the backend's preferred one. */
@@ -1265,6 +1275,7 @@ struct nnp_api {
 #define NNP_API_SIZE_1_20 NNP_SIZE_THROUGH(nnp_api, npy_save)
 #define NNP_API_SIZE_1_25 NNP_SIZE_THROUGH(nnp_api, step_release)
 #define NNP_API_SIZE_1_27 NNP_SIZE_THROUGH(nnp_api, checkpoint)
+#define NNP_API_SIZE_1_28 NNP_SIZE_THROUGH(nnp_api, reset_peak_memory_stats)
 
 /* The first fields of nnp_api, which every version of the table keeps in
  * place, major versions included (as ONNX Runtime's OrtApiBase): enough for a

@@ -8,6 +8,7 @@
 //   nnp/data.hpp        data::Dataset, TensorDataset, DataLoader, read_csv; Generator, randperm
 //   nnp/optim.hpp       optimizers and schedulers
 //   nnp/layer_type.hpp  declaring layer types (built-in and plugin layers)
+//   nnp/memory.hpp      memory_allocated, max_memory_allocated, reset_peak_memory_stats
 // Each compiles on its own; include just the ones a file needs, or this.
 //
 // Applications link libnnp and get the table from nnp_get_api(). Plugins do
@@ -24,6 +25,7 @@
 #include <nnp/functional.hpp>
 #include <nnp/grad_scaler.hpp>
 #include <nnp/layer_type.hpp>
+#include <nnp/memory.hpp>
 #include <nnp/modules.hpp>
 #include <nnp/nn.hpp>
 #include <nnp/nn_init.hpp>

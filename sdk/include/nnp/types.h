@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 27
+#define NNP_ABI_MINOR 28
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
@@ -120,6 +120,20 @@ typedef struct nnp_device_info {
   int32_t score;           /* higher is preferred by "auto" */
 } nnp_device_info;
 #define NNP_DEVICE_INFO_SIZE_1_0 NNP_SIZE_THROUGH(nnp_device_info, score)
+
+/* (since 1.28) What tensors hold on one device (memory_stats), as PyTorch's
+ * torch.cuda.memory_stats counts it for every device: the bytes of the
+ * storage nnplug allocated for tensors and has not freed, at the size the
+ * core asked of the backend (a backend's own rounding and the blocks its
+ * allocator keeps cached are not in it, nor memory nnplug did not allocate:
+ * DLPack imports). */
+typedef struct nnp_memory_stats {
+  size_t struct_size;
+  int64_t allocated_bytes;      /* held by tensors now */
+  int64_t peak_allocated_bytes; /* the most held at once since the process began or reset_peak_memory_stats */
+  int64_t allocations;          /* storages held now */
+  int64_t total_allocations;    /* storages allocated since the process began */
+} nnp_memory_stats;
 
 /* Backend flags (nnp_backend.flags, nnp_backend_info.flags). */
 enum {
