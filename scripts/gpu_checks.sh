@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Everything the GPU issue asks of a machine with an NVIDIA GPU, in one run
 # (device time is short): the GPU unit tests (the nccl plugin's collectives
-# for every dtype among them), the nccl plugin's failure paths (a timeout
+# for every dtype among them, and W1 under f16 and bf16 autocast against
+# f32), the nccl plugin's failure paths (a timeout
 # that aborts the communicator) in a process of their own, the RMSNorm
-# plugin's CUDA kernels, the conformance kit on cuda against reference,
+# plugin's CUDA kernels, the conformance kit on cuda against reference
+# (its autocast family: the 16-bit products and an MLP under autocast),
 # nnplug train --device cuda (alone, and one rank over nccl against one
 # process) with the checkpoint evaluated there compiled and eager, graph
 # mode's W1/W3/W7 on cuda against eager (in the unit tests), and G1-G4 with
