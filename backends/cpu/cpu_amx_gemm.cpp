@@ -24,7 +24,16 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "thread_pool.hpp"
+
+// GCC 12's AVX-512 widening, shifts and shuffles start from
+// _mm512_undefined_epi32(), which its -Wuninitialized and
+// -Wmaybe-uninitialized report (GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace nnp::cpu {
 namespace {
@@ -123,7 +132,7 @@ __attribute__((target("avx512f"))) void transpose_pairs(const uint16_t* src, int
 }
 
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = cpu_isa().avx512f;
   return yes;
 }
 
@@ -240,7 +249,7 @@ std::vector<uint16_t>& scratch_a() {
 
 bool amx_gemm_available() {
   static const bool available =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") && amx_usable();
+      cpu_isa().avx512f && cpu_isa().avx512bf16 && amx_usable();
   return available;
 }
 

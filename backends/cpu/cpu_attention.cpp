@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -44,11 +45,6 @@ constexpr int64_t kCols = 2 * kLanes;  // scores or value columns per register b
 constexpr int64_t kRowBlock = 32;      // query rows per task: the keys' layout is made once for them
 constexpr int kGroup = 8;              // query rows whose scores are computed and weighed together
 
-#if defined(__x86_64__) && !defined(__clang__)
-#define NNP_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NNP_ATTENTION_CLONES
-#endif
 
 struct Problem {
   const nnp_view *q, *k, *v, *mask, *out;
@@ -194,7 +190,7 @@ NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* v
 // asks for the generic vectors (to test them on such a CPU).
 bool has_avx512() {
   static const bool yes =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") &&
+      cpu_isa().avx512f && cpu_isa().fma &&
       std::string(std::getenv("NNP_CPU_ATTENTION") ? std::getenv("NNP_CPU_ATTENTION") : "") != "generic";
   return yes;
 }
@@ -341,9 +337,10 @@ __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b
       for (int64_t c = 0; c < p.Ev; ++c) out_rows[r][c * p.out->strides[2]] = std::numeric_limits<float>::quiet_NaN();
 }
 
-// One task: query rows [i0, i1) of batch b.
-NNP_ATTENTION_CLONES void attend(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp,
-                                 float* scores, int64_t& packed_batch) {
+// One task: query rows [i0, i1) of batch b (built for AVX-512, AVX2 and the
+// baseline by NNP_CPU_CLONES below, under GCC).
+NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp,
+                                float* scores, int64_t& packed_batch) {
   const nnp_view &k = *p.k, &v = *p.v;
   if (packed_batch != b) {  // a thread's tasks come in order: the next rows of b reuse the layout
     // Key by key, each read once where it lies (keys of one head sit a row
@@ -375,6 +372,20 @@ NNP_ATTENTION_CLONES void attend(const Problem& p, int64_t b, int64_t i0, int64_
   for (int64_t i = i0; i < i1; i += kGroup)
     row_group(p, b, i, static_cast<int>(std::min<int64_t>(kGroup, i1 - i)), kt, vp, scores);
 }
+#if defined(__clang__)
+// One build under clang, as before the builds were capped: its inlining of
+// the generic vectors' helpers differs from GCC's, and a helper left out of
+// line would take its 16-float vectors by another ABI in each build.
+void attend(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp, float* scores,
+            int64_t& packed_batch) {
+  attend_body(p, b, i0, i1, kt, vp, scores, packed_batch);
+}
+#else
+NNP_CPU_CLONES(void, attend,
+               (const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp, float* scores,
+                int64_t& packed_batch),
+               (p, b, i0, i1, kt, vp, scores, packed_batch), attend_body)
+#endif
 
 bool shaped(const nnp_view* t, int64_t b, int64_t rows, int64_t cols) {
   return t && t->dtype == NNP_F32 && t->ndim == 3 && t->shape[0] == b && t->shape[1] == rows && t->shape[2] == cols;

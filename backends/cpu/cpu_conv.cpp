@@ -131,7 +131,15 @@ nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, c
                   const nnp_conv2d_params* p, const nnp_view* out) {
   if (x->dtype != NNP_F32 || w->dtype != NNP_F32 || out->dtype != NNP_F32 || (bias && bias->dtype != NNP_F32))
     return fail(NNP_DTYPE_MISMATCH, "conv2d: the cpu backend's convolution kernel takes f32 only");
-  if (onednn_conv2d(*x, *w, bias, *p, *out)) return NNP_OK;
+  const bool relu = p->struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p->activation == NNP_ACTIVATION_RELU;
+  // oneDNN's ReLU post-op turns a NaN into 0, where nnplug's ReLU (as
+  // PyTorch's) keeps it: its convolution runs without the post-op and the
+  // ReLU follows, as after im2col (the conformance kit's NaN case, on a CPU
+  // without AVX-512 where the packed convolution declines).
+  nnp_conv2d_params plain{};
+  std::memcpy(&plain, p, std::min(p->struct_size, sizeof(plain)));
+  if (relu) plain.activation = NNP_ACTIVATION_NONE;
+  if (onednn_conv2d(*x, *w, bias, plain, *out)) return relu ? unary(nullptr, NNP_UNARY_RELU, out, out) : NNP_OK;
   const Geometry g = geometry_of(*x, *w, *out, p);
   const int64_t l_size = g.oh * g.ow, rows = g.cg * g.kh * g.kw;
   const float* px = static_cast<const float*>(x->data);
@@ -152,9 +160,7 @@ nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, c
       finish(g, product.data(), pb, group, first, images, po);
     }
   }
-  if (p->struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p->activation == NNP_ACTIVATION_RELU)
-    return unary(nullptr, NNP_UNARY_RELU, out, out);
-  return NNP_OK;
+  return relu ? unary(nullptr, NNP_UNARY_RELU, out, out) : NNP_OK;
 }
 
 nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* grad_out,

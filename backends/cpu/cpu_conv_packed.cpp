@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -64,7 +65,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // Which method fits this geometry, 0 where none does (the caller then uses conv2d).
 int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
 #if NNP_PACKED_CONV
-  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  static const bool avx512 = cpu_isa().avx512f;
   if (!avx512) return 0;
 #else
   return 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_scalar_math.hpp"
@@ -42,15 +43,9 @@ __attribute__((always_inline)) inline void binary_block(const float* a, const fl
   for (int64_t j = 0; j < n; ++j) out[j] = arithmetic<float>(Op, a[j], b[j]);
 }
 
-// Each compiled for the widest vectors the CPU has (the blocks inline into
-// every clone).
-#if defined(__x86_64__)
-#define NNP_CHAIN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NNP_CHAIN_CLONES
-#endif
-
-NNP_CHAIN_CLONES void run_unary(nnp_unary_op op, const float* a, float* out, int64_t n) {
+// Each compiled for the widest vectors the CPU has (NNP_CPU_CLONES; the
+// blocks inline into every build).
+NNP_CPU_INLINE void run_unary_body(nnp_unary_op op, const float* a, float* out, int64_t n) {
   switch (op) {
 #define NNP_CHAIN_UNARY(OP) \
   case OP: unary_block<OP>(a, out, n); return;
@@ -77,7 +72,10 @@ NNP_CHAIN_CLONES void run_unary(nnp_unary_op op, const float* a, float* out, int
   }
 }
 
-NNP_CHAIN_CLONES void run_binary(nnp_binary_op op, const float* a, const float* b, float* out, int64_t n) {
+NNP_CPU_CLONES(void, run_unary, (nnp_unary_op op, const float* a, float* out, int64_t n), (op, a, out, n),
+               run_unary_body)
+
+NNP_CPU_INLINE void run_binary_body(nnp_binary_op op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {
     case NNP_BINARY_ADD: binary_block<NNP_BINARY_ADD>(a, b, out, n); return;
     case NNP_BINARY_SUB: binary_block<NNP_BINARY_SUB>(a, b, out, n); return;
@@ -87,6 +85,8 @@ NNP_CHAIN_CLONES void run_binary(nnp_binary_op op, const float* a, const float* 
     default: binary_block<NNP_BINARY_MINIMUM>(a, b, out, n); return;
   }
 }
+NNP_CPU_CLONES(void, run_binary, (nnp_binary_op op, const float* a, const float* b, float* out, int64_t n),
+               (op, a, b, out, n), run_binary_body)
 
 bool contiguous_like(const nnp_view& v, const nnp_view& out) {
   int64_t expected = 1;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cpu_amx_gemm.hpp"
+#include "cpu_bf16_vector.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_sgemm.hpp"
@@ -102,6 +103,27 @@ template <typename T>
 void pack(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(Traits<T>::load(data[r * rs + c * cs]));
+}
+
+// A 16-bit operand into f32 scratch as blas will read it: a bf16 operand
+// whose rows (or columns: a transposed one) are contiguous converts whole
+// runs in vector code (cpu_bf16_vector.hpp) and keeps its orientation;
+// anything else goes one element at a time, row-major.
+template <typename T>
+BlasMatrix<float> pack_to_f32(const T* data, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const auto* bits = reinterpret_cast<const uint16_t*>(data);
+    if (cs == 1 && rows > 0 && bf16_to_f32_run(bits, dst, cols)) {
+      for (int64_t r = 1; r < rows; ++r) bf16_to_f32_run(bits + r * rs, dst + r * cols, cols);
+      return as_blas(static_cast<const float*>(dst), rows, cols, cols, 1);
+    }
+    if (rs == 1 && cols > 0 && bf16_to_f32_run(bits, dst, rows)) {
+      for (int64_t c = 1; c < cols; ++c) bf16_to_f32_run(bits + c * cs, dst + c * rows, rows);
+      return as_blas(static_cast<const float*>(dst), rows, cols, 1, rows);
+    }
+  }
+  pack(data, rows, cols, rs, cs, dst);
+  return as_blas(static_cast<const float*>(dst), rows, cols, cols, 1);
 }
 
 // c[m, n] (leading dimension ldc) = a @ b + beta * c, then the epilogue,
@@ -221,15 +243,16 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
   std::vector<float>& sb = scratch(1);
   sa.resize(static_cast<size_t>(m * k));
   sb.resize(static_cast<size_t>(k * n));
-  pack(a, m, k, ars, acs, sa.data());
-  pack(b, k, n, brs, bcs, sb.data());
+  const BlasMatrix<float> ma = pack_to_f32(a, m, k, ars, acs, sa.data());
+  const BlasMatrix<float> mb = pack_to_f32(b, k, n, brs, bcs, sb.data());
   if constexpr (std::is_same_v<T, float>) {
-    call_gemm(as_blas(sa.data(), m, k, k, 1), as_blas(sb.data(), k, n, n, 1), c, m, n, k);
+    call_gemm(ma, mb, c, m, n, k);
   } else {
     std::vector<float>& sc = scratch(2);
     sc.resize(static_cast<size_t>(m * n));
-    call_gemm(as_blas(sa.data(), m, k, k, 1), as_blas(sb.data(), k, n, n, 1), sc.data(), m, n, k);
-    for (int64_t i = 0; i < m * n; ++i) c[i] = Traits<T>::store(sc[i]);
+    call_gemm(ma, mb, sc.data(), m, n, k);
+    if (!std::is_same_v<T, BFloat16> || !f32_to_bf16_run(sc.data(), reinterpret_cast<uint16_t*>(c), m * n))
+      for (int64_t i = 0; i < m * n; ++i) c[i] = Traits<T>::store(sc[i]);
   }
 }
 

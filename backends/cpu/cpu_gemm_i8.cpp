@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -250,12 +251,12 @@ NNP_VNNI_TARGET void quantize_to_u8(const float* x, int64_t m, int64_t k, int64_
 }
 
 bool has_vnni() {
-  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+  static const bool yes = cpu_isa().avx512vnni && cpu_isa().avx512bw;
   return yes;
 }
 
 bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
+  static const bool yes = cpu_isa().avx2;
   return yes;
 }
 #endif

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -39,12 +40,11 @@ inline float lane_total(float* lanes) {
   return lanes[0];
 }
 
-// One row, compiled for AVX-512, AVX2 and the baseline (the loader picks
-// the widest the CPU has): the lane loops below vectorise without
-// reassociating a sum, so every clone gives the same result.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void normalize_row(const float* x, int64_t n,
-                                                                                const float* w, const float* b,
-                                                                                float eps, float* out) {
+// One row, compiled for AVX-512, AVX2 and the baseline (NNP_CPU_CLONES
+// picks the widest cpu_isa() allows): the lane loops below vectorise
+// without reassociating a sum.
+NNP_CPU_INLINE void normalize_row_body(const float* x, int64_t n, const float* w, const float* b, float eps,
+                                       float* out) {
   // sum_j (x[j] - x[0]): a row far from 0 sums its small differences.
   const float shift = x[0];
   float lanes[kLanes] = {};
@@ -76,12 +76,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void normalize_row(
   }
 }
 
+NNP_CPU_CLONES(void, normalize_row, (const float* x, int64_t n, const float* w, const float* b, float eps, float* out),
+               (x, n, w, b, eps, out), normalize_row_body)
+
 // sum[j] = a[j] + b[j]: the residual sum add_layer_norm normalizes, rounded
 // as the add op rounds it.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void add_row(const float* a, const float* b, int64_t n,
-                                                                          float* sum) {
+NNP_CPU_INLINE void add_row_body(const float* a, const float* b, int64_t n, float* sum) {
   for (int64_t j = 0; j < n; ++j) sum[j] = a[j] + b[j];
 }
+NNP_CPU_CLONES(void, add_row, (const float* a, const float* b, int64_t n, float* sum), (a, b, n, sum), add_row_body)
 
 // The rows of a view in order, from row `first`: the element offset of the
 // current one, stepped without divisions.
@@ -165,7 +168,7 @@ __attribute__((target("avx512f,fma"))) inline void normalize_rows_avx512(const f
 }
 
 bool avx512_rows(int64_t n) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool avx512 = cpu_isa().avx512f && cpu_isa().fma;
   return avx512 && n % kLanes == 0;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 #include <type_traits>
 
+#include "cpu_isa.hpp"
 #include "cpu_bf16_vector.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -124,22 +125,22 @@ __attribute__((target("avx2"))) bool contiguous_extreme_avx2(const float* data, 
 
 bool contiguous_extreme(const float* data, int64_t n, bool want_max, float* result) {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = cpu_isa().avx2;
   if (avx2 && n >= 64) return contiguous_extreme_avx2(data, n, want_max, result);
 #endif
   return false;
 }
 
 // acc[j] += row[j] for j < n, in double: the inner loop of column_sums,
-// compiled for AVX-512 and AVX2 beside the baseline (8 or 4 doubles an
+// built for AVX-512 and AVX2 beside the baseline (8 or 4 doubles an
 // instruction instead of SSE2's 2; each column's sum runs in the same
 // order, so the results are the same bits). W7's bias gradients under
 // autocast are such sums over 2048 rows of bf16.
-#define NNP_REDUCE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-NNP_REDUCE_CLONES void accumulate_row(const float* row, int64_t n, double* acc) {
+NNP_CPU_INLINE void accumulate_floats_body(const float* row, int64_t n, double* acc) {
   for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<double>(row[j]);
 }
-NNP_REDUCE_CLONES void accumulate_row(const BFloat16* row, int64_t n, double* acc) {
+NNP_CPU_CLONES(void, accumulate_row, (const float* row, int64_t n, double* acc), (row, n, acc), accumulate_floats_body)
+NNP_CPU_INLINE void accumulate_bf16_body(const BFloat16* row, int64_t n, double* acc) {
   for (int64_t j = 0; j < n; ++j) {
     const uint32_t bits = static_cast<uint32_t>(row[j].bits) << 16;
     float v;
@@ -147,6 +148,7 @@ NNP_REDUCE_CLONES void accumulate_row(const BFloat16* row, int64_t n, double* ac
     acc[j] += static_cast<double>(v);
   }
 }
+NNP_CPU_CLONES(void, accumulate_row, (const BFloat16* row, int64_t n, double* acc), (row, n, acc), accumulate_bf16_body)
 
 // Sums over one reduced dimension where the outputs' innermost dimension is
 // contiguous in x: the columns of a matrix (a bias gradient: x is [C, N]

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "cpu_sgemm_blocking.hpp"
 
 namespace nnp::cpu {
@@ -29,8 +30,8 @@ bool asked_for(const char* value) {
 
 SgemmKernel choose_kernel() {
   if (asked_for("openblas")) return SgemmKernel::openblas;
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  const bool avx2 = cpu_isa().avx2 && cpu_isa().fma;
+  const bool avx512 = avx2 && cpu_isa().avx512f;
   if (avx512 && !asked_for("avx2")) return SgemmKernel::avx512;
   return avx2 ? SgemmKernel::avx2 : SgemmKernel::openblas;
 }

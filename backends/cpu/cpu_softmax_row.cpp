@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "cpu_isa.hpp"
+
 namespace nnp::cpu {
 namespace {
 
@@ -96,7 +98,7 @@ NNP_AVX2 bool softmax_row_avx2(const float* x, int64_t length, bool log, float* 
 }  // namespace
 
 bool softmax_row_f32(const float* x, int64_t length, bool log, float* out) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx2 = cpu_isa().avx2 && cpu_isa().fma;
   return avx2 && length > 0 && softmax_row_avx2(x, length, log, out);
 }
 
