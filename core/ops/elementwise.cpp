@@ -212,9 +212,10 @@ void unary_backward(nnp_unary_op op, const Tensor& x, TensorRef& out) {
 
 void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorRef& out) {
   const Dims sa = a.shape, sb = b.shape;
-  // Gradients only for the inputs that take them (PyTorch's needs_input_grad):
-  // x + 1 or a dropout's where(keep, x, 0) would otherwise sum a whole
-  // gradient down to a scalar nobody reads.
+  // Gradients only for the inputs that take them (PyTorch's needs_input_grad,
+  // decided as the edges are, when the op records): x + 1 or a dropout's
+  // where(keep, x, 0) would otherwise sum a whole gradient down to a scalar
+  // nobody reads.
   const bool need_a = requires_grad(a), need_b = requires_grad(b);
   SavedTensor ta = share(a), tb = share(b), result = saved_output(*out);
   FunctionNode::Backward backward;
@@ -230,24 +231,24 @@ void binary_backward(nnp_binary_op op, const Tensor& a, const Tensor& b, TensorR
       };
       break;
     case NNP_BINARY_MUL:
-      backward = [ta, tb](Grads& g) {
-        return Grads{requires_grad(*ta) ? sum_to(mul(g[0], tb), ta->shape) : TensorRef(),
-                     requires_grad(*tb) ? sum_to(mul(g[0], ta), tb->shape) : TensorRef()};
+      backward = [ta, tb, need_a, need_b](Grads& g) {
+        return Grads{need_a ? sum_to(mul(g[0], tb), ta->shape) : TensorRef(),
+                     need_b ? sum_to(mul(g[0], ta), tb->shape) : TensorRef()};
       };
       break;
     case NNP_BINARY_DIV:
-      backward = [ta, tb](Grads& g) {
+      backward = [ta, tb, need_a, need_b](Grads& g) {
         TensorRef ga = div(g[0], tb);
-        TensorRef gb = requires_grad(*tb) ? un(NNP_UNARY_NEG, div(mul(ga, ta), tb)) : TensorRef();
-        return Grads{requires_grad(*ta) ? sum_to(ga, ta->shape) : TensorRef(), gb ? sum_to(gb, tb->shape) : gb};
+        TensorRef gb = need_b ? un(NNP_UNARY_NEG, div(mul(ga, ta), tb)) : TensorRef();
+        return Grads{need_a ? sum_to(ga, ta->shape) : TensorRef(), gb ? sum_to(gb, tb->shape) : gb};
       };
       break;
     case NNP_BINARY_POW:  // d/da = b a^(b-1); d/db = a^b log a (0 where a == 0, as PyTorch)
-      backward = [ta, tb, result](Grads& g) {
+      backward = [ta, tb, result, need_a, need_b](Grads& g) {
         TensorRef ga, gb;
-        if (requires_grad(*ta))
+        if (need_a)
           ga = sum_to(mul(g[0], mul(tb, core::binary(NNP_BINARY_POW, *ta, *sub(tb, scalar(tb, 1))))), ta->shape);
-        if (requires_grad(*tb)) {
+        if (need_b) {
           TensorRef zero = scalar(ta, 0);
           TensorRef safe_log = where(cmp(NNP_BINARY_EQ, ta, zero), zero, un(NNP_UNARY_LOG, ta));
           gb = sum_to(mul(g[0], mul(result, safe_log)), tb->shape);
