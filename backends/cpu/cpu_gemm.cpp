@@ -2,8 +2,9 @@
 // dimension through the backend's own kernels (cpu_sgemm.hpp). f32/f64
 // operands are handed to BLAS in place whenever their strides describe a
 // (possibly transposed) matrix; bf16 products run on AMX tiles where the CPU
-// has them (cpu_amx_gemm.cpp); anything else, and f16/bf16, is packed into
-// f32 scratch first.
+// has them (cpu_amx_gemm.cpp), else through the backend's own kernels, which
+// widen bf16 as they pack (own_sgemm_bf16); anything else, and f16, is
+// packed into f32 scratch first.
 //
 // OpenBLAS runs single-threaded here and a large product is split over the
 // backend's own pool instead, in column (or row) blocks, one BLAS call each.
@@ -156,6 +157,13 @@ void blas_gemm(const BlasMatrix<double>& a, const BlasMatrix<double>& b, double*
               beta, c, static_cast<blasint>(ldc));
 }
 
+// bf16 operands (their bits) into a bf16 c, beta 0: the backend's own
+// kernels, whatever the size of this thread's share.
+void blas_gemm(const BlasMatrix<uint16_t>& a, const BlasMatrix<uint16_t>& b, uint16_t* c, int64_t m, int64_t n,
+               int64_t k, int64_t ldc, double /*beta: 0*/) {
+  own_sgemm_bf16(a.trans == CblasTrans, b.trans == CblasTrans, m, n, k, a.data, a.ld, b.data, b.ld, c, ldc);
+}
+
 // The rows [first, first + count) of a (as BLAS sees it), or its columns.
 template <typename C>
 BlasMatrix<C> rows_of(BlasMatrix<C> a, int64_t first) {
@@ -236,6 +244,18 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, con
       amx_gemm(reinterpret_cast<const uint16_t*>(a), reinterpret_cast<const uint16_t*>(b),
                reinterpret_cast<uint16_t*>(c), m, n, k, ars, acs, brs, bcs);
       return;
+    }
+    // Widened as the own kernels pack, rounded as each block of c is done:
+    // no f32 copy of a, b or c, and every conversion on the threads that
+    // multiply (W7's bf16 products on AVX2 ran 1.2-1.45 times their f32
+    // form with the copies made first, on one thread).
+    if (own_sgemm_bf16_pays(m, n, k)) {
+      const BlasMatrix<uint16_t> ma = as_blas(reinterpret_cast<const uint16_t*>(a), m, k, ars, acs);
+      const BlasMatrix<uint16_t> mb = as_blas(reinterpret_cast<const uint16_t*>(b), k, n, brs, bcs);
+      if (ma.usable && mb.usable) {
+        call_gemm(ma, mb, reinterpret_cast<uint16_t*>(c), m, n, k);
+        return;
+      }
     }
   }
   // Pack into f32 scratch; f16/bf16 also compute and round from f32.

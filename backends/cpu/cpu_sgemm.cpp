@@ -85,6 +85,10 @@ bool own_sgemm_pays(int64_t m, int64_t n, int64_t k) {
          m * n * k >= kMinWork;
 }
 
+bool own_sgemm_bf16_pays(int64_t m, int64_t n, int64_t k) {
+  return own_sgemm_kernel() != SgemmKernel::openblas && m >= kMinRows && n >= kMinColumns && k >= kMinDepth;
+}
+
 void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
   if (own_sgemm_kernel() == SgemmKernel::avx512)
@@ -93,8 +97,16 @@ void own_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, cons
     sgemm_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
 }
 
+void own_sgemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                    const uint16_t* b, int64_t ldb, uint16_t* c, int64_t ldc) {
+  if (own_sgemm_kernel() == SgemmKernel::avx512)
+    sgemm_bf16_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+  else
+    sgemm_bf16_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 float* sgemm_packing_buffer(int slot, int64_t floats) {
-  thread_local std::vector<float> buffers[2];
+  thread_local std::vector<float> buffers[3];
   std::vector<float>& buffer = buffers[slot];
   const auto wanted = static_cast<size_t>(floats + 64 + 16);  // slack, then room to align to 64 bytes
   if (buffer.size() < wanted) buffer.resize(wanted);

@@ -1,7 +1,7 @@
 // The backend's own f32 GEMM for AVX2 + FMA machines: a 6 x 16 register
 // block (BLIS's Haswell shape: 12 of the 16 ymm registers accumulate, two
 // hold a row of the b panel, one a broadcast of a), in the blocking of
-// cpu_sgemm_blocking.hpp.
+// cpu_sgemm_blocking.hpp, over f32 operands or bf16 ones widened as packed.
 //
 // Every function that uses AVX2 carries its target attribute, so the rest
 // of the backend stays baseline x86-64 and this file is only entered on a
@@ -23,6 +23,28 @@ namespace {
 NNP_AVX2 inline __m256i first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(n, 0, 8))),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Eight lanes as f32, from f32 or from bf16 bits (a bf16 is the high half
+// of the f32 it stands for).
+NNP_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+NNP_AVX2 inline __m256 load8(const uint16_t* p) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+// The first n lanes (n clamped to 0..8), zeros beyond; nothing past them is
+// read. A bf16 run loads its pairs masked, then an odd last element alone.
+NNP_AVX2 inline __m256 load_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first_lanes(n)); }
+NNP_AVX2 inline __m256 load_first(const uint16_t* p, int64_t n) {
+  const int count = static_cast<int>(std::clamp<int64_t>(n, 0, 8));
+  const __m128i pairs = _mm_cmpgt_epi32(_mm_set1_epi32(count / 2), _mm_setr_epi32(0, 1, 2, 3));
+  __m128i bits = _mm_maskload_epi32(reinterpret_cast<const int*>(p), pairs);
+  if (count % 2 != 0) {
+    const __m128i lane = _mm_cmpeq_epi16(_mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7), _mm_set1_epi16(short(count - 1)));
+    bits = _mm_or_si128(bits, _mm_and_si128(lane, _mm_set1_epi16(static_cast<short>(p[count - 1]))));
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
 }
 
 // r[i] (row i of an 8 x 8 block) becomes column i.
@@ -59,18 +81,18 @@ struct Avx2 {
   // time, transposed in registers. Every store is eight floats; where the
   // width is 6 the last two land on the next k's first two, which the
   // next store (or the next panel, or the buffer's slack) overwrites.
-  NNP_AVX2 static void pack_across(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+  template <typename S>
+  NNP_AVX2 static void pack_across(const S* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
     for (int w0 = 0; w0 < width; w0 += 8) {
       const int64_t rows = std::clamp<int64_t>(lanes - w0, 0, 8);
       for (int64_t k0 = 0; k0 < kc; k0 += 8) {
         const int64_t depth = std::min<int64_t>(8, kc - k0);
         __m256 r[8];
         if (depth == 8) {
-          for (int i = 0; i < 8; ++i) r[i] = i < rows ? _mm256_loadu_ps(src + (w0 + i) * ld + k0) : _mm256_setzero_ps();
+          for (int i = 0; i < 8; ++i) r[i] = i < rows ? load8(src + (w0 + i) * ld + k0) : _mm256_setzero_ps();
         } else {
-          const __m256i load = first_lanes(depth);
           for (int i = 0; i < 8; ++i)
-            r[i] = i < rows ? _mm256_maskload_ps(src + (w0 + i) * ld + k0, load) : _mm256_setzero_ps();
+            r[i] = i < rows ? load_first(src + (w0 + i) * ld + k0, depth) : _mm256_setzero_ps();
         }
         transpose8(r);
         for (int64_t kk = 0; kk < depth; ++kk) _mm256_storeu_ps(out + (k0 + kk) * width + w0, r[kk]);
@@ -80,18 +102,18 @@ struct Avx2 {
 
   // Lanes contiguous: out[k * width + w] = src[k * ld + w]. Stores overlap
   // as in pack_across.
-  NNP_AVX2 static void pack_along(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+  template <typename S>
+  NNP_AVX2 static void pack_along(const S* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
     if (width == 16 && lanes == 16) {
       for (int64_t k = 0; k < kc; ++k) {
-        _mm256_storeu_ps(out + k * 16, _mm256_loadu_ps(src + k * ld));
-        _mm256_storeu_ps(out + k * 16 + 8, _mm256_loadu_ps(src + k * ld + 8));
+        _mm256_storeu_ps(out + k * 16, load8(src + k * ld));
+        _mm256_storeu_ps(out + k * 16 + 8, load8(src + k * ld + 8));
       }
       return;
     }
     for (int w0 = 0; w0 < width; w0 += 8) {
-      const __m256i load = first_lanes(std::min<int64_t>(lanes, width) - w0);
-      for (int64_t k = 0; k < kc; ++k)
-        _mm256_storeu_ps(out + k * width + w0, _mm256_maskload_ps(src + k * ld + w0, load));
+      const int64_t count = std::min<int64_t>(lanes, width) - w0;
+      for (int64_t k = 0; k < kc; ++k) _mm256_storeu_ps(out + k * width + w0, load_first(src + k * ld + w0, count));
     }
   }
 
@@ -166,6 +188,12 @@ struct Avx2 {
 void sgemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
   sgemm_blocked<Avx2>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
+}
+
+void sgemm_bf16_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                     const uint16_t* b, int64_t ldb, uint16_t* c, int64_t ldc) {
+  float* sums = sgemm_packing_buffer(2, sgemm_bf16_sums_floats<Avx2>(m, n, k));
+  sgemm_blocked<Avx2>(trans_a, trans_b, m, n, k, a, lda, b, ldb, 0.0f, sums, n, SgemmEpilogue{}, c, ldc);
 }
 
 }  // namespace nnp::cpu

@@ -31,6 +31,25 @@ NNP_AVX512 inline __mmask16 first_lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << std::max<int64_t>(n, 0)) - 1);
 }
 
+// Sixteen lanes as f32 from f32 or from bf16 bits (a bf16 is the high half
+// of the f32 it stands for), the first n (clamped to 0..16) read, zeros
+// beyond. A bf16 run loads its pairs masked, then an odd last element alone.
+NNP_AVX512 inline __m512 load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
+NNP_AVX512 inline __m512 widen(__m256i bits) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+NNP_AVX512 inline __m512 load_first(const uint16_t* p, int64_t n) {
+  if (n >= 16) return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  const int count = static_cast<int>(std::max<int64_t>(n, 0));
+  __m256i bits = _mm512_castsi512_si256(_mm512_maskz_loadu_epi32(first_lanes(count / 2), p));
+  if (count % 2 != 0) {
+    const __m256i lane = _mm256_cmpeq_epi16(_mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm256_set1_epi16(static_cast<short>(count - 1)));
+    bits = _mm256_or_si256(bits, _mm256_and_si256(lane, _mm256_set1_epi16(static_cast<short>(p[count - 1]))));
+  }
+  return widen(bits);
+}
+
 // r[i] (row i of a 16 x 16 block) becomes column i.
 NNP_AVX512 inline void transpose16(__m512 r[16]) {
   __m512 t[16];
@@ -74,16 +93,16 @@ struct Avx512 {
   // (each contiguous along k): out[k * width + w] = src[w * ld + k] for
   // w < lanes, 0 beyond. Sixteen lanes by sixteen k at a time, transposed in
   // registers.
-  NNP_AVX512 static void pack_across(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+  template <typename S>
+  NNP_AVX512 static void pack_across(const S* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
     for (int w0 = 0; w0 < width; w0 += 16) {
       const int64_t rows = std::clamp<int64_t>(lanes - w0, 0, 16);
       const __mmask16 store = first_lanes(width - w0);
       for (int64_t k0 = 0; k0 < kc; k0 += 16) {
         const int64_t depth = std::min<int64_t>(16, kc - k0);
-        const __mmask16 load = first_lanes(depth);
         __m512 r[16];
         for (int i = 0; i < 16; ++i)
-          r[i] = i < rows ? _mm512_maskz_loadu_ps(load, src + (w0 + i) * ld + k0) : _mm512_setzero_ps();
+          r[i] = i < rows ? load_first(src + (w0 + i) * ld + k0, depth) : _mm512_setzero_ps();
         transpose16(r);
         for (int64_t kk = 0; kk < depth; ++kk) _mm512_mask_storeu_ps(out + (k0 + kk) * width + w0, store, r[kk]);
       }
@@ -92,11 +111,11 @@ struct Avx512 {
 
   // The same panel from a source whose lanes are contiguous:
   // out[k * width + w] = src[k * ld + w].
-  NNP_AVX512 static void pack_along(const float* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
+  template <typename S>
+  NNP_AVX512 static void pack_along(const S* src, int64_t ld, int64_t lanes, int64_t kc, float* out, int width) {
     for (int64_t k = 0; k < kc; ++k)
       for (int w0 = 0; w0 < width; w0 += 16)
-        _mm512_mask_storeu_ps(out + k * width + w0, first_lanes(width - w0),
-                              _mm512_maskz_loadu_ps(first_lanes(lanes - w0), src + k * ld + w0));
+        _mm512_mask_storeu_ps(out + k * width + w0, first_lanes(width - w0), load_first(src + k * ld + w0, lanes - w0));
   }
 
   // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc.
@@ -297,6 +316,12 @@ void sgemm_avx512_packed(int64_t m, int64_t n, int64_t k, const float* a, int64_
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue) {
   sgemm_blocked<Avx512>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, epilogue);
+}
+
+void sgemm_bf16_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                       const uint16_t* b, int64_t ldb, uint16_t* c, int64_t ldc) {
+  float* sums = sgemm_packing_buffer(2, sgemm_bf16_sums_floats<Avx512>(m, n, k));
+  sgemm_blocked<Avx512>(trans_a, trans_b, m, n, k, a, lda, b, ldb, 0.0f, sums, n, SgemmEpilogue{}, c, ldc);
 }
 
 }  // namespace nnp::cpu

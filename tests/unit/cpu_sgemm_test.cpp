@@ -6,7 +6,8 @@
 // transpose, leading dimensions wider than the matrix, beta 0 over NaN, and
 // beta 1. The conformance kit checks the backend's matmul through the ABI;
 // this test reaches the kernels the CPU has but the backend does not choose
-// (AVX2 on an AVX-512 machine).
+// (AVX2 on an AVX-512 machine). The bf16 forms of the kernels must give the
+// bits of the f32 kernel run on the widened operands, then rounded.
 #include "cpu_sgemm.hpp"
 
 #include <gtest/gtest.h>
@@ -187,6 +188,81 @@ TEST(CpuSgemm, Avx512PackedProductCutAtWholeTilesGivesTheSameBits) {
   }
 }
 
+// bf16 operands widened as they are packed and c rounded as each block is
+// finished must be exactly the f32 kernel on the widened operands with its
+// result rounded to nearest even: the same blocks, the same sums. The
+// shapes add bf16's own edges: odd runs (the last element loaded alone),
+// runs of under a vector, one block of k (sums kept per block of rows) and
+// several (sums of the whole c), and operands allocated to their last
+// element (ASan sees a read past it).
+using Bf16Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, int64_t,
+                            uint16_t*, int64_t);
+
+float widened(uint16_t bits) {
+  const uint32_t word = uint32_t{bits} << 16;
+  float x;
+  std::memcpy(&x, &word, sizeof x);
+  return x;
+}
+
+uint16_t rounded(float x) {  // to nearest even; a NaN stays a quiet NaN
+  uint32_t word;
+  std::memcpy(&word, &x, sizeof word);
+  if (std::isnan(x)) return static_cast<uint16_t>((word >> 16) | 0x40);
+  return static_cast<uint16_t>((word + 0x7FFF + ((word >> 16) & 1)) >> 16);
+}
+
+void check_bf16(Bf16Kernel kernel16, Kernel kernel32, const Case& c) {
+  std::mt19937 rng(static_cast<uint32_t>(c.m * 31 + c.n * 17 + c.k));
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+  const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+  const int64_t lda = a_cols + c.pad, ldb = b_cols + c.pad, ldc = c.n + c.pad;
+  // Exactly as long as the last element needs.
+  std::vector<uint16_t> a(static_cast<size_t>((a_rows - 1) * lda + a_cols));
+  std::vector<uint16_t> b(static_cast<size_t>((b_rows - 1) * ldb + b_cols));
+  for (uint16_t& x : a) x = rounded(uniform(rng));
+  for (uint16_t& x : b) x = rounded(uniform(rng));
+  std::vector<float> a32(a.size()), b32(b.size());
+  std::transform(a.begin(), a.end(), a32.begin(), widened);
+  std::transform(b.begin(), b.end(), b32.begin(), widened);
+  std::vector<float> sums(static_cast<size_t>(c.m * ldc));
+  kernel32(c.trans_a, c.trans_b, c.m, c.n, c.k, a32.data(), lda, b32.data(), ldb, 0.0f, sums.data(), ldc, {});
+  std::vector<uint16_t> out(static_cast<size_t>(c.m * ldc), 0xABCD);
+  kernel16(c.trans_a, c.trans_b, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, out.data(), ldc);
+  int64_t wrong = 0;
+  std::string first;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      const size_t at = static_cast<size_t>(i * ldc + j);
+      const uint16_t expected = j < c.n ? rounded(sums[at]) : uint16_t{0xABCD};  // padding never written
+      if (out[at] != expected && wrong++ == 0)
+        first = "c[" + std::to_string(i) + "," + std::to_string(j) + "] = " + std::to_string(out[at]) + ", expected " +
+                std::to_string(expected);
+    }
+  EXPECT_EQ(wrong, 0) << (c.trans_a ? "a^T " : "a ") << (c.trans_b ? "b^T " : "b ") << c.m << "x" << c.n << "x" << c.k
+                      << " pad " << c.pad << ": " << first;
+}
+
+void check_all_bf16(Bf16Kernel kernel16, Kernel kernel32) {
+  for (const Case& c : kCases)
+    if (c.beta == 0.0f && !c.epilogue) check_bf16(kernel16, kernel32, c);
+  const Case odd[] = {{false, false, 7, 33, 5, 0, 0.0f},     {true, true, 9, 35, 11, 1, 0.0f},
+                      {true, false, 31, 17, 3, 0, 0.0f},     {false, true, 250, 45, 1201, 1, 0.0f},
+                      {true, false, 300, 129, 130, 3, 0.0f}, {false, false, 1, 1, 1, 0, 0.0f}};
+  for (const Case& c : odd) check_bf16(kernel16, kernel32, c);
+}
+
+TEST(CpuSgemm, Avx2Bf16KernelGivesTheRoundedF32Product) {
+  if (!has_avx2()) GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+  check_all_bf16(nnp::cpu::sgemm_bf16_avx2, nnp::cpu::sgemm_avx2);
+}
+
+TEST(CpuSgemm, Avx512Bf16KernelGivesTheRoundedF32Product) {
+  if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the AVX-512 kernel is not run";
+  check_all_bf16(nnp::cpu::sgemm_bf16_avx512, nnp::cpu::sgemm_avx512);
+}
+
 TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas) {
   const char* asked = std::getenv("NNP_CPU_SGEMM");
   const SgemmKernel chosen = nnp::cpu::own_sgemm_kernel();
@@ -210,6 +286,12 @@ TEST(CpuSgemm, TheBackendChoosesTheWidestKernelAndKeepsSmallProductsForOpenBlas)
   EXPECT_FALSE(nnp::cpu::own_sgemm_pays(128, 512, 4));
   EXPECT_EQ(nnp::cpu::own_sgemm_pays(128, 512, 10), chosen != SgemmKernel::openblas);
   EXPECT_EQ(nnp::cpu::own_sgemm_pays(128, 256, 784), chosen != SgemmKernel::openblas);
+  // bf16 products go to the own kernels from far less work (an attention
+  // head's), past the same least rows, columns and depth.
+  EXPECT_FALSE(nnp::cpu::own_sgemm_pays(64, 32, 64));
+  EXPECT_EQ(nnp::cpu::own_sgemm_bf16_pays(64, 32, 64), chosen != SgemmKernel::openblas);
+  EXPECT_FALSE(nnp::cpu::own_sgemm_bf16_pays(32, 10, 128));
+  EXPECT_FALSE(nnp::cpu::own_sgemm_bf16_pays(128, 512, 4));
 }
 
 }  // namespace
