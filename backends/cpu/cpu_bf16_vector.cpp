@@ -4,66 +4,45 @@
 
 #include <cstring>
 
+#include "cpu_bf16_simd.hpp"
 #include "cpu_isa.hpp"
-#include "cpu_types.hpp"
-
-// GCC 12's AVX-512 widening and shifts start from _mm512_undefined_epi32(),
-// which its -Wuninitialized and -Wmaybe-uninitialized report (GCC bug
-// 105593, fixed in 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace nnp::cpu {
 namespace {
 
+using namespace bf16_simd;
+
 #define NNP_AVX512 __attribute__((target("avx512f")))
+#define NNP_AVX2 __attribute__((target("avx2")))
 
 bool has_avx512() {
   static const bool yes = cpu_isa().avx512f;
   return yes;
 }
+bool has_avx2() {
+  static const bool yes = cpu_isa().avx2;
+  return yes;
+}
 
-NNP_AVX512 inline __m512 widen(const uint16_t* p) {
-  return _mm512_castsi512_ps(
-      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+float bf16_value(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
-NNP_AVX512 inline __m512 widen_masked(const uint16_t* p, __mmask16 m) {
-  alignas(32) uint16_t tmp[16] = {};
-  for (int i = 0; i < 16; ++i)
-    if (m >> i & 1) tmp[i] = p[i];
-  return widen(tmp);
-}
-// Round to nearest even; a NaN keeps its top bits, made quiet.
-NNP_AVX512 inline __m256i narrow(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
-  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
-}
-NNP_AVX512 inline void store(uint16_t* p, __m512 v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow(v)); }
-NNP_AVX512 inline void store_masked(uint16_t* p, __m512 v, int64_t count) {
-  alignas(32) uint16_t tmp[16];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), narrow(v));
-  std::memcpy(p, tmp, static_cast<size_t>(count) * sizeof(uint16_t));
-}
+
+// -- AVX-512: sixteen lanes a step --
 
 NNP_AVX512 void f32_to_bf16_avx512(const float* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) store(out + i, _mm512_loadu_ps(in + i));
-  if (i < n) store_masked(out + i, _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n - i)) - 1), in + i), n - i);
+  for (; i + 16 <= n; i += 16) store16(out + i, _mm512_loadu_ps(in + i), 16);
+  if (i < n) store16(out + i, _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n - i)) - 1), in + i), n - i);
 }
 
 NNP_AVX512 void bf16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, widen(in + i));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(out + i, m, widen_masked(in + i, m));
-  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, widen16(in + i));
+  if (i < n) _mm512_mask_storeu_ps(out + i, static_cast<__mmask16>((1u << (n - i)) - 1), widen16_first(in + i, n - i));
 }
 
 template <int Op>
@@ -78,24 +57,13 @@ template <int Op>
 NNP_AVX512 void arithmetic_avx512(const uint16_t* a, const uint16_t* b, int64_t b_step, uint16_t* out, int64_t n) {
   int64_t i = 0;
   if (b_step == 0) {
-    const __m512 y = _mm512_set1_ps([&] {
-      const uint32_t bits = static_cast<uint32_t>(b[0]) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }());
-    for (; i + 16 <= n; i += 16) store(out + i, apply<Op>(widen(a + i), y));
-    if (i < n) {
-      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-      store_masked(out + i, apply<Op>(widen_masked(a + i, m), y), n - i);
-    }
+    const __m512 y = _mm512_set1_ps(bf16_value(b[0]));
+    for (; i + 16 <= n; i += 16) store16(out + i, apply<Op>(widen16(a + i), y), 16);
+    if (i < n) store16(out + i, apply<Op>(widen16_first(a + i, n - i), y), n - i);
     return;
   }
-  for (; i + 16 <= n; i += 16) store(out + i, apply<Op>(widen(a + i), widen(b + i)));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    store_masked(out + i, apply<Op>(widen_masked(a + i, m), widen_masked(b + i, m)), n - i);
-  }
+  for (; i + 16 <= n; i += 16) store16(out + i, apply<Op>(widen16(a + i), widen16(b + i)), 16);
+  if (i < n) store16(out + i, apply<Op>(widen16_first(a + i, n - i), widen16_first(b + i, n - i)), n - i);
 }
 
 NNP_AVX512 inline __m512 relu(__m512 x) {
@@ -105,57 +73,62 @@ NNP_AVX512 inline __m512 relu(__m512 x) {
 
 NNP_AVX512 void relu_avx512(const uint16_t* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) store(out + i, relu(widen(in + i)));
-  if (i < n) store_masked(out + i, relu(widen_masked(in + i, static_cast<__mmask16>((1u << (n - i)) - 1))), n - i);
+  for (; i + 16 <= n; i += 16) store16(out + i, relu(widen16(in + i)), 16);
+  if (i < n) store16(out + i, relu(widen16_first(in + i, n - i)), n - i);
 }
 
-// The same runs for CPUs with AVX2 and not AVX-512: plain loops over the
-// scalar conversions (Traits<BFloat16>'s, branchless), which GCC vectorizes
-// eight lanes at a time when built for AVX2. Without them a CPU without
-// AVX-512 converted one element at a time and W7 under autocast took 1.37
-// times its f32 step there (NNP_CPU_ISA=avx2 on this machine).
-#define NNP_AVX2 __attribute__((target("avx2")))
-
-bool has_avx2() {
-  static const bool yes = cpu_isa().avx2;
-  return yes;
-}
-
-inline float bf16_value(uint16_t bits) {
-  const uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint16_t bf16_bits(float v) { return Traits<BFloat16>::store(v).bits; }
+// -- AVX2: sixteen lanes a step, as two halves of eight --
 
 NNP_AVX2 void f32_to_bf16_avx2(const float* in, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits(in[i]);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) store16(out + i, round16(_mm256_loadu_ps(in + i), _mm256_loadu_ps(in + i + 8)), 16);
+  for (; i < n; ++i) out[i] = static_cast<uint16_t>(_mm256_cvtsi256_si32(round8(_mm256_set1_ps(in[i]))));
 }
+
 NNP_AVX2 void bf16_to_f32_avx2(const uint16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = bf16_value(in[i]);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, widen8(in + i));
+  for (; i < n; ++i) out[i] = bf16_value(in[i]);
 }
-NNP_AVX2 void relu_avx2(const uint16_t* in, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = bf16_value(in[i]);
-    out[i] = bf16_bits(x < 0.0f ? 0.0f : x);  // NaN compares false: kept
-  }
-}
+
 template <int Op>
-NNP_AVX2 inline float apply_scalar(float x, float y) {
-  if constexpr (Op == NNP_BINARY_ADD) return x + y;
-  if constexpr (Op == NNP_BINARY_SUB) return x - y;
-  if constexpr (Op == NNP_BINARY_MUL) return x * y;
-  return x / y;
+NNP_AVX2 inline __m256 apply(__m256 x, __m256 y) {
+  if constexpr (Op == NNP_BINARY_ADD) return _mm256_add_ps(x, y);
+  if constexpr (Op == NNP_BINARY_SUB) return _mm256_sub_ps(x, y);
+  if constexpr (Op == NNP_BINARY_MUL) return _mm256_mul_ps(x, y);
+  return _mm256_div_ps(x, y);
 }
+
 template <int Op>
 NNP_AVX2 void arithmetic_avx2(const uint16_t* a, const uint16_t* b, int64_t b_step, uint16_t* out, int64_t n) {
-  if (b_step == 0) {
-    const float y = bf16_value(b[0]);
-    for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits(apply_scalar<Op>(bf16_value(a[i]), y));
-    return;
+  const __m256 scalar = _mm256_set1_ps(n > 0 && b_step == 0 ? bf16_value(b[0]) : 0.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t count = n - i;
+    const __m256 x0 = count >= 16 ? widen8(a + i) : widen8_first(a + i, count);
+    const __m256 x1 = count >= 16 ? widen8(a + i + 8) : widen8_first(a + i + 8, count - 8);
+    __m256 y0 = scalar, y1 = scalar;
+    if (b_step != 0) {
+      y0 = count >= 16 ? widen8(b + i) : widen8_first(b + i, count);
+      y1 = count >= 16 ? widen8(b + i + 8) : widen8_first(b + i + 8, count - 8);
+    }
+    store16(out + i, round16(apply<Op>(x0, y0), apply<Op>(x1, y1)), count);
   }
-  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits(apply_scalar<Op>(bf16_value(a[i]), bf16_value(b[i])));
+}
+
+// ReLU on the bits (no widening): a negative number, -inf included, becomes
+// +0; -0 compares equal to 0 and is kept; a NaN is kept and made quiet, as
+// rounding max(0, x) to bf16 gives.
+NNP_AVX2 inline __m256i relu_bits(__m256i bits) {
+  const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi16(0x7FFF));
+  const __m256i nan = _mm256_cmpgt_epi16(magnitude, _mm256_set1_epi16(0x7F80));
+  const __m256i negative = _mm256_andnot_si256(_mm256_cmpeq_epi16(magnitude, _mm256_setzero_si256()),
+                                               _mm256_cmpgt_epi16(_mm256_setzero_si256(), bits));
+  const __m256i kept = _mm256_andnot_si256(_mm256_andnot_si256(nan, negative), bits);
+  return _mm256_or_si256(kept, _mm256_and_si256(nan, _mm256_set1_epi16(0x40)));
+}
+
+NNP_AVX2 void relu_avx2(const uint16_t* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) store16(out + i, relu_bits(load16(in + i, n - i)), n - i);
 }
 
 template <int Op>

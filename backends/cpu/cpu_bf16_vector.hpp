@@ -1,9 +1,9 @@
-// Contiguous bf16 runs in AVX-512 (cpu_bf16_vector.cpp): the casts and
-// arithmetic autocast makes, 16 lanes at a time. The loops of
+// Contiguous bf16 runs in SIMD (cpu_bf16_vector.cpp, on cpu_bf16_simd.hpp):
+// the casts and arithmetic autocast makes, 16 lanes a step. The loops of
 // cpu_elementwise.cpp, compiled for the baseline x86-64, convert bf16 one
-// element at a time. AVX-512 where cpu_isa() has it, else AVX2 (loops GCC
-// vectorizes 8 lanes wide); each returns false, touching nothing, where the
-// CPU has neither (the caller's loop then runs). Bits equal the scalar
+// element at a time. AVX-512 where cpu_isa() has it, else AVX2 (two halves
+// of eight); each returns false, touching nothing, where the CPU has
+// neither (the caller's loop then runs). Bits equal the scalar
 // Traits<BFloat16>: round to nearest even, NaN kept quiet.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_bf16_simd.hpp"
 #include "cpu_sgemm.hpp"
 #include "cpu_sgemm_blocking.hpp"
 
@@ -25,27 +26,12 @@ NNP_AVX2 inline __m256i first_lanes(int64_t n) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// Eight lanes as f32, from f32 or from bf16 bits (a bf16 is the high half
-// of the f32 it stands for).
+// Eight lanes as f32, from f32 or from bf16 bits; the first n (clamped to
+// 0..8) with zeros beyond, nothing past them read.
 NNP_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-NNP_AVX2 inline __m256 load8(const uint16_t* p) {
-  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
-}
-
-// The first n lanes (n clamped to 0..8), zeros beyond; nothing past them is
-// read. A bf16 run loads its pairs masked, then an odd last element alone.
+NNP_AVX2 inline __m256 load8(const uint16_t* p) { return bf16_simd::widen8(p); }
 NNP_AVX2 inline __m256 load_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first_lanes(n)); }
-NNP_AVX2 inline __m256 load_first(const uint16_t* p, int64_t n) {
-  const int count = static_cast<int>(std::clamp<int64_t>(n, 0, 8));
-  const __m128i pairs = _mm_cmpgt_epi32(_mm_set1_epi32(count / 2), _mm_setr_epi32(0, 1, 2, 3));
-  __m128i bits = _mm_maskload_epi32(reinterpret_cast<const int*>(p), pairs);
-  if (count % 2 != 0) {
-    const __m128i lane = _mm_cmpeq_epi16(_mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7), _mm_set1_epi16(short(count - 1)));
-    bits = _mm_or_si128(bits, _mm_and_si128(lane, _mm_set1_epi16(static_cast<short>(p[count - 1]))));
-  }
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
-}
+NNP_AVX2 inline __m256 load_first(const uint16_t* p, int64_t n) { return bf16_simd::widen8_first(p, n); }
 
 // r[i] (row i of an 8 x 8 block) becomes column i.
 NNP_AVX2 inline void transpose8(__m256 r[8]) {
@@ -117,9 +103,11 @@ struct Avx2 {
     }
   }
 
-  // c[rows, cols] (at most 6 x 16) = pa @ pb + beta * c over kc.
+  // c[rows, cols] (at most 6 x 16) = pa @ pb + beta * c over kc; stored
+  // rounded to bf16 into `rounded` instead, where that is set.
   NNP_AVX2 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
-                              int rows, int cols, float beta, const float* bias, bool relu) {
+                              int rows, int cols, float beta, const float* bias, bool relu, uint16_t* rounded,
+                              int64_t ld_rounded) {
     __m256 acc[kMr][2];
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
@@ -157,8 +145,12 @@ struct Avx2 {
           r1 = _mm256_fmadd_ps(scale, _mm256_loadu_ps(row + 8), r1);
         }
         finish(r0, r1, bias0, bias1);
-        _mm256_storeu_ps(row, r0);
-        _mm256_storeu_ps(row + 8, r1);
+        if (rounded) {
+          bf16_simd::store16(rounded + i * ld_rounded, bf16_simd::round16(r0, r1), kNr);
+        } else {
+          _mm256_storeu_ps(row, r0);
+          _mm256_storeu_ps(row + 8, r1);
+        }
       }
       return;
     }
@@ -177,8 +169,12 @@ struct Avx2 {
         r1 = _mm256_fmadd_ps(scale, _mm256_maskload_ps(row + 8, right), r1);
       }
       finish(r0, r1, bias0, bias1);
-      _mm256_maskstore_ps(row, left, r0);
-      _mm256_maskstore_ps(row + 8, right, r1);
+      if (rounded) {
+        bf16_simd::store16(rounded + i * ld_rounded, bf16_simd::round16(r0, r1), cols);
+      } else {
+        _mm256_maskstore_ps(row, left, r0);
+        _mm256_maskstore_ps(row + 8, right, r1);
+      }
     }
   }
 };

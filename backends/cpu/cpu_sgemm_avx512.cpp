@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_bf16_simd.hpp"
 #include "cpu_sgemm.hpp"
 #include "cpu_sgemm_blocking.hpp"
 
@@ -31,24 +32,10 @@ NNP_AVX512 inline __mmask16 first_lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << std::max<int64_t>(n, 0)) - 1);
 }
 
-// Sixteen lanes as f32 from f32 or from bf16 bits (a bf16 is the high half
-// of the f32 it stands for), the first n (clamped to 0..16) read, zeros
-// beyond. A bf16 run loads its pairs masked, then an odd last element alone.
+// Sixteen lanes as f32 from f32 or from bf16 bits, the first n (clamped
+// to 0..16) read, zeros beyond.
 NNP_AVX512 inline __m512 load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
-NNP_AVX512 inline __m512 widen(__m256i bits) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-}
-NNP_AVX512 inline __m512 load_first(const uint16_t* p, int64_t n) {
-  if (n >= 16) return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  const int count = static_cast<int>(std::max<int64_t>(n, 0));
-  __m256i bits = _mm512_castsi512_si256(_mm512_maskz_loadu_epi32(first_lanes(count / 2), p));
-  if (count % 2 != 0) {
-    const __m256i lane = _mm256_cmpeq_epi16(_mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm256_set1_epi16(static_cast<short>(count - 1)));
-    bits = _mm256_or_si256(bits, _mm256_and_si256(lane, _mm256_set1_epi16(static_cast<short>(p[count - 1]))));
-  }
-  return widen(bits);
-}
+NNP_AVX512 inline __m512 load_first(const uint16_t* p, int64_t n) { return bf16_simd::widen16_first(p, n); }
 
 // r[i] (row i of a 16 x 16 block) becomes column i.
 NNP_AVX512 inline void transpose16(__m512 r[16]) {
@@ -118,9 +105,11 @@ struct Avx512 {
         _mm512_mask_storeu_ps(out + k * width + w0, first_lanes(width - w0), load_first(src + k * ld + w0, lanes - w0));
   }
 
-  // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc.
+  // c[rows, cols] (at most kMr x kNr) = pa @ pb + beta * c over kc; stored
+  // rounded to bf16 into `rounded` instead, where that is set.
   NNP_AVX512 static void kernel(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c,
-                                int64_t ldc, int rows, int cols, float beta, const float* bias, bool relu) {
+                                int64_t ldc, int rows, int cols, float beta, const float* bias, bool relu,
+                                uint16_t* rounded, int64_t ld_rounded) {
     __m512 acc[kMr][2];
 #pragma GCC unroll 12
     for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -156,8 +145,13 @@ struct Avx512 {
         r0 = _mm512_max_ps(zero, r0);
         r1 = _mm512_max_ps(zero, r1);
       }
-      _mm512_mask_storeu_ps(row, left, r0);
-      _mm512_mask_storeu_ps(row + 16, right, r1);
+      if (rounded) {
+        bf16_simd::store16(rounded + i * ld_rounded, r0, cols);
+        bf16_simd::store16(rounded + i * ld_rounded + 16, r1, cols - 16);
+      } else {
+        _mm512_mask_storeu_ps(row, left, r0);
+        _mm512_mask_storeu_ps(row + 16, right, r1);
+      }
     }
   }
 };

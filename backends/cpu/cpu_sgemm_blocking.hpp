@@ -10,8 +10,8 @@
 // The operands may also be bf16 (their bits, uint16_t): the packers widen
 // them to f32 as they copy, so a bf16 product costs what an f32 one does
 // plus half the reads, not a converted copy of each operand beforehand. A
-// bf16 c is accumulated in f32 scratch and rounded to nearest even block by
-// block, while the block is still in cache.
+// bf16 c is rounded to nearest even as the kernel stores it, from f32 sums
+// kept in registers (one block of k) or in f32 scratch (several).
 //
 // This file holds no SIMD code: the Isa's functions carry their own target
 // attributes, so the loops here compile for baseline x86-64 and run only
@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cpu_bf16_vector.hpp"
 #include "cpu_sgemm.hpp"
 
 namespace nnp::cpu {
@@ -42,19 +41,21 @@ inline int64_t sgemm_even_block(int64_t total, int64_t most, int64_t unit) {
 
 // c[m, n] (row-major, ldc) = op(a) @ op(b) + beta * c, as cblas_sgemm with
 // CblasRowMajor and alpha 1; k >= 1. S, the operands' type: float, or
-// uint16_t for bf16 bits. Where `rounded` is set, c is scratch of the f32
-// sums (beta must be 0) and each finished block of rows is rounded into
-// rounded[m, n] (leading dimension ld_rounded); c then needs ldc >= n and
-// m rows, or only the rows of one block (ldc >= n, Isa::kMc rows) where k
-// fits one block (sgemm_bf16_sums_floats). Isa provides:
+// uint16_t for bf16 bits. Where `rounded` is set, the product (beta must be
+// 0) is rounded into rounded[m, n] (leading dimension ld_rounded) and c is
+// scratch for the f32 sums between blocks of k (sgemm_bf16_sums_floats:
+// none where k fits one block). Isa provides:
 //   kMr, kNr, kMc, kKc, kNc      register block and cache blocks
 //   pack_across(src, ld, lanes, kc, out, width)
 //       out[k * width + w] = src[w * ld + k] for w < lanes, 0 up to width
 //   pack_along(src, ld, lanes, kc, out, width)
 //       out[k * width + w] = src[k * ld + w] for w < lanes, 0 up to width
 //       (both for S = float and S = uint16_t)
-//   kernel(kc, packed_a, packed_b, c, ldc, rows, cols, beta)
-//       c[rows, cols] = panel_a @ panel_b + beta * c; beta 0 reads no c
+//   kernel(kc, packed_a, packed_b, c, ldc, rows, cols, beta, bias, relu,
+//          rounded, ld_rounded)
+//       c[rows, cols] = panel_a @ panel_b + beta * c, then the epilogue;
+//       beta 0 reads no c; stored rounded to bf16 into `rounded` instead of
+//       into c where that is set
 template <class Isa, typename S>
 void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const S* a, int64_t lda, const S* b,
                    int64_t ldb, float beta, float* c, int64_t ldc, const SgemmEpilogue& epilogue,
@@ -62,8 +63,6 @@ void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
   const int64_t kc_block = sgemm_even_block(k, Isa::kKc, 1);
   const int64_t mc_block = sgemm_even_block(m, Isa::kMc, Isa::kMr);
   const int64_t nc_block = sgemm_even_block(n, Isa::kNc, Isa::kNr);
-  // With one block of k, a bf16 c's sums need only the rows of one block.
-  const bool sums_per_block = rounded != nullptr && kc_block >= k;
   float* packed_a = sgemm_packing_buffer(0, mc_block * kc_block);
   float* packed_b = sgemm_packing_buffer(1, nc_block * kc_block);
   for (int64_t jc = 0; jc < n; jc += nc_block) {
@@ -88,29 +87,25 @@ void sgemm_blocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
           else
             Isa::pack_across(a + (ic + p) * lda + pc, lda, rows, kc, packed_a + p * kc, Isa::kMr);
         }
-        float* c_block = (sums_per_block ? c : c + ic * ldc) + jc;
         // A panel of b (kc x kNr) stays in L1 while the panels of a, from
         // L2, pass under it.
         for (int64_t jr = 0; jr < nc; jr += Isa::kNr)
           for (int64_t ir = 0; ir < mc; ir += Isa::kMr)
-            Isa::kernel(kc, packed_a + ir * kc, packed_b + jr * kc, c_block + ir * ldc + jr, ldc,
+            Isa::kernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
                         static_cast<int>(std::min<int64_t>(Isa::kMr, mc - ir)),
                         static_cast<int>(std::min<int64_t>(Isa::kNr, nc - jr)), block_beta,
-                        last && epilogue.bias ? epilogue.bias + jc + jr : nullptr, last && epilogue.relu);
-        // The kernels run only where the CPU has AVX2, where the run always converts.
-        if (rounded && last)
-          for (int64_t i = 0; i < mc; ++i) f32_to_bf16_run(c_block + i * ldc, rounded + (ic + i) * ld_rounded + jc, nc);
+                        last && epilogue.bias ? epilogue.bias + jc + jr : nullptr, last && epilogue.relu,
+                        last && rounded ? rounded + (ic + ir) * ld_rounded + jc + jr : nullptr, ld_rounded);
       }
     }
   }
 }
 
 // The f32 scratch sgemm_blocked needs for the sums of a bf16 c [m, n] (its
-// leading dimension n).
+// leading dimension n): none where k fits one block.
 template <class Isa>
 int64_t sgemm_bf16_sums_floats(int64_t m, int64_t n, int64_t k) {
-  const bool one_block = sgemm_even_block(k, Isa::kKc, 1) >= k;
-  return (one_block ? std::min(m, sgemm_even_block(m, Isa::kMc, Isa::kMr)) : m) * n;
+  return sgemm_even_block(k, Isa::kKc, 1) >= k ? 0 : m * n;
 }
 
 // The packed form of b [k, n] (b stored [n, k] when trans_b) that
