@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 #include <type_traits>
+#include <vector>
 
-#include "cpu_isa.hpp"
 #include "cpu_bf16_vector.hpp"
+#include "cpu_isa.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_softmax_row.hpp"
@@ -312,25 +312,27 @@ void softmax_typed(const nnp_view& x, int32_t dim, bool log, const nnp_view& out
   const T* in = static_cast<const T*>(x.data);
   T* result = static_cast<T*>(out.data);
   parallel_for(rows, length * 8, [&](int64_t begin, int64_t end) {
+    // 16-bit rows (autocast's attention) run through f32 in a thread's
+    // buffer: one conversion each way instead of three loads.
+    constexpr bool bf16 = std::is_same_v<T, BFloat16>, f16 = std::is_same_v<T, Half>;
+    thread_local std::vector<float> buffer;
+    if ((bf16 || f16) && xs == 1 && os == 1) buffer.resize(static_cast<size_t>(2 * length));
     for (int64_t row = begin; row < end; ++row) {
       const T* src = in + row_offset(x, row);
       T* dst = result + row_offset(out, row);
       if constexpr (std::is_same_v<T, float>)
         if (xs == 1 && os == 1 && softmax_row_f32(src, length, log, dst)) continue;
-      if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
-        // 16-bit rows (autocast's attention) through the f32 row in a
-        // thread's buffer: one conversion each way instead of three loads.
-        thread_local std::vector<float> row;
+      if constexpr (bf16)  // vector code all through (cpu_softmax_row.hpp)
+        if (xs == 1 && os == 1 &&
+            softmax_row_bf16(reinterpret_cast<const uint16_t*>(src), length, log, reinterpret_cast<uint16_t*>(dst),
+                             buffer.data()))
+          continue;
+      if constexpr (f16) {
         if (xs == 1 && os == 1) {
-          row.resize(static_cast<size_t>(2 * length));
-          const auto* src_bits = reinterpret_cast<const uint16_t*>(src);
-          auto* dst_bits = reinterpret_cast<uint16_t*>(dst);
-          constexpr bool bf16 = std::is_same_v<T, BFloat16>;  // AVX-512 casts where the CPU has them
-          if (!bf16 || !bf16_to_f32_run(src_bits, row.data(), length))
-            for (int64_t j = 0; j < length; ++j) row[static_cast<size_t>(j)] = Tr::load(src[j]);
-          if (softmax_row_f32(row.data(), length, log, row.data() + length)) {
-            if (!bf16 || !f32_to_bf16_run(row.data() + length, dst_bits, length))
-              for (int64_t j = 0; j < length; ++j) dst[j] = Tr::store(row[static_cast<size_t>(length + j)]);
+          float* widened = buffer.data();
+          for (int64_t j = 0; j < length; ++j) widened[j] = Tr::load(src[j]);
+          if (softmax_row_f32(widened, length, log, widened + length)) {
+            for (int64_t j = 0; j < length; ++j) dst[j] = Tr::store(widened[length + j]);
             continue;
           }
         }

@@ -3,7 +3,8 @@
 // NaNs (signalling ones made quiet), infinities, both zeros, subnormals,
 // and at every run length up to two vectors and a tail. ctest runs this
 // twice: as the CPU is, and capped to AVX2 (NNP_CPU_ISA=avx2), so both the
-// AVX-512 and the AVX2 paths are checked on an AVX-512 machine.
+// AVX-512 and the AVX2 paths are checked on an AVX-512 machine. The bf16
+// softmax row (cpu_softmax_row.cpp) must give the f32 row's result rounded.
 #include "cpu_bf16_vector.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "cpu_isa.hpp"
+#include "cpu_softmax_row.hpp"
 #include "cpu_types.hpp"
 
 namespace {
@@ -119,6 +121,35 @@ TEST(CpuBf16Vector, ArithmeticGivesTheScalarBitsAgainstARunAndAScalar) {
   }
   std::vector<uint16_t> out(4);
   EXPECT_FALSE(nnp::cpu::bf16_arithmetic_run(NNP_BINARY_POW, a.data(), b.data(), 1, out.data(), 4));
+}
+
+TEST(CpuBf16Vector, SoftmaxRowGivesTheF32RowRounded) {
+  if (!nnp::cpu::cpu_isa().avx2 || !nnp::cpu::cpu_isa().fma) GTEST_SKIP() << "the softmax rows need AVX2 and FMA";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  for (int64_t n : {1, 5, 8, 13, 16, 64, 67, 300}) {
+    for (bool log : {false, true}) {
+      std::vector<uint16_t> x(static_cast<size_t>(n));
+      for (uint16_t& v : x) v = bits_of(normal(rng));
+      if (n > 3) x[2] = 0xFF80;  // -inf: a masked score, exp 0
+      std::vector<float> wide(x.size()), expected(x.size()), scratch(x.size());
+      for (size_t i = 0; i < x.size(); ++i) wide[i] = value_of(x[i]);
+      ASSERT_TRUE(nnp::cpu::softmax_row_f32(wide.data(), n, log, expected.data()));
+      std::vector<uint16_t> out(x.size() + 1, 0xABCD);
+      ASSERT_TRUE(nnp::cpu::softmax_row_bf16(x.data(), n, log, out.data(), scratch.data()));
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(out[i], bits_of(expected[i])) << (log ? "log " : "") << where(n, i);
+      EXPECT_EQ(out[x.size()], 0xABCD) << "wrote past the row of " << n;
+    }
+  }
+  // A NaN or +inf, or a row all -inf, goes to the caller's exact path untouched.
+  const std::vector<uint16_t> bad[] = {{0x3F80, 0x7FC0}, {0x7F80, 0}, {0xFF80, 0xFF80}};
+  for (const std::vector<uint16_t>& row : bad) {
+    std::vector<uint16_t> out(row.size(), 0xABCD);
+    std::vector<float> scratch(row.size());
+    EXPECT_FALSE(nnp::cpu::softmax_row_bf16(row.data(), 2, false, out.data(), scratch.data()));
+    EXPECT_EQ(out[0], 0xABCD);
+  }
 }
 
 }  // namespace
