@@ -1,5 +1,6 @@
-// bf16 products on the cpu backend (AMX tiles where the CPU has them, the
-// converting path elsewhere and for the smallest): equal to the f32 product
+// bf16 products on the cpu backend (AMX tiles where the CPU has them, its
+// own kernels widening bf16 as they pack elsewhere, a conversion around
+// OpenBLAS for the smallest): equal to the f32 product
 // of the same values rounded once to bf16, within one bf16 unit (the sums
 // run in f32 in another order), on the shapes where the tiles' blocking has
 // edges (rows and columns past a block of 32, k past a tile of 32, odd k),
