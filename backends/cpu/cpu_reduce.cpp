@@ -69,7 +69,7 @@ void walk_reduced(const ReducedDims& r, int64_t base, Visit&& visit) {
 // The sum of n contiguous elements in double, with independent accumulators
 // so the adds pipeline (and vectorise) instead of waiting on each other.
 template <typename T>
-double contiguous_sum(const T* data, int64_t n) {
+double contiguous_sum_scalar(const T* data, int64_t n) {
   double acc[4] = {0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 4 <= n; i += 4)
@@ -77,8 +77,9 @@ double contiguous_sum(const T* data, int64_t n) {
   for (; i < n; ++i) acc[0] += static_cast<double>(Traits<T>::load(data[i]));
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
+
 template <typename T>
-double contiguous_squared_deviations(const T* data, int64_t n, double mean) {
+double contiguous_squared_deviations_scalar(const T* data, int64_t n, double mean) {
   double acc[4] = {0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 4 <= n; i += 4)
@@ -93,6 +94,68 @@ double contiguous_squared_deviations(const T* data, int64_t n, double mean) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+#if defined(__x86_64__)
+// The same four accumulators as one AVX2 vector of doubles for f32 and bf16
+// rows (softmax's backward sums 64-element rows of them; GCC leaves the
+// loop above scalar): each accumulator adds the same elements in the same
+// order, so the result is the same bits.
+__attribute__((target("avx2"))) inline __m256d four_doubles(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+__attribute__((target("avx2"))) inline __m256d four_doubles(const BFloat16* p) {
+  const __m128i bits = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(bits, 16)));
+}
+template <typename T>
+__attribute__((target("avx2"))) double contiguous_sum_avx2(const T* data, int64_t n) {
+  __m256d acc = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) acc = _mm256_add_pd(acc, four_doubles(data + i));
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, acc);
+  for (; i < n; ++i) lanes[0] += static_cast<double>(Traits<T>::load(data[i]));
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+// (No FMA in this build: the squares and their sums round as the scalar
+// loop's separate multiply and add do.)
+template <typename T>
+__attribute__((target("avx2"))) double contiguous_squared_deviations_avx2(const T* data, int64_t n, double mean) {
+  const __m256d centre = _mm256_set1_pd(mean);
+  __m256d acc = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d d = _mm256_sub_pd(four_doubles(data + i), centre);
+    acc = _mm256_add_pd(acc, _mm256_mul_pd(d, d));
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, acc);
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(Traits<T>::load(data[i])) - mean;
+    lanes[0] += d * d;
+  }
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+#endif
+
+template <typename T>
+double contiguous_sum(const T* data, int64_t n) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
+    static const bool avx2 = cpu_isa().avx2;
+    if (avx2) return contiguous_sum_avx2(data, n);
+  }
+#endif
+  return contiguous_sum_scalar(data, n);
+}
+template <typename T>
+double contiguous_squared_deviations(const T* data, int64_t n, double mean) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
+    static const bool avx2 = cpu_isa().avx2;
+    if (avx2) return contiguous_squared_deviations_avx2(data, n, mean);
+  }
+#endif
+  return contiguous_squared_deviations_scalar(data, n, mean);
+}
 // The maximum (or minimum) of n contiguous floats, or NaN when any is NaN
 // (the caller then finds the first NaN as the scalar loop does). Eight
 // independent lanes of AVX2 instead of one compare-and-branch per element.
