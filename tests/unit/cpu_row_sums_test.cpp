@@ -4,7 +4,9 @@
 // double accumulators over every fourth element, the tail added to the
 // first, (acc0 + acc1) + (acc2 + acc3), rounded once to the tensor's dtype.
 // Lengths around the vector of four and odd ones; mean and var (correction
-// 1 and 0) over the same rows.
+// 1 and 0) over the same rows. Sums down the columns over two reduced
+// dimensions that do not merge (a transposed activation's bias gradient)
+// must give the sequential double sum in the reduced dimensions' order.
 #include <gtest/gtest.h>
 #include <nnp/half.h>
 
@@ -82,6 +84,33 @@ TEST(CpuRowSums, SumMeanAndVarGiveTheirDefinitionsBitsInF32AndBf16) {
         EXPECT_EQ(bits(var0[at]), bits(rounded(squares / static_cast<double>(length))))
             << "var (correction 0), " << where;
       }
+    }
+  }
+}
+
+TEST(CpuRowSums, ColumnSumsOverUnmergedDimensionsGiveTheSequentialSumsBits) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.5f, 2.0f);
+  const int64_t n = 6, l = 5, e = 37;  // x [n, l, e], summed as x.transpose(0, 1) [l, n, e] over (0, 1)
+  std::vector<float> values(static_cast<size_t>(n * l * e));
+  for (float& v : values) v = normal(rng);
+  for (Dtype dtype : {Dtype::f32, Dtype::bf16}) {
+    const Tensor x = from_vector(values, {n, l, e}).to(dtype);
+    const std::vector<float> held = x.to(Dtype::f32).to_vector<float>();
+    const std::vector<float> sums = x.transpose(0, 1).sum({0, 1}).to(Dtype::f32).to_vector<float>();
+    const std::vector<float> means = x.transpose(0, 1).mean({0, 1}).to(Dtype::f32).to_vector<float>();
+    for (int64_t c = 0; c < e; ++c) {
+      double acc = 0;
+      for (int64_t i = 0; i < l; ++i)    // the transposed view's first dimension
+        for (int64_t j = 0; j < n; ++j)  // then its second
+          acc += static_cast<double>(held[static_cast<size_t>((j * l + i) * e + c)]);
+      auto rounded = [&](double v) {
+        const float f = static_cast<float>(v);
+        return dtype == Dtype::bf16 ? nnp_bf16_to_float(nnp_float_to_bf16(f)) : f;
+      };
+      EXPECT_EQ(bits(sums[static_cast<size_t>(c)]), bits(rounded(acc))) << dtype_name(dtype) << " column " << c;
+      EXPECT_EQ(bits(means[static_cast<size_t>(c)]), bits(rounded(acc / static_cast<double>(n * l))))
+          << dtype_name(dtype) << " column " << c;
     }
   }
 }
