@@ -186,13 +186,20 @@ NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* v
   }
 }
 
-// The intrinsics where the CPU has AVX-512, unless NNP_CPU_ATTENTION=generic
-// asks for the generic vectors (to test them on such a CPU).
-bool has_avx512() {
-  static const bool yes =
-      cpu_isa().avx512f && cpu_isa().fma &&
-      std::string(std::getenv("NNP_CPU_ATTENTION") ? std::getenv("NNP_CPU_ATTENTION") : "") != "generic";
-  return yes;
+// Which of the three forms runs: the widest the CPU has (cpu_isa(), capped
+// by NNP_CPU_ISA), unless NNP_CPU_ATTENTION=generic asks for the generic
+// vectors (to test them on such a CPU).
+enum class Form { avx512, avx2, generic };
+Form choose_form() {
+  const char* asked = std::getenv("NNP_CPU_ATTENTION");
+  if (asked && std::string(asked) == "generic") return Form::generic;
+  if (cpu_isa().avx512f && cpu_isa().fma) return Form::avx512;
+  if (cpu_isa().avx2 && cpu_isa().fma) return Form::avx2;
+  return Form::generic;
+}
+Form form() {
+  static const Form chosen = choose_form();
+  return chosen;
 }
 
 // exp(x) for x <= 0 with AVX-512: vmath::exp's reduction and polynomial,
@@ -261,6 +268,187 @@ NNP_ATTENTION_AVX512 void softmax_rows_avx512(float* scores, int64_t S, int64_t 
   }
 }
 
+// The same three steps with AVX2 and FMA intrinsics, for CPUs without
+// AVX-512 (AMD's Zen 3, Intel's client cores): eight lanes a register and
+// sixteen registers, so the blocks are four rows by 16 columns, eight
+// accumulators, as many multiply-adds as two FMA units with a latency of
+// four keep in flight. The generic vectors' 16-lane blocks need 16
+// accumulators plus their operands, more registers than AVX2 has, and their
+// build for AVX2 has no fused multiply-add.
+#define NNP_ATTENTION_AVX2 __attribute__((target("avx2,fma")))
+constexpr int64_t kLanes8 = 8;
+
+NNP_ATTENTION_AVX2 inline float max_of(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+NNP_ATTENTION_AVX2 inline float sum_of(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for four rows.
+NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_step, const float* kt, const Problem& p,
+                                        float* scores) {
+  const float *q0 = q_rows[0], *q1 = q_rows[1], *q2 = q_rows[2], *q3 = q_rows[3];
+  const __m256 scale = _mm256_set1_ps(p.scale);
+  for (int64_t jc = 0; jc < p.s_pad; jc += 2 * kLanes8) {
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    const float* column = kt + jc;
+    for (int64_t e = 0; e < p.E; ++e, column += p.s_pad) {
+      const __m256 k0 = _mm256_load_ps(column), k1 = _mm256_load_ps(column + kLanes8);
+      const int64_t at_e = e * q_step;
+      auto row = [&](const float* x, __m256& c0, __m256& c1) NNP_ATTENTION_AVX2 {
+        const __m256 b = _mm256_broadcast_ss(x);
+        c0 = _mm256_fmadd_ps(b, k0, c0);
+        c1 = _mm256_fmadd_ps(b, k1, c1);
+      };
+      row(q0 + at_e, a00, a01);
+      row(q1 + at_e, a10, a11);
+      row(q2 + at_e, a20, a21);
+      row(q3 + at_e, a30, a31);
+    }
+    const __m256 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 2; ++c)
+        _mm256_store_ps(scores + r * p.s_pad + jc + c * kLanes8, _mm256_mul_ps(sums[r][c], scale));
+  }
+}
+
+// kt[e * kt_stride + j] = key[j * key_stride + e] for j < S, e < E: 8 x 8
+// blocks transposed in registers, the edges one value at a time.
+NNP_ATTENTION_AVX2 void transpose_keys_avx2(const float* key, int64_t key_stride, int64_t S, int64_t E, float* kt,
+                                            int64_t kt_stride) {
+  const int64_t S8 = S - S % 8, E8 = E - E % 8;
+  for (int64_t j0 = 0; j0 < S8; j0 += 8) {
+    for (int64_t e0 = 0; e0 < E8; e0 += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(key + (j0 + i) * key_stride + e0);
+      for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+      }
+      for (int i = 0; i < 2; ++i) {
+        r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+      }
+      // r[0..3] hold columns 0, 1, 2, 3 (lanes 0-3) and 4, 5, 6, 7 (lanes 4-7) of rows 0-3; r[4..7] of rows 4-7.
+      for (int i = 0; i < 4; ++i) {
+        _mm256_store_ps(kt + (e0 + i) * kt_stride + j0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x20));
+        _mm256_store_ps(kt + (e0 + 4 + i) * kt_stride + j0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x31));
+      }
+    }
+    for (int64_t e = E8; e < E; ++e)
+      for (int64_t j = j0; j < j0 + 8; ++j) kt[e * kt_stride + j] = key[j * key_stride + e];
+  }
+  for (int64_t j = S8; j < S; ++j)
+    for (int64_t e = 0; e < E; ++e) kt[e * kt_stride + j] = key[j * key_stride + e];
+}
+
+// exp(x) for x <= 0: vmath::exp's reduction and polynomial with fused
+// multiply-adds, 2^n as two factors of 2^(n/2) (AVX2 has no vscalefps), so
+// results down through the subnormals come out; x below -104 taken as -104.
+NNP_ATTENTION_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(1.9875691500e-4f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507e-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073e-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894e-2f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
+  q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1), rest = _mm256_sub_epi32(k, half);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(rest, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(q, s1), s2);
+}
+
+// softmax_rows_avx512 in eight lanes: four rows interleaved, the largest
+// score and NaN in one pass, exp and the sums in a second.
+NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pad, float* inv_sum) {
+  constexpr int kRows = 4;
+  __m256 top[kRows], shift[kRows], sum[kRows], nan[kRows];
+  bool bad[kRows];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    top[r] = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    nan[r] = _mm256_setzero_ps();
+  }
+  for (int64_t j = 0; j < s_pad; j += kLanes8)
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 x = _mm256_load_ps(scores + r * s_pad + j);
+      nan[r] = _mm256_or_ps(nan[r], _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+      top[r] = _mm256_max_ps(top[r], x);
+    }
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    const float largest = max_of(top[r]);
+    bad[r] = _mm256_movemask_ps(nan[r]) != 0 || !std::isfinite(largest);
+    shift[r] = _mm256_set1_ps(bad[r] ? 0.0f : largest);  // a bad row's values are not used
+    sum[r] = _mm256_setzero_ps();
+  }
+  for (int64_t j = 0; j < s_pad; j += kLanes8)
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      float* at_j = scores + r * s_pad + j;
+      const __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(at_j), shift[r]));
+      _mm256_store_ps(at_j, e);
+      sum[r] = _mm256_add_ps(sum[r], e);
+    }
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    for (int64_t j = S; j < s_pad; ++j) scores[r * s_pad + j] = 0;
+    inv_sum[r] = bad[r] ? std::numeric_limits<float>::quiet_NaN() : 1.0f / sum_of(sum[r]);
+  }
+}
+
+// out[r][c] = inv_sum[r] * sum_j weights[r][j] * vp[j][c] for the first
+// `rows` of four rows: four rows by 16 columns of values.
+NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* vp, const Problem& p, const float* inv_sum,
+                                        float* const* out_rows, int64_t out_step, int rows) {
+  const float *w0 = weights, *w1 = w0 + p.s_pad, *w2 = w1 + p.s_pad, *w3 = w2 + p.s_pad;
+  for (int64_t cc = 0; cc < p.ev_pad; cc += 2 * kLanes8) {
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    const float* value = vp + cc;
+    for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {
+      const __m256 v0 = _mm256_load_ps(value), v1 = _mm256_load_ps(value + kLanes8);
+      auto row = [&](const float* x, __m256& c0, __m256& c1) NNP_ATTENTION_AVX2 {
+        const __m256 b = _mm256_broadcast_ss(x);
+        c0 = _mm256_fmadd_ps(b, v0, c0);
+        c1 = _mm256_fmadd_ps(b, v1, c1);
+      };
+      row(w0 + j, a00, a01);
+      row(w1 + j, a10, a11);
+      row(w2 + j, a20, a21);
+      row(w3 + j, a30, a31);
+    }
+    const __m256 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+    const int64_t n = std::min(2 * kLanes8, p.Ev - cc);
+    for (int r = 0; r < rows; ++r) {
+      const __m256 inv = _mm256_set1_ps(inv_sum[r]);
+      float* out = out_rows[r] + cc * out_step;
+      const bool whole = out_step == 1 && n == 2 * kLanes8;
+      float lanes[2 * kLanes8];
+      _mm256_storeu_ps(whole ? out : lanes, _mm256_mul_ps(sums[r][0], inv));
+      _mm256_storeu_ps((whole ? out : lanes) + kLanes8, _mm256_mul_ps(sums[r][1], inv));
+      if (!whole) store_row(lanes, n, out, out_step);
+    }
+  }
+}
+
 // Adds the mask to row i's scores and fills the padding's with -inf (the
 // padding's keys weigh 0).
 __attribute__((always_inline)) inline void mask_row(float* row, const Problem& p, int64_t b, int64_t i) {
@@ -315,18 +503,27 @@ __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b
     q_rows[r] = at(*p.q, b, i, 0);
     out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
   }
-  const bool avx512 = has_avx512();
+  const Form which = form();
   for (int r = 0; r < kGroup; r += 4) {
-    if (avx512)
+    if (which == Form::avx512)
       score_rows_avx512(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
+    else if (which == Form::avx2)
+      score_rows_avx2(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
     else
       score_rows(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
   }
   float inv_sum[kGroup];
   for (int r = 0; r < kGroup; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
-  if (avx512) {
+  if (which == Form::avx512) {
     for (int r = 0; r < kGroup; r += 4) softmax_rows_avx512(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
     weigh_rows_avx512(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
+  } else if (which == Form::avx2) {
+    for (int r = 0; r < kGroup; r += 4) {
+      softmax_rows_avx2(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
+      if (rows > r)
+        weigh_rows_avx2(scores + r * p.s_pad, vp, p, inv_sum + r, out_rows + r, p.out->strides[2],
+                        std::min(rows - r, 4));
+    }
   } else {
     for (int r = 0; r < kGroup; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p);
     for (int r = 0; r < kGroup; r += 4)
@@ -347,8 +544,10 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
     // of the projection apart: 16 KB in W7, all in one L1 set), each
     // column written into kt, which stays in L1.
     const float* key = at(k, b, 0, 0);
-    if (has_avx512() && k.strides[2] == 1) {
+    if (form() == Form::avx512 && k.strides[2] == 1) {
       transpose_rows(key, k.strides[1], p.S, p.E, kt, p.s_pad);
+    } else if (form() == Form::avx2 && k.strides[2] == 1) {
+      transpose_keys_avx2(key, k.strides[1], p.S, p.E, kt, p.s_pad);
     } else {
       for (int64_t j = 0; j < p.S; ++j, key += k.strides[1]) {
         if (j + 8 < p.S) __builtin_prefetch(key + 8 * k.strides[1]);  // a page apart: no hardware prefetch
