@@ -420,7 +420,7 @@ NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pa
 NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* vp, const Problem& p, const float* inv_sum,
                                         float* const* out_rows, int64_t out_step, int rows) {
   const float *w0 = weights, *w1 = w0 + p.s_pad, *w2 = w1 + p.s_pad, *w3 = w2 + p.s_pad;
-  for (int64_t cc = 0; cc < p.ev_pad; cc += 2 * kLanes8) {
+  for (int64_t cc = 0; cc < p.Ev; cc += 2 * kLanes8) {  // (ev_pad's last 16 columns may be padding only)
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     const float* value = vp + cc;
     for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {

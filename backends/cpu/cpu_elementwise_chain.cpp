@@ -24,16 +24,17 @@ __attribute__((always_inline)) inline void unary_block(const float* a, float* ou
   for (int64_t j = 0; j < n; ++j) out[j] = unary_value<float>(Op, a[j]);
 }
 
-// exp and the functions made of it, 16 lanes at a time (cpu_vector_math.hpp:
+// exp and the functions made of it, N lanes at a time (cpu_vector_math.hpp:
 // within 2 ulp of libm's, which the unary kernel calls per element).
-template <typename F>
+template <int N, typename F>
 __attribute__((always_inline)) inline void vector_block(const float* a, float* out, int64_t n, F f) {
+  using V = typename vmath::Vec<N>::f;
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) vmath::store(out + j, f(vmath::load(a + j)));
+  for (; j + N <= n; j += N) vmath::store(out + j, f(vmath::load<V>(a + j)));
   if (j < n) {
-    float lanes[16] = {};
+    float lanes[N] = {};
     std::copy(a + j, a + n, lanes);
-    vmath::store(lanes, f(vmath::load(lanes)));
+    vmath::store(lanes, f(vmath::load<V>(lanes)));
     std::copy(lanes, lanes + (n - j), out + j);
   }
 }
@@ -44,18 +45,19 @@ __attribute__((always_inline)) inline void binary_block(const float* a, const fl
 }
 
 // Each compiled for the widest vectors the CPU has (NNP_CPU_CLONES; the
-// blocks inline into every build).
+// blocks inline into every build), the vector functions at the build's width.
+template <int N>
 NNP_CPU_INLINE void run_unary_body(nnp_unary_op op, const float* a, float* out, int64_t n) {
   switch (op) {
 #define NNP_CHAIN_UNARY(OP) \
   case OP: unary_block<OP>(a, out, n); return;
     NNP_CHAIN_UNARY(NNP_UNARY_NEG)
     NNP_CHAIN_UNARY(NNP_UNARY_ABS)
-    case NNP_UNARY_EXP: vector_block(a, out, n, [](vmath::vf v) { return vmath::exp(v); }); return;
-    case NNP_UNARY_SIGMOID: vector_block(a, out, n, [](vmath::vf v) { return vmath::sigmoid(v); }); return;
-    case NNP_UNARY_TANH: vector_block(a, out, n, [](vmath::vf v) { return vmath::tanh(v); }); return;
+    case NNP_UNARY_EXP: vector_block<N>(a, out, n, [](auto v) { return vmath::exp(v); }); return;
+    case NNP_UNARY_SIGMOID: vector_block<N>(a, out, n, [](auto v) { return vmath::sigmoid(v); }); return;
+    case NNP_UNARY_TANH: vector_block<N>(a, out, n, [](auto v) { return vmath::tanh(v); }); return;
     case NNP_UNARY_SILU:
-      vector_block(a, out, n, [](vmath::vf v) { return vmath::silu(v); });
+      vector_block<N>(a, out, n, [](auto v) { return vmath::silu(v); });
       return;
       NNP_CHAIN_UNARY(NNP_UNARY_LOG)
       NNP_CHAIN_UNARY(NNP_UNARY_SQRT)
@@ -72,8 +74,8 @@ NNP_CPU_INLINE void run_unary_body(nnp_unary_op op, const float* a, float* out, 
   }
 }
 
-NNP_CPU_CLONES(void, run_unary, (nnp_unary_op op, const float* a, float* out, int64_t n), (op, a, out, n),
-               run_unary_body)
+NNP_CPU_CLONES_BY_WIDTH(void, run_unary, (nnp_unary_op op, const float* a, float* out, int64_t n), (op, a, out, n),
+                        run_unary_body)
 
 NNP_CPU_INLINE void run_binary_body(nnp_binary_op op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {

@@ -44,9 +44,24 @@ F pick_build(F avx512, F avx2, F baseline) {
         ::nnp::cpu::pick_build<ret(*) params>(name##_avx512, name##_avx2, name##_baseline); \
     return build args;                                                                      \
   }
+// The same, with the body a template on the f32 lanes of the build's
+// vectors (16, 8, 4), for bodies written with vmath's vectors: a generic
+// vector wider than the build's registers has its selects done one lane
+// at a time.
+#define NNP_CPU_CLONES_BY_WIDTH(ret, name, params, args, body)                              \
+  __attribute__((target("avx512f"))) ret name##_avx512 params { return body<16> args; }     \
+  __attribute__((target("avx2"))) ret name##_avx2 params { return body<8> args; }           \
+  ret name##_baseline params { return body<4> args; }                                       \
+  ret name params {                                                                         \
+    static ret(*const build) params =                                                       \
+        ::nnp::cpu::pick_build<ret(*) params>(name##_avx512, name##_avx2, name##_baseline); \
+    return build args;                                                                      \
+  }
 #else
 #define NNP_CPU_CLONES(ret, name, params, args, body) \
   ret name params { return body args; }
+#define NNP_CPU_CLONES_BY_WIDTH(ret, name, params, args, body) \
+  ret name params { return body<4> args; }
 #endif
 
 }  // namespace nnp::cpu
