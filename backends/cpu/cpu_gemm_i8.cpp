@@ -2,11 +2,14 @@
 // exact int32. Both operands are read along k, so each output is a dot
 // product of two contiguous rows, and b (a layer's weights, [out, in] as
 // stored) needs no packing. With AVX512-VNNI, vpdpbusd multiplies 64 bytes
-// at a time and adds each four products into an int32 lane. With AVX2, 16
-// bytes at a time widen to int16 and vpmaddwd multiplies and adds pairs
-// into int32 lanes (no saturation, unlike vpmaddubsw); a tile of 2 rows of
-// a by 4 rows of b reuses every load. Without either, plain loops give the
-// same integers.
+// at a time and adds each four products into an int32 lane. With AVX2, a
+// is widened to int16 once per call (quantized straight to int16 where the
+// kernel quantizes), b 16 bytes at a time as it is read, and vpmaddwd
+// multiplies and adds pairs into int32 lanes: exact, unlike vpmaddubsw,
+// whose u8 x s8 pairs saturate int16 (ONNX Runtime's AVX2 kernels accept
+// that; the sums here must equal the reference's), and as many products
+// per multiply as vpmaddubsw followed by vpmaddwd. Without either, plain
+// loops give the same integers.
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which its
 // -Wuninitialized and -Wmaybe-uninitialized report (GCC bug 105593, fixed
 // in 13).
@@ -36,60 +39,6 @@ int32_t dot_scalar(const int8_t* a, const int8_t* b, int64_t k) {
   return sum;
 }
 
-#if defined(__x86_64__)
-__attribute__((target("avx2"))) inline __m256i widen(const int8_t* p) {
-  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-__attribute__((target("avx2"))) inline int32_t horizontal_sum(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
-// Columns [n0, n1) of out = a [M, K] times b [N, K]^T. Four rows of b
-// (a few KB) stay in L1 while every row of a streams past them from L2, so
-// b, the larger operand (a layer's weights), is read from memory once.
-__attribute__((target("avx2"))) void columns_avx2(const int8_t* a, const int8_t* b, int32_t* out, int64_t m, int64_t n0,
-                                                  int64_t n1, int64_t n, int64_t k) {
-  const int64_t k16 = k - k % 16;
-  int64_t j = n0;
-  for (; j + 4 <= n1; j += 4) {
-    const int8_t* b0 = b + j * k;
-    int64_t i = 0;
-    for (; i + 2 <= m; i += 2) {
-      const int8_t* a0 = a + i * k;
-      const int8_t* a1 = a0 + k;
-      __m256i acc[2][4] = {};
-      for (int64_t p = 0; p < k16; p += 16) {
-        const __m256i x0 = widen(a0 + p), x1 = widen(a1 + p);
-        for (int c = 0; c < 4; ++c) {
-          const __m256i w = widen(b0 + c * k + p);
-          acc[0][c] = _mm256_add_epi32(acc[0][c], _mm256_madd_epi16(x0, w));
-          acc[1][c] = _mm256_add_epi32(acc[1][c], _mm256_madd_epi16(x1, w));
-        }
-      }
-      for (int c = 0; c < 4; ++c) {
-        out[i * n + j + c] = horizontal_sum(acc[0][c]) + dot_scalar(a0 + k16, b0 + c * k + k16, k - k16);
-        out[(i + 1) * n + j + c] = horizontal_sum(acc[1][c]) + dot_scalar(a1 + k16, b0 + c * k + k16, k - k16);
-      }
-    }
-    for (; i < m; ++i) {  // the odd last row of a (all of batch 1): 1 x 4 tiles
-      const int8_t* a0 = a + i * k;
-      __m256i acc[4] = {};
-      for (int64_t p = 0; p < k16; p += 16) {
-        const __m256i x0 = widen(a0 + p);
-        for (int c = 0; c < 4; ++c) acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(x0, widen(b0 + c * k + p)));
-      }
-      for (int c = 0; c < 4; ++c)
-        out[i * n + j + c] = horizontal_sum(acc[c]) + dot_scalar(a0 + k16, b0 + c * k + k16, k - k16);
-    }
-  }
-  for (; j < n1; ++j)
-    for (int64_t i = 0; i < m; ++i) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
-}
-
 // Where a tile's sums go: as they are (gemm_i8), or rescaled to floats
 // (quantized_gemm: out = float(sum) * scale[n] + bias[n]; the file is built
 // with -ffp-contract=off, so the product and the sum round separately).
@@ -113,6 +62,138 @@ struct StoreScaled {
     }
   }
 };
+
+#if defined(__x86_64__)
+// ---- AVX2 ----
+// a as int16 rows of `stride` values (k rounded up to 16, zeros beyond),
+// b as int8 [N, K]. A tile of 4 rows of a by 2 rows of b keeps 8 int32
+// accumulators of 8 lanes, named (GCC keeps an array of vectors in
+// memory), 2 of b's widened rows, a row of a and a product: 12 of the 16
+// registers (a 4 x 3 tile needs 17, and its spills halved the rate); each
+// of a's loads feeds two multiplies, each of b's four.
+#define NNP_I8_AVX2 __attribute__((target("avx2")))
+
+// Lanes 0..3 of the result: the sums of the 8 lanes of x0, x1, x2, x3.
+NNP_I8_AVX2 inline __m128i sums_of_4(__m256i x0, __m256i x1, __m256i x2, __m256i x3) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(x0, x1), _mm256_hadd_epi32(x2, x3));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// 16 bytes of b widened to int16.
+NNP_I8_AVX2 inline __m256i widen16(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The empty asm keeps a's row in a register: GCC otherwise folds the load
+// into each multiply, loading the row once per column (a third slower).
+#define NNP_I8_ROW(r)                                                                         \
+  if (R > r) {                                                                                \
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a16 + r * stride + p)); \
+    asm("" : "+x"(x));                                                                        \
+    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));                             \
+    if (C > 1) acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));                   \
+  }
+// Rows [i, i + R) by columns [j, j + C) of out; a16 points at row i, b0 at row j of b.
+template <int R, int C, typename Store>
+NNP_I8_AVX2 inline void avx2_tile(const int16_t* a16, int64_t stride, const int8_t* b0, int64_t k, const Store& store,
+                                  int64_t i, int64_t j) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i acc00 = zero, acc01 = zero, acc10 = zero, acc11 = zero, acc20 = zero, acc21 = zero, acc30 = zero,
+          acc31 = zero;
+  const int64_t k16 = k - k % 16;
+  for (int64_t p = 0; p < k16; p += 16) {
+    const __m256i w0 = widen16(b0 + p), w1 = C > 1 ? widen16(b0 + k + p) : zero;
+    NNP_I8_ROW(0)
+    NNP_I8_ROW(1)
+    NNP_I8_ROW(2)
+    NNP_I8_ROW(3)
+  }
+  alignas(16) int32_t sums[2][4];
+  // sums[c] holds rows 0..3 of column c (one reduction for four accumulators).
+  _mm_store_si128(reinterpret_cast<__m128i*>(sums[0]), sums_of_4(acc00, acc10, acc20, acc30));
+  if (C > 1) _mm_store_si128(reinterpret_cast<__m128i*>(sums[1]), sums_of_4(acc01, acc11, acc21, acc31));
+  for (int r = 0; r < R; ++r) {
+    int32_t row[2];
+    for (int c = 0; c < C; ++c) {
+      // The last k % 16 one at a time: a tail block in the loop above
+      // costs GCC registers and slowed the whole loop by a quarter.
+      row[c] = sums[c][r];
+      for (int64_t q = k16; q < k; ++q) row[c] += int32_t{a16[r * stride + q]} * int32_t{b0[c * k + q]};
+    }
+    store(row, i + r, j, C);
+  }
+}
+#undef NNP_I8_ROW
+
+template <int R, typename Store>
+NNP_I8_AVX2 void row_block_avx2(const int16_t* a16, int64_t stride, const int8_t* b, int64_t k, const Store& store,
+                                int64_t i, int64_t n0, int64_t n1) {
+  int64_t j = n0;
+  for (; j + 2 <= n1; j += 2) avx2_tile<R, 2>(a16, stride, b + j * k, k, store, i, j);
+  if (j < n1) avx2_tile<R, 1>(a16, stride, b + j * k, k, store, i, j);
+}
+
+// Columns [n0, n1) of the product, four rows of a (a few KB, in L1) at a
+// time against every column pair's rows of b, which come from L2: per
+// multiply, b's widened rows are half the bytes a's int16 rows would be.
+template <typename Store>
+NNP_I8_AVX2 void columns_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const Store& store, int64_t m,
+                              int64_t n0, int64_t n1, int64_t k) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) row_block_avx2<4>(a16 + i * stride, stride, b, k, store, i, n0, n1);
+  const int16_t* rest = a16 + i * stride;
+  switch (m - i) {
+    case 3: row_block_avx2<3>(rest, stride, b, k, store, i, n0, n1); break;
+    case 2: row_block_avx2<2>(rest, stride, b, k, store, i, n0, n1); break;
+    case 1: row_block_avx2<1>(rest, stride, b, k, store, i, n0, n1); break;
+    default: break;
+  }
+}
+
+// a as int16, rows padded with zeros to stride.
+NNP_I8_AVX2 void widen_rows(const int8_t* a, int64_t m, int64_t k, int64_t stride, int16_t* a16) {
+  for (int64_t i = 0; i < m; ++i) {
+    int16_t* row = a16 + i * stride;
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + p), widen16(a + i * k + p));
+    for (; p < stride; ++p) row[p] = p < k ? a[i * k + p] : 0;
+  }
+}
+
+// x quantized as quantized_gemm defines, as int16 rows padded with zeros
+// to stride: eight floats a step, rounded half to even by vcvtps2dq (the
+// default rounding mode), clamped before (so a huge value gives 127, not
+// the conversion's overflow value), NaN taken as 0 first.
+NNP_I8_AVX2 void quantize_to_i16(const float* x, int64_t m, int64_t k, int64_t stride, float inv_scale,
+                                 int32_t offset_min, int16_t* a16) {
+  const __m256 inv = _mm256_set1_ps(inv_scale), lo = _mm256_set1_ps(static_cast<float>(offset_min)),
+               hi = _mm256_set1_ps(127.0f);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = x + i * k;
+    int16_t* row = a16 + i * stride;
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+      __m256i q[2];
+      for (int h = 0; h < 2; ++h) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + p + 8 * h), inv);
+        v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+        q[h] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+      }
+      // packs works within 128-bit lanes: [q0 lo, q1 lo, q0 hi, q1 hi] back in order.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + p),
+                          _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8));
+    }
+    for (; p < stride; ++p) {
+      if (p >= k) {
+        row[p] = 0;
+        continue;
+      }
+      const float v = src[p] * inv_scale;
+      row[p] = static_cast<int16_t>(
+          v != v ? 0 : static_cast<int32_t>(std::nearbyint(std::min(std::max(v, static_cast<float>(offset_min)), 127.0f))));
+    }
+  }
+}
 
 // ---- AVX512-VNNI ----
 // vpdpbusd multiplies unsigned bytes by signed ones: a is shifted into u8
@@ -287,23 +368,27 @@ T* scratch(size_t count) {
   return buffer.data();
 }
 
-// out = a @ b^T in int32 on the AVX2 or scalar path; the pool splits the
-// columns (rows of b) in blocks of four.
-void products_narrow(I8Path which, const int8_t* a, const int8_t* b, int32_t* out, int64_t m, int64_t n, int64_t k) {
+// out = a @ b^T in int32 on the scalar path; the pool splits the columns
+// (rows of b) in blocks of four.
+void products_scalar(const int8_t* a, const int8_t* b, int32_t* out, int64_t m, int64_t n, int64_t k) {
   parallel_for((n + 3) / 4, 4 * m * k, [&](int64_t first, int64_t last) {
     const int64_t n0 = first * 4, n1 = std::min(n, last * 4);
-#if defined(__x86_64__)
-    if (which == I8Path::avx2) {
-      columns_avx2(a, b, out, m, n0, n1, n, k);
-      return;
-    }
-#endif
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = n0; j < n1; ++j) out[i * n + j] = dot_scalar(a + i * k, b + j * k, k);
   });
 }
 
 #if defined(__x86_64__)
+// The AVX2 product of a16 (stride values per row) and b, stored by store;
+// the pool splits the columns in blocks of two.
+template <typename Store>
+void products_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const Store& store, int64_t m, int64_t n,
+                   int64_t k) {
+  parallel_for((n + 1) / 2, 2 * m * k, [&](int64_t first, int64_t last) {
+    columns_avx2(a16, stride, b, store, m, first * 2, std::min(n, last * 2), k);
+  });
+}
+
 // The VNNI product of a_u8 (stride bytes per row) and b, stored by store;
 // the pool splits the columns in blocks of four.
 template <typename Store>
@@ -340,8 +425,15 @@ nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, 
     products_vnni(a_u8, stride, pb, StoreSums{po, n}, m, n, k);
     return NNP_OK;
   }
+  if (path() == I8Path::avx2) {
+    const int64_t stride = (k + 15) / 16 * 16;
+    int16_t* a16 = scratch<int16_t>(static_cast<size_t>(m * stride));
+    widen_rows(pa, m, k, stride, a16);
+    products_avx2(a16, stride, pb, StoreSums{po, n}, m, n, k);
+    return NNP_OK;
+  }
 #endif
-  products_narrow(path(), pa, pb, po, m, n, k);
+  products_scalar(pa, pb, po, m, n, k);
   return NNP_OK;
 }
 
@@ -371,13 +463,22 @@ nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_sc
     products_vnni(a_u8, stride, pw, store, m, n, k);
     return NNP_OK;
   }
+  if (path() == I8Path::avx2) {
+    const int64_t stride = (k + 15) / 16 * 16;
+    int16_t* a16 = scratch<int16_t>(static_cast<size_t>(m * stride));
+    parallel_for(m, k, [&](int64_t first, int64_t last) {
+      quantize_to_i16(px + first * k, last - first, k, stride, inv_scale, offset_min, a16 + first * stride);
+    });
+    products_avx2(a16, stride, pw, store, m, n, k);
+    return NNP_OK;
+  }
 #endif
   int8_t* q = scratch<int8_t>(static_cast<size_t>(m * k));
   parallel_for(m * k, 1, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) q[i] = quantize_scalar(px[i], inv_scale, offset_min);
   });
   int32_t* sums = scratch<int32_t>(static_cast<size_t>(m * n));
-  products_narrow(path(), q, pw, sums, m, n, k);
+  products_scalar(q, pw, sums, m, n, k);
   parallel_for(m, n, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) store(sums + i * n, i, 0, n);
   });
