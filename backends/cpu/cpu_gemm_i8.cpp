@@ -150,6 +150,109 @@ NNP_I8_AVX2 void columns_avx2(const int16_t* a16, int64_t stride, const int8_t* 
   }
 }
 
+// From 8 rows of a on, the panel form: b's columns in panels of 16, each
+// packed once per call (a 16th of the multiplies' reads at 8 rows, less
+// from there on) into k-pairs of int16, [K / 2][16 columns][2]; a's pair
+// (a[i][2p], a[i][2p + 1]) broadcast as one 32-bit lane, so vpmaddwd adds
+// both products into column n's lane. The sums land in the output's lanes:
+// no reduction across lanes per tile, and a tile of 4 rows by 16 columns
+// reads 2 vectors of b and 4 broadcasts per 128 products.
+constexpr int64_t kPanel = 16;
+constexpr int64_t kPanelRows = 8;  // below it, packing costs more than it saves: the row form
+
+// panel[q][c][0..1] = b[j0 + c][2q], b[j0 + c][2q + 1] (zeros past N and K)
+// for q < pairs: 8 columns by 8 pairs a step, transposed as 16-bit
+// elements and widened; the edges one value at a time.
+NNP_I8_AVX2 void pack_panel(const int8_t* b, int64_t n, int64_t k, int64_t j0, int64_t pairs, int16_t* panel) {
+  const int64_t cols = std::min(kPanel, n - j0), k16 = k - k % 16;
+  for (int64_t c0 = 0; c0 < kPanel; c0 += 8) {
+    if (c0 + 8 <= cols) {
+      for (int64_t p = 0; p < k16; p += 16) {  // 8 pairs of 8 columns
+        __m128i r[8], t[8];
+        for (int c = 0; c < 8; ++c)
+          r[c] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (j0 + c0 + c) * k + p));
+        for (int c = 0; c < 4; ++c) {
+          t[2 * c] = _mm_unpacklo_epi16(r[2 * c], r[2 * c + 1]);
+          t[2 * c + 1] = _mm_unpackhi_epi16(r[2 * c], r[2 * c + 1]);
+        }
+        for (int c = 0; c < 2; ++c) {
+          r[4 * c] = _mm_unpacklo_epi32(t[4 * c], t[4 * c + 2]);
+          r[4 * c + 1] = _mm_unpackhi_epi32(t[4 * c], t[4 * c + 2]);
+          r[4 * c + 2] = _mm_unpacklo_epi32(t[4 * c + 1], t[4 * c + 3]);
+          r[4 * c + 3] = _mm_unpackhi_epi32(t[4 * c + 1], t[4 * c + 3]);
+        }
+        // r[0..3]: pairs (0, 1), (2, 3), (4, 5), (6, 7) of columns 0-3; r[4..7] of columns 4-7.
+        for (int q = 0; q < 4; ++q) {
+          const __m128i lo = _mm_unpacklo_epi64(r[q], r[4 + q]), hi = _mm_unpackhi_epi64(r[q], r[4 + q]);
+          int16_t* at = panel + ((p / 2 + 2 * q) * kPanel + c0) * 2;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), _mm256_cvtepi8_epi16(lo));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 2 * kPanel), _mm256_cvtepi8_epi16(hi));
+        }
+      }
+    }
+    const int64_t done = c0 + 8 <= cols ? k16 : 0;
+    for (int64_t c = c0; c < c0 + 8; ++c)
+      for (int64_t q = done / 2; q < pairs; ++q)
+        for (int64_t e = 0; e < 2; ++e) {
+          const int64_t kk = 2 * q + e;
+          panel[(q * kPanel + c) * 2 + e] = c < cols && kk < k ? b[(j0 + c) * k + kk] : 0;
+        }
+  }
+}
+
+#define NNP_I8_PANEL_ROW(r)                                                           \
+  if (R > r) {                                                                        \
+    const __m256i x = _mm256_set1_epi32(*reinterpret_cast<const int32_t*>(a_at + r * stride)); \
+    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));               \
+    acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));               \
+  }
+// Rows [i, i + R) by the panel's columns [j, j + count) of out.
+template <int R, typename Store>
+NNP_I8_AVX2 void panel_tile(const int16_t* a16, int64_t stride, const int16_t* panel, int64_t pairs,
+                            const Store& store, int64_t i, int64_t j, int64_t count) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i acc00 = zero, acc01 = zero, acc10 = zero, acc11 = zero, acc20 = zero, acc21 = zero, acc30 = zero,
+          acc31 = zero;
+  for (int64_t q = 0; q < pairs; ++q) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 2 * kPanel));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 2 * kPanel + kPanel));
+    const int16_t* a_at = a16 + 2 * q;
+    NNP_I8_PANEL_ROW(0)
+    NNP_I8_PANEL_ROW(1)
+    NNP_I8_PANEL_ROW(2)
+    NNP_I8_PANEL_ROW(3)
+  }
+  const __m256i rows[4][2] = {{acc00, acc01}, {acc10, acc11}, {acc20, acc21}, {acc30, acc31}};
+  for (int r = 0; r < R; ++r) {
+    alignas(32) int32_t sums[kPanel];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), rows[r][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), rows[r][1]);
+    store(sums, i + r, j, count);
+  }
+}
+#undef NNP_I8_PANEL_ROW
+
+// Panels [first, last) of the product: each packed into this thread's
+// scratch, then every row of a against it.
+template <typename Store>
+NNP_I8_AVX2 void panels_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const Store& store, int64_t m,
+                             int64_t n, int64_t k, int64_t first, int64_t last, int16_t* panel) {
+  const int64_t pairs = (k + 1) / 2;
+  for (int64_t t = first; t < last; ++t) {
+    const int64_t j = t * kPanel, count = std::min(kPanel, n - j);
+    pack_panel(b, n, k, j, pairs, panel);
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) panel_tile<4>(a16 + i * stride, stride, panel, pairs, store, i, j, count);
+    const int16_t* rest = a16 + i * stride;
+    switch (m - i) {
+      case 3: panel_tile<3>(rest, stride, panel, pairs, store, i, j, count); break;
+      case 2: panel_tile<2>(rest, stride, panel, pairs, store, i, j, count); break;
+      case 1: panel_tile<1>(rest, stride, panel, pairs, store, i, j, count); break;
+      default: break;
+    }
+  }
+}
+
 // a as int16, rows padded with zeros to stride.
 NNP_I8_AVX2 void widen_rows(const int8_t* a, int64_t m, int64_t k, int64_t stride, int16_t* a16) {
   for (int64_t i = 0; i < m; ++i) {
@@ -360,8 +463,10 @@ I8Path path() {
 }
 
 // Scratch that grows to the largest size asked on this thread, then is
-// reused: no allocation per call in steady state.
-template <typename T>
+// reused: no allocation per call in steady state. Slot tells apart two
+// buffers of one type that a thread holds at once (a call's operand and,
+// on the thread that called, a panel the pool's task packs).
+template <typename T, int Slot = 0>
 T* scratch(size_t count) {
   thread_local std::vector<T> buffer;
   if (buffer.size() < count) buffer.resize(count);
@@ -380,10 +485,18 @@ void products_scalar(const int8_t* a, const int8_t* b, int32_t* out, int64_t m, 
 
 #if defined(__x86_64__)
 // The AVX2 product of a16 (stride values per row) and b, stored by store;
-// the pool splits the columns in blocks of two.
+// the pool splits the columns in panels of 16 (or blocks of two below
+// kPanelRows rows).
 template <typename Store>
 void products_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const Store& store, int64_t m, int64_t n,
                    int64_t k) {
+  if (m >= kPanelRows) {
+    parallel_for((n + kPanel - 1) / kPanel, kPanel * m * k, [&](int64_t first, int64_t last) {
+      panels_avx2(a16, stride, b, store, m, n, k, first, last,
+                  scratch<int16_t, 1>(static_cast<size_t>(((k + 1) / 2) * 2 * kPanel)));
+    });
+    return;
+  }
   parallel_for((n + 1) / 2, 2 * m * k, [&](int64_t first, int64_t last) {
     columns_avx2(a16, stride, b, store, m, first * 2, std::min(n, last * 2), k);
   });
