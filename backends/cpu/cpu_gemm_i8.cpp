@@ -155,10 +155,13 @@ NNP_I8_AVX2 void columns_avx2(const int16_t* a16, int64_t stride, const int8_t* 
 // from there on) into k-pairs of int16, [K / 2][16 columns][2]; a's pair
 // (a[i][2p], a[i][2p + 1]) broadcast as one 32-bit lane, so vpmaddwd adds
 // both products into column n's lane. The sums land in the output's lanes:
-// no reduction across lanes per tile, and a tile of 4 rows by 16 columns
-// reads 2 vectors of b and 4 broadcasts per 128 products.
+// no reduction across lanes per tile, and a tile of 6 rows by 16 columns
+// (12 accumulators, 2 of b's vectors, a broadcast and a product: all 16
+// registers, no spill under GCC 12) reads 2 vectors of b and 6 broadcasts
+// per 192 products.
 constexpr int64_t kPanel = 16;
 constexpr int64_t kPanelRows = 8;  // below it, packing costs more than it saves: the row form
+constexpr int64_t kPairBlock = 128;
 
 // panel[q][c][0..1] = b[j0 + c][2q], b[j0 + c][2q + 1] (zeros past N and K)
 // for q < pairs: 8 columns by 8 pairs a step, transposed as 16-bit
@@ -206,14 +209,25 @@ NNP_I8_AVX2 void pack_panel(const int8_t* b, int64_t n, int64_t k, int64_t j0, i
     acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));               \
     acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));               \
   }
-// Rows [i, i + R) by the panel's columns [j, j + count) of out.
+// Rows [i, i + R) by the panel's columns [j, j + count) of out, over
+// pairs [q0, q1): the sums start from `partial` (R rows of 16, or 0 where
+// first) and go back there, or to store where last.
 template <int R, typename Store>
-NNP_I8_AVX2 void panel_tile(const int16_t* a16, int64_t stride, const int16_t* panel, int64_t pairs,
-                            const Store& store, int64_t i, int64_t j, int64_t count) {
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i acc00 = zero, acc01 = zero, acc10 = zero, acc11 = zero, acc20 = zero, acc21 = zero, acc30 = zero,
-          acc31 = zero;
-  for (int64_t q = 0; q < pairs; ++q) {
+NNP_I8_AVX2 void panel_tile(const int16_t* a16, int64_t stride, const int16_t* panel, int64_t q0, int64_t q1,
+                            int32_t* partial, bool first, bool last, const Store& store, int64_t i, int64_t j,
+                            int64_t count) {
+  __m256i acc00 = _mm256_setzero_si256(), acc01 = acc00, acc10 = acc00, acc11 = acc00, acc20 = acc00, acc21 = acc00,
+          acc30 = acc00, acc31 = acc00, acc40 = acc00, acc41 = acc00, acc50 = acc00, acc51 = acc00;
+  auto at = [&](int r, int h) { return reinterpret_cast<__m256i*>(partial + r * kPanel + 8 * h); };
+  if (!first) {
+    acc00 = _mm256_load_si256(at(0, 0)), acc01 = _mm256_load_si256(at(0, 1));
+    if (R > 1) acc10 = _mm256_load_si256(at(1, 0)), acc11 = _mm256_load_si256(at(1, 1));
+    if (R > 2) acc20 = _mm256_load_si256(at(2, 0)), acc21 = _mm256_load_si256(at(2, 1));
+    if (R > 3) acc30 = _mm256_load_si256(at(3, 0)), acc31 = _mm256_load_si256(at(3, 1));
+    if (R > 4) acc40 = _mm256_load_si256(at(4, 0)), acc41 = _mm256_load_si256(at(4, 1));
+    if (R > 5) acc50 = _mm256_load_si256(at(5, 0)), acc51 = _mm256_load_si256(at(5, 1));
+  }
+  for (int64_t q = q0; q < q1; ++q) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 2 * kPanel));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 2 * kPanel + kPanel));
     const int16_t* a_at = a16 + 2 * q;
@@ -221,34 +235,47 @@ NNP_I8_AVX2 void panel_tile(const int16_t* a16, int64_t stride, const int16_t* p
     NNP_I8_PANEL_ROW(1)
     NNP_I8_PANEL_ROW(2)
     NNP_I8_PANEL_ROW(3)
+    NNP_I8_PANEL_ROW(4)
+    NNP_I8_PANEL_ROW(5)
   }
-  const __m256i rows[4][2] = {{acc00, acc01}, {acc10, acc11}, {acc20, acc21}, {acc30, acc31}};
+  const __m256i rows[6][2] = {{acc00, acc01}, {acc10, acc11}, {acc20, acc21},
+                              {acc30, acc31}, {acc40, acc41}, {acc50, acc51}};
   for (int r = 0; r < R; ++r) {
-    alignas(32) int32_t sums[kPanel];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), rows[r][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), rows[r][1]);
-    store(sums, i + r, j, count);
+    _mm256_store_si256(at(r, 0), rows[r][0]);
+    _mm256_store_si256(at(r, 1), rows[r][1]);
+    if (last) store(partial + r * kPanel, i + r, j, count);
   }
 }
 #undef NNP_I8_PANEL_ROW
 
 // Panels [first, last) of the product: each packed into this thread's
-// scratch, then every row of a against it.
+// scratch, then every row of a against it, k in blocks of kPairBlock
+// pairs so that the panel's block (8 KB) and a's rows stay in L1 together
+// (a whole panel at K = 784 is 25 KB, and with a's rows it filled L1); the
+// sums wait in `partial` ([M][16] int32) between blocks.
 template <typename Store>
 NNP_I8_AVX2 void panels_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const Store& store, int64_t m,
-                             int64_t n, int64_t k, int64_t first, int64_t last, int16_t* panel) {
+                             int64_t n, int64_t k, int64_t first, int64_t last, int16_t* panel, int32_t* partial) {
   const int64_t pairs = (k + 1) / 2;
   for (int64_t t = first; t < last; ++t) {
     const int64_t j = t * kPanel, count = std::min(kPanel, n - j);
     pack_panel(b, n, k, j, pairs, panel);
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) panel_tile<4>(a16 + i * stride, stride, panel, pairs, store, i, j, count);
-    const int16_t* rest = a16 + i * stride;
-    switch (m - i) {
-      case 3: panel_tile<3>(rest, stride, panel, pairs, store, i, j, count); break;
-      case 2: panel_tile<2>(rest, stride, panel, pairs, store, i, j, count); break;
-      case 1: panel_tile<1>(rest, stride, panel, pairs, store, i, j, count); break;
-      default: break;
+    for (int64_t q0 = 0; q0 < pairs; q0 += kPairBlock) {
+      const int64_t q1 = std::min(pairs, q0 + kPairBlock);
+      const bool begins = q0 == 0, ends = q1 == pairs;
+      int64_t i = 0;
+      for (; i + 6 <= m; i += 6)
+        panel_tile<6>(a16 + i * stride, stride, panel, q0, q1, partial + i * kPanel, begins, ends, store, i, j, count);
+      const int16_t* rest = a16 + i * stride;
+      int32_t* rest_partial = partial + i * kPanel;
+      switch (m - i) {
+        case 5: panel_tile<5>(rest, stride, panel, q0, q1, rest_partial, begins, ends, store, i, j, count); break;
+        case 4: panel_tile<4>(rest, stride, panel, q0, q1, rest_partial, begins, ends, store, i, j, count); break;
+        case 3: panel_tile<3>(rest, stride, panel, q0, q1, rest_partial, begins, ends, store, i, j, count); break;
+        case 2: panel_tile<2>(rest, stride, panel, q0, q1, rest_partial, begins, ends, store, i, j, count); break;
+        case 1: panel_tile<1>(rest, stride, panel, q0, q1, rest_partial, begins, ends, store, i, j, count); break;
+        default: break;
+      }
     }
   }
 }
@@ -492,8 +519,11 @@ void products_avx2(const int16_t* a16, int64_t stride, const int8_t* b, const St
                    int64_t k) {
   if (m >= kPanelRows) {
     parallel_for((n + kPanel - 1) / kPanel, kPanel * m * k, [&](int64_t first, int64_t last) {
+      // partial: 32-byte aligned rows of 16 sums.
+      int32_t* partial = scratch<int32_t, 1>(static_cast<size_t>(m * kPanel + 8));
+      partial = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(partial) + 31) & ~uintptr_t{31});
       panels_avx2(a16, stride, b, store, m, n, k, first, last,
-                  scratch<int16_t, 1>(static_cast<size_t>(((k + 1) / 2) * 2 * kPanel)));
+                  scratch<int16_t, 1>(static_cast<size_t>(((k + 1) / 2) * 2 * kPanel)), partial);
     });
     return;
   }
