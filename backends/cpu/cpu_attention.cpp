@@ -320,38 +320,6 @@ NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_st
   }
 }
 
-// kt[e * kt_stride + j] = key[j * key_stride + e] for j < S, e < E: 8 x 8
-// blocks transposed in registers, the edges one value at a time.
-NNP_ATTENTION_AVX2 void transpose_keys_avx2(const float* key, int64_t key_stride, int64_t S, int64_t E, float* kt,
-                                            int64_t kt_stride) {
-  const int64_t S8 = S - S % 8, E8 = E - E % 8;
-  for (int64_t j0 = 0; j0 < S8; j0 += 8) {
-    for (int64_t e0 = 0; e0 < E8; e0 += 8) {
-      __m256 r[8], t[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(key + (j0 + i) * key_stride + e0);
-      for (int i = 0; i < 4; ++i) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-      }
-      for (int i = 0; i < 2; ++i) {
-        r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-      }
-      // r[0..3] hold columns 0, 1, 2, 3 (lanes 0-3) and 4, 5, 6, 7 (lanes 4-7) of rows 0-3; r[4..7] of rows 4-7.
-      for (int i = 0; i < 4; ++i) {
-        _mm256_store_ps(kt + (e0 + i) * kt_stride + j0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x20));
-        _mm256_store_ps(kt + (e0 + 4 + i) * kt_stride + j0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x31));
-      }
-    }
-    for (int64_t e = E8; e < E; ++e)
-      for (int64_t j = j0; j < j0 + 8; ++j) kt[e * kt_stride + j] = key[j * key_stride + e];
-  }
-  for (int64_t j = S8; j < S; ++j)
-    for (int64_t e = 0; e < E; ++e) kt[e * kt_stride + j] = key[j * key_stride + e];
-}
-
 // exp(x) for x <= 0: vmath::exp's reduction and polynomial with fused
 // multiply-adds, 2^n as two factors of 2^(n/2) (AVX2 has no vscalefps), so
 // results down through the subnormals come out; x below -104 taken as -104.
@@ -547,7 +515,7 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
     if (form() == Form::avx512 && k.strides[2] == 1) {
       transpose_rows(key, k.strides[1], p.S, p.E, kt, p.s_pad);
     } else if (form() == Form::avx2 && k.strides[2] == 1) {
-      transpose_keys_avx2(key, k.strides[1], p.S, p.E, kt, p.s_pad);
+      transpose_rows_avx2(key, k.strides[1], p.S, p.E, kt, p.s_pad);
     } else {
       for (int64_t j = 0; j < p.S; ++j, key += k.strides[1]) {
         if (j + 8 < p.S) __builtin_prefetch(key + 8 * k.strides[1]);  // a page apart: no hardware prefetch

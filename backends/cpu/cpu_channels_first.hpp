@@ -1,8 +1,8 @@
 // Between nnp's channels-first [C][H][W] images and the channels-last
 // layout the packed convolutions compute in (a vector of channels per
 // pixel), and attention's keys into columns: 16 x 16 blocks transposed in
-// registers, 16 values a load and a store. For the AVX-512 paths only (the
-// caller checks the CPU).
+// registers, 16 values a load and a store, or 8 x 8 blocks with AVX2. For
+// the AVX-512 and AVX2 paths only (the caller checks the CPU).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,38 @@ __attribute__((target("avx512f"))) inline void transpose_rows(const float* src, 
       for (int64_t c = 0; c < last; ++c) _mm512_mask_storeu_ps(out + (c0 + c) * out_stride + r0, store, r[c]);
     }
   }
+}
+
+// transpose_rows with AVX2: 8 x 8 blocks transposed in registers, the
+// edges one value at a time.
+__attribute__((target("avx2"))) inline void transpose_rows_avx2(const float* src, int64_t src_stride, int64_t rows,
+                                                                int64_t cols, float* out, int64_t out_stride) {
+  const int64_t rows8 = rows - rows % 8, cols8 = cols - cols % 8;
+  for (int64_t r0 = 0; r0 < rows8; r0 += 8) {
+    for (int64_t c0 = 0; c0 < cols8; c0 += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (r0 + i) * src_stride + c0);
+      for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+      }
+      for (int i = 0; i < 2; ++i) {
+        r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+      }
+      // r[i] holds columns i (low half) and 4 + i (high half) of rows 0-3, r[4 + i] of rows 4-7.
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(out + (c0 + i) * out_stride + r0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x20));
+        _mm256_storeu_ps(out + (c0 + 4 + i) * out_stride + r0, _mm256_permute2f128_ps(r[i], r[4 + i], 0x31));
+      }
+    }
+    for (int64_t c = cols8; c < cols; ++c)
+      for (int64_t r = r0; r < r0 + 8; ++r) out[c * out_stride + r] = src[r * src_stride + c];
+  }
+  for (int64_t r = rows8; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[c * out_stride + r] = src[r * src_stride + c];
 }
 
 // y [pixels][padded] (padded >= channels) into out [channels][pixels].

@@ -3,8 +3,9 @@
 // leave the most on the table: small CNNs at inference, the ReLU and a
 // 2 x 2 max pooling fused in, each image's work in L1/L2 on one thread.
 //
-// Two methods, both AVX-512, channels-last inside (each image is copied
-// into a zero-padded [H][W][C] buffer, so padding costs no branches):
+// Two methods, each in AVX-512 and in AVX2 + FMA, channels-last inside
+// (each image is copied into a zero-padded [H][W][C] buffer, so padding
+// costs no branches):
 //  - direct, for a first layer's few input channels (C_in * kH * kW <=
 //    128): 16 output channels a vector, a block of 2 rows x 8 columns of
 //    outputs in 16 registers, one broadcast multiply-add per input value
@@ -14,6 +15,9 @@
 //    per channel pair (2.8 times fewer), the products as 36 small GEMMs
 //    over the channels; the 2 x 2 output block is exactly a 2 x 2 pooling
 //    window, so the pooling is a max of the four as they are made.
+// AVX2 has 16 registers of 8 lanes: its blocks are 2 rows x 4 columns of
+// outputs by 8 channels (direct) and 4 tiles by 16 channels (Winograd),
+// eight accumulators each. The packed weight is the same for both.
 // The packed form starts with a header recording the geometry it was made
 // for; conv2d_packed refuses any other.
 //
@@ -40,6 +44,7 @@
 #include <immintrin.h>
 #define NNP_PACKED_CONV 1
 #define NNP_AVX512 __attribute__((target("avx512f,fma")))
+#define NNP_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace nnp::cpu {
@@ -65,8 +70,8 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // Which method fits this geometry, 0 where none does (the caller then uses conv2d).
 int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
 #if NNP_PACKED_CONV
-  static const bool avx512 = cpu_isa().avx512f;
-  if (!avx512) return 0;
+  static const bool vectors = cpu_isa().avx512f || (cpu_isa().avx2 && cpu_isa().fma);
+  if (!vectors) return 0;
 #else
   return 0;
 #endif
@@ -182,11 +187,13 @@ NNP_AVX512 inline __m512 finish(__m512 v, __m512 bias, bool relu) {
 // The image x [C][H][W] into the padded copy xp (zeros around and beyond,
 // its top-left at the padding; rows and columns no output reads, below or
 // right of the last window, left out).
-NNP_AVX512 void image_to_channels_last(const Image& im, const float* x, float* xp) {
+// (AVX2 copies one value at a time: a few thousand per image, next to the
+// convolution's hundreds of thousands of multiply-adds.)
+void image_to_channels_last(const Image& im, const float* x, float* xp, bool avx512) {
   const int64_t pad_h = im.h.padding[0], pad_w = im.h.padding[1], channels = im.channels;
   std::memset(xp, 0, sizeof(float) * static_cast<size_t>(im.rows * im.cols * channels));
   const int64_t h = std::min(im.in_h, im.rows - pad_h), w = std::min(im.in_w, im.cols - pad_w);
-  if (channels % kLanes == 0) {  // Winograd's: whole vectors of channels, each row's pixels transposed 16 at a time
+  if (avx512 && channels % kLanes == 0) {  // Winograd's: whole vectors of channels, each row's pixels transposed 16 at a time
     for (int64_t y = 0; y < h; ++y)
       to_channels_last(x + y * im.in_w, im.in_h * im.in_w, w, im.h.in_channels, channels,
                        xp + ((y + pad_h) * im.cols + pad_w) * channels, channels);
@@ -243,7 +250,7 @@ NNP_AVX512 void direct_image(const Image& im, const float* x, float* scratch, fl
   const Header& h = im.h;
   const bool pool = h.pool[0] != 0, relu = h.activation == NNP_ACTIVATION_RELU;
   const int64_t rows_done = im.rows - h.kernel[0] + 1, cols_done = im.cols - h.kernel[1] + 1;
-  image_to_channels_last(im, x, scratch);
+  image_to_channels_last(im, x, scratch, true);
   for (int64_t ob = 0; ob < h.padded_out / kLanes; ++ob)
     for (int64_t r = 0; r < rows_done; r += 2)
       for (int64_t c = 0; c < cols_done; c += 8)
@@ -347,7 +354,7 @@ NNP_AVX512 void winograd_image(const Image& im, const float* x, float* scratch, 
   float* xp = scratch;
   float* v = xp + im.rows * cols * channels;
   float* m = v + 36 * kTileBlock * channels;
-  image_to_channels_last(im, x, xp);
+  image_to_channels_last(im, x, xp, true);
   for (int64_t first = 0; first < tiles; first += kTileBlock) {
     const int64_t count = std::min(kTileBlock, tiles - first);
     for (int64_t t = 0; t < count; ++t) {
@@ -378,6 +385,192 @@ NNP_AVX512 void winograd_image(const Image& im, const float* x, float* scratch, 
           for (int64_t i = 0; i < 2; ++i)
             if (2 * ty + r < im.out_h && 2 * tx + i < im.out_w)
               _mm512_storeu_ps(y + ((2 * ty + r) * im.out_w + 2 * tx + i) * po + c, finish(out[2 * r + i], bias, relu));
+      }
+    }
+  }
+}
+
+// ---- AVX2 + FMA ----
+
+NNP_AVX2 inline __m256 broadcast8(const float* p) {
+  __m256 r;
+  asm("vbroadcastss %1, %0" : "=x"(r) : "m"(*p));
+  return r;
+}
+
+// max(a, b), NaN where either is.
+NNP_AVX2 inline __m256 max_nan8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+NNP_AVX2 inline __m256 finish8(__m256 v, __m256 bias, bool relu) {
+  v = _mm256_add_ps(v, bias);
+  return relu ? _mm256_max_ps(_mm256_setzero_ps(), v) : v;
+}
+
+// Direct: outputs (row0 .. row0 + 1, col0 .. col0 + 3), channels
+// [oh * 8, oh * 8 + 8).
+template <int64_t kIn>
+NNP_AVX2 void direct_block_avx2(const Image& im, const float* xp, int64_t row0, int64_t col0, int64_t oh, bool pool,
+                                bool relu, float* y) {
+  const Header& h = im.h;
+  const int64_t in = kIn ? kIn : h.in_channels, kh = h.kernel[0], kw = h.kernel[1], po = h.padded_out, cols = im.cols;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  const float* w = im.weights + oh * 8;
+  for (int64_t dy = 0; dy < kh; ++dy)
+    for (int64_t dx = 0; dx < kw; ++dx)
+      for (int64_t c = 0; c < in; ++c) {
+        const __m256 wv = _mm256_loadu_ps(w + ((dy * kw + dx) * in + c) * po);
+        const float* r0 = xp + ((row0 + dy) * cols + col0 + dx) * in + c;
+        const float* r1 = r0 + cols * in;
+#define NNP_TAP8(i)                                            \
+  a##i = _mm256_fmadd_ps(broadcast8(r0 + (i)*in), wv, a##i); \
+  b##i = _mm256_fmadd_ps(broadcast8(r1 + (i)*in), wv, b##i);
+        NNP_TAP8(0) NNP_TAP8(1) NNP_TAP8(2) NNP_TAP8(3)
+#undef NNP_TAP8
+      }
+  const __m256 bias = _mm256_loadu_ps(im.bias + oh * 8);
+  if (pool) {  // the block is one pooled row of 2
+    const __m256 m[2] = {max_nan8(max_nan8(a0, a1), max_nan8(b0, b1)), max_nan8(max_nan8(a2, a3), max_nan8(b2, b3))};
+    const int64_t py = row0 / 2, px0 = col0 / 2;
+    for (int64_t q = 0; q < 2 && px0 + q < im.out_w; ++q)
+      _mm256_storeu_ps(y + ((py * im.out_w + px0 + q) * po) + oh * 8, finish8(m[q], bias, relu));
+    return;
+  }
+  const __m256 rows[2][4] = {{a0, a1, a2, a3}, {b0, b1, b2, b3}};
+  for (int64_t r = 0; r < 2 && row0 + r < im.out_h; ++r)
+    for (int64_t i = 0; i < 4 && col0 + i < im.out_w; ++i)
+      _mm256_storeu_ps(y + (((row0 + r) * im.out_w + col0 + i) * po) + oh * 8, finish8(rows[r][i], bias, relu));
+}
+
+NNP_AVX2 void direct_image_avx2(const Image& im, const float* x, float* scratch, float* y) {
+  const Header& h = im.h;
+  const bool pool = h.pool[0] != 0, relu = h.activation == NNP_ACTIVATION_RELU;
+  const int64_t rows_done = im.rows - h.kernel[0] + 1, cols_done = im.cols - h.kernel[1] + 1;
+  image_to_channels_last(im, x, scratch, false);
+  for (int64_t oh = 0; oh < h.padded_out / 8; ++oh)
+    for (int64_t r = 0; r < rows_done; r += 2)
+      for (int64_t c = 0; c < cols_done; c += 4)
+        if (h.in_channels == 1)
+          direct_block_avx2<1>(im, scratch, r, c, oh, pool, relu, y);
+        else
+          direct_block_avx2<0>(im, scratch, r, c, oh, pool, relu, y);
+}
+
+// input_rows in eight lanes.
+NNP_AVX2 inline void input_rows8(__m256 d0, __m256 d1, __m256 d2, __m256 d3, __m256 d4, __m256 d5, __m256* r) {
+  const __m256 four = _mm256_set1_ps(4.f), five = _mm256_set1_ps(5.f), two = _mm256_set1_ps(2.f);
+  r[0] = _mm256_fmadd_ps(four, d0, _mm256_fnmadd_ps(five, d2, d4));
+  r[5] = _mm256_fmadd_ps(four, d1, _mm256_fnmadd_ps(five, d3, d5));
+  const __m256 a = _mm256_fnmadd_ps(four, d2, d4), b = _mm256_fnmadd_ps(four, d1, d3);
+  r[1] = _mm256_add_ps(a, b);
+  r[2] = _mm256_sub_ps(a, b);
+  const __m256 c = _mm256_sub_ps(d4, d2), e = _mm256_sub_ps(d3, d1);
+  r[3] = _mm256_fmadd_ps(two, e, c);
+  r[4] = _mm256_fnmadd_ps(two, e, c);
+}
+
+// input_tile for 8 channels.
+NNP_AVX2 void input_tile_avx2(const float* p, int64_t step, int64_t row, int64_t channels, int64_t t, float* v) {
+  __m256 rows[6][6];
+  for (int i = 0; i < 6; ++i) {
+    const float* q = p + i * row;
+    input_rows8(_mm256_loadu_ps(q), _mm256_loadu_ps(q + step), _mm256_loadu_ps(q + 2 * step),
+                _mm256_loadu_ps(q + 3 * step), _mm256_loadu_ps(q + 4 * step), _mm256_loadu_ps(q + 5 * step), rows[i]);
+  }
+  for (int j = 0; j < 6; ++j) {
+    __m256 r[6];
+    input_rows8(rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j], r);
+    for (int i = 0; i < 6; ++i) _mm256_storeu_ps(v + ((i * 6 + j) * kTileBlock + t) * channels, r[i]);
+  }
+}
+
+// winograd_products for channels [oc, oc + 16) and the block's tiles four
+// at a time: 4 tiles x 2 vectors, eight accumulators.
+NNP_AVX2 void winograd_products_avx2(const float* v, int64_t channels, const float* u, int64_t in, int64_t po,
+                                     int64_t oc, float* m) {
+  for (int64_t xi = 0; xi < 36; ++xi)
+    for (int64_t t0 = 0; t0 < kTileBlock; t0 += 4) {
+      const float* vx = v + (xi * kTileBlock + t0) * channels;
+      const float* ux = u + xi * in * po + oc;
+      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+      for (int64_t c = 0; c < in; ++c) {
+        const __m256 w0 = _mm256_loadu_ps(ux + c * po), w1 = _mm256_loadu_ps(ux + c * po + 8);
+#define NNP_TILE8(t)                                \
+  {                                                 \
+    const __m256 s = broadcast8(vx + (t)*channels + c); \
+    a##t = _mm256_fmadd_ps(s, w0, a##t);            \
+    b##t = _mm256_fmadd_ps(s, w1, b##t);            \
+  }
+        NNP_TILE8(0) NNP_TILE8(1) NNP_TILE8(2) NNP_TILE8(3)
+#undef NNP_TILE8
+      }
+      float* mx = m + (xi * kTileBlock + t0) * po + oc;
+      const __m256 lo[4] = {a0, a1, a2, a3}, hi[4] = {b0, b1, b2, b3};
+      for (int t = 0; t < 4; ++t) {
+        _mm256_storeu_ps(mx + t * po, lo[t]);
+        _mm256_storeu_ps(mx + t * po + 8, hi[t]);
+      }
+    }
+}
+
+// output_tile for 8 channels.
+NNP_AVX2 void output_tile_avx2(const float* m, int64_t po, int64_t t, int64_t oc, __m256* y) {
+  const __m256 two = _mm256_set1_ps(2.f);
+  __m256 s0[6], s1[6];
+  for (int j = 0; j < 6; ++j) {
+    __m256 v[6];
+    for (int i = 0; i < 6; ++i) v[i] = _mm256_loadu_ps(m + ((i * 6 + j) * kTileBlock + t) * po + oc);
+    const __m256 p1 = _mm256_add_ps(v[1], v[2]), n1 = _mm256_sub_ps(v[1], v[2]);
+    const __m256 p2 = _mm256_add_ps(v[3], v[4]), n2 = _mm256_sub_ps(v[3], v[4]);
+    s0[j] = _mm256_add_ps(_mm256_add_ps(v[0], p1), p2);
+    s1[j] = _mm256_add_ps(_mm256_fmadd_ps(two, n2, n1), v[5]);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const __m256* s = r ? s1 : s0;
+    const __m256 p1 = _mm256_add_ps(s[1], s[2]), n1 = _mm256_sub_ps(s[1], s[2]);
+    const __m256 p2 = _mm256_add_ps(s[3], s[4]), n2 = _mm256_sub_ps(s[3], s[4]);
+    y[2 * r] = _mm256_add_ps(_mm256_add_ps(s[0], p1), p2);
+    y[2 * r + 1] = _mm256_add_ps(_mm256_fmadd_ps(two, n2, n1), s[5]);
+  }
+}
+
+NNP_AVX2 void winograd_image_avx2(const Image& im, const float* x, float* scratch, float* y) {
+  const Header& h = im.h;
+  const bool pool = h.pool[0] != 0, relu = h.activation == NNP_ACTIVATION_RELU;
+  const int64_t in = h.in_channels, po = h.padded_out, channels = im.channels, cols = im.cols;
+  const int64_t tiles_w = im.tiles_w, tiles = im.tiles_h * im.tiles_w;
+  float* xp = scratch;
+  float* v = xp + im.rows * cols * channels;
+  float* m = v + 36 * kTileBlock * channels;
+  image_to_channels_last(im, x, xp, false);
+  for (int64_t first = 0; first < tiles; first += kTileBlock) {
+    const int64_t count = std::min(kTileBlock, tiles - first);
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t ty = (first + t) / tiles_w, tx = (first + t) % tiles_w;
+      for (int64_t g = 0; g < channels; g += 8)
+        input_tile_avx2(xp + ((2 * ty) * cols + 2 * tx) * channels + g, channels, cols * channels, channels, t,
+                        v + g);
+    }
+    // A block's last tiles past count hold the previous block's values:
+    // multiplied, never stored.
+    for (int64_t oc = 0; oc < po; oc += kLanes) winograd_products_avx2(v, channels, im.weights, in, po, oc, m);
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t ty = (first + t) / tiles_w, tx = (first + t) % tiles_w;
+      for (int64_t c = 0; c < po; c += 8) {
+        const __m256 bias = _mm256_loadu_ps(im.bias + c);
+        __m256 out[4];
+        output_tile_avx2(m, po, t, c, out);
+        if (pool) {
+          const __m256 top = max_nan8(max_nan8(out[0], out[1]), max_nan8(out[2], out[3]));
+          _mm256_storeu_ps(y + (ty * im.out_w + tx) * po + c, finish8(top, bias, relu));
+          continue;
+        }
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t i = 0; i < 2; ++i)
+            if (2 * ty + r < im.out_h && 2 * tx + i < im.out_w)
+              _mm256_storeu_ps(y + ((2 * ty + r) * im.out_w + 2 * tx + i) * po + c,
+                               finish8(out[2 * r + i], bias, relu));
       }
     }
   }
@@ -494,12 +687,23 @@ nnp_status conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_vie
     thread_local std::vector<float> buffer;  // grown once, reused by every later call
     if (buffer.size() < static_cast<size_t>(scratch)) buffer.resize(static_cast<size_t>(scratch));
     float* y = buffer.data() + (scratch - out_h * out_w * h.padded_out);
+    const bool avx512 = cpu_isa().avx512f;
     for (int64_t i = first; i < last; ++i) {
-      if (h.method == kWinograd5)
-        winograd_image(im, xs + i * in_image, buffer.data(), y);
-      else
-        direct_image(im, xs + i * in_image, buffer.data(), y);
-      to_channels_first(y, out_h * out_w, h.padded_out, h.out_channels, os + i * out_image);
+      const float* image = xs + i * in_image;
+      float* result = os + i * out_image;
+      if (avx512) {
+        if (h.method == kWinograd5)
+          winograd_image(im, image, buffer.data(), y);
+        else
+          direct_image(im, image, buffer.data(), y);
+        to_channels_first(y, out_h * out_w, h.padded_out, h.out_channels, result);
+      } else {
+        if (h.method == kWinograd5)
+          winograd_image_avx2(im, image, buffer.data(), y);
+        else
+          direct_image_avx2(im, image, buffer.data(), y);
+        transpose_rows_avx2(y, h.padded_out, out_h * out_w, h.out_channels, result, out_h * out_w);
+      }
     }
   });
   return NNP_OK;
