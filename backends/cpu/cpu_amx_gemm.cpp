@@ -14,7 +14,6 @@
 // inputs as zero, as oneDNN's bf16 GEMMs do).
 #include "cpu_amx_gemm.hpp"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,7 +23,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "thread_pool.hpp"
 
 // GCC 12's AVX-512 widening, shifts and shuffles start from
@@ -53,11 +52,9 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
 
+// The OS must grant a process the tiles' state before it uses them (the
+// kernel table says whether the CPU has them).
 bool amx_usable() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  const bool tile = (edx >> 24) & 1u, bf16 = (edx >> 22) & 1u;
-  if (!tile || !bf16) return false;
   constexpr long kRequestPermission = 0x1023, kTileData = 18;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
   return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
 }
@@ -132,7 +129,7 @@ __attribute__((target("avx512f"))) void transpose_pairs(const uint16_t* src, int
 }
 
 bool has_avx512() {
-  static const bool yes = cpu_isa().avx512f;
+  static const bool yes = kernel_table().tier == Tier::avx512;
   return yes;
 }
 
@@ -249,7 +246,7 @@ std::vector<uint16_t>& scratch_a() {
 
 bool amx_gemm_available() {
   static const bool available =
-      cpu_isa().avx512f && cpu_isa().avx512bf16 && amx_usable();
+      kernel_table().gemm_amx_bf16 && amx_usable();
   return available;
 }
 

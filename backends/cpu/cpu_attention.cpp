@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -186,20 +186,12 @@ NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* v
   }
 }
 
-// Which of the three forms runs: the widest the CPU has (cpu_isa(), capped
-// by NNP_CPU_ISA), unless NNP_CPU_ATTENTION=generic asks for the generic
-// vectors (to test them on such a CPU).
+// Which of the three forms runs: the kernel table's (the widest the CPU
+// has, or the generic vectors where NNP_CPU_ATTENTION=generic asks).
 enum class Form { avx512, avx2, generic };
-Form choose_form() {
-  const char* asked = std::getenv("NNP_CPU_ATTENTION");
-  if (asked && std::string(asked) == "generic") return Form::generic;
-  if (cpu_isa().avx512f && cpu_isa().fma) return Form::avx512;
-  if (cpu_isa().avx2 && cpu_isa().fma) return Form::avx2;
-  return Form::generic;
-}
 Form form() {
-  static const Form chosen = choose_form();
-  return chosen;
+  const Tier tier = kernel_table().attention;
+  return tier == Tier::avx512 ? Form::avx512 : tier == Tier::avx2 ? Form::avx2 : Form::generic;
 }
 
 // exp(x) for x <= 0 with AVX-512: vmath::exp's reduction and polynomial,

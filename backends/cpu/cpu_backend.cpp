@@ -11,6 +11,7 @@
 
 #include "caching_allocator.hpp"
 #include "cpu_conv_onednn.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_sgemm.hpp"
 #include "thread_count.hpp"
@@ -41,7 +42,8 @@ nnp_status device_info(void*, int32_t, nnp_device_info* out) {
   static const std::string description = processor_name() + ", " + std::to_string(thread_count().threads) +
                                          (thread_count().threads == 1 ? " thread (" : " threads (") +
                                          thread_count().source + "), products by " + sgemm_engine() +
-                                         ", convolutions by " + convolution_engine();
+                                         ", convolutions by " + convolution_engine() + "; " +
+                                         describe(kernel_table());
   out->description = description.c_str();
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   out->total_memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
@@ -89,6 +91,7 @@ const nnp_kernels kKernels = make_kernels();
 
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
+  kernel_table();  // every kernel's form, chosen once, now
   set_blas_threads(thread_count().threads);
   static const nnp_backend backend = [] {
     nnp_backend b;

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "cpu_bf16_simd.hpp"
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 
 namespace nnp::cpu {
 namespace {
@@ -16,11 +16,11 @@ using namespace bf16_simd;
 #define NNP_AVX2 __attribute__((target("avx2")))
 
 bool has_avx512() {
-  static const bool yes = cpu_isa().avx512f;
+  static const bool yes = kernel_table().bf16_vectors == Tier::avx512;
   return yes;
 }
 bool has_avx2() {
-  static const bool yes = cpu_isa().avx2;
+  static const bool yes = kernel_table().bf16_vectors == Tier::avx2;
   return yes;
 }
 

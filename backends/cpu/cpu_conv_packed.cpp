@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -70,8 +70,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // Which method fits this geometry, 0 where none does (the caller then uses conv2d).
 int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
 #if NNP_PACKED_CONV
-  static const bool vectors = cpu_isa().avx512f || (cpu_isa().avx2 && cpu_isa().fma);
-  if (!vectors) return 0;
+  if (kernel_table().conv_packed == Tier::baseline) return 0;
 #else
   return 0;
 #endif
@@ -687,7 +686,7 @@ nnp_status conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_vie
     thread_local std::vector<float> buffer;  // grown once, reused by every later call
     if (buffer.size() < static_cast<size_t>(scratch)) buffer.resize(static_cast<size_t>(scratch));
     float* y = buffer.data() + (scratch - out_h * out_w * h.padded_out);
-    const bool avx512 = cpu_isa().avx512f;
+    const bool avx512 = kernel_table().conv_packed == Tier::avx512;
     for (int64_t i = first; i < last; ++i) {
       const float* image = xs + i * in_image;
       float* result = os + i * out_image;

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -461,33 +461,12 @@ NNP_VNNI_TARGET void quantize_to_u8(const float* x, int64_t m, int64_t k, int64_
     }
 }
 
-bool has_vnni() {
-  static const bool yes = cpu_isa().avx512vnni && cpu_isa().avx512bw;
-  return yes;
-}
-
-bool has_avx2() {
-  static const bool yes = cpu_isa().avx2;
-  return yes;
-}
 #endif
 
-// The widest path this CPU has, or a narrower one NNP_CPU_GEMM_I8 asks for
-// (avx2, scalar: to compare them, or to test them on a wider CPU).
-enum class I8Path { vnni, avx2, scalar };
-I8Path choose_path() {
-  const char* asked = std::getenv("NNP_CPU_GEMM_I8");
-  const std::string want = asked ? asked : "";
-#if defined(__x86_64__)
-  if (has_vnni() && want != "avx2" && want != "scalar") return I8Path::vnni;
-  if (has_avx2() && want != "scalar") return I8Path::avx2;
-#endif
-  return I8Path::scalar;
-}
-I8Path path() {
-  static const I8Path chosen = choose_path();
-  return chosen;
-}
+// The kernel table's form: the widest this CPU has, or a narrower one
+// NNP_CPU_GEMM_I8 asks for (avx2, scalar: to compare them, or to test them
+// on a wider CPU).
+Int8Form path() { return kernel_table().int8_gemm; }
 
 // Scratch that grows to the largest size asked on this thread, then is
 // reused: no allocation per call in steady state. Slot tells apart two
@@ -561,14 +540,14 @@ nnp_status gemm_i8(const nnp_kernel_ctx*, const nnp_view* a, const nnp_view* b, 
   const auto* pb = static_cast<const int8_t*>(b->data);
   auto* po = static_cast<int32_t*>(out->data);
 #if defined(__x86_64__)
-  if (path() == I8Path::vnni) {
+  if (path() == Int8Form::vnni) {
     const int64_t stride = (k + 63) / 64 * 64;
     uint8_t* a_u8 = scratch<uint8_t>(static_cast<size_t>(m * stride));
     shift_to_u8(pa, m, k, stride, a_u8);
     products_vnni(a_u8, stride, pb, StoreSums{po, n}, m, n, k);
     return NNP_OK;
   }
-  if (path() == I8Path::avx2) {
+  if (path() == Int8Form::avx2) {
     const int64_t stride = (k + 15) / 16 * 16;
     int16_t* a16 = scratch<int16_t>(static_cast<size_t>(m * stride));
     widen_rows(pa, m, k, stride, a16);
@@ -595,7 +574,7 @@ nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_sc
   const StoreScaled store{static_cast<float*>(out->data), n, static_cast<const float*>(scale->data),
                           bias ? static_cast<const float*>(bias->data) : nullptr};
 #if defined(__x86_64__)
-  if (path() == I8Path::vnni) {
+  if (path() == Int8Form::vnni) {
     // The activations are quantized as they are packed, rows split over
     // the pool, and the sums rescaled as each tile stores them.
     const int64_t stride = (k + 63) / 64 * 64;
@@ -606,7 +585,7 @@ nnp_status quantized_gemm(const nnp_kernel_ctx*, const nnp_view* x, float inv_sc
     products_vnni(a_u8, stride, pw, store, m, n, k);
     return NNP_OK;
   }
-  if (path() == I8Path::avx2) {
+  if (path() == Int8Form::avx2) {
     const int64_t stride = (k + 15) / 16 * 16;
     int16_t* a16 = scratch<int16_t>(static_cast<size_t>(m * stride));
     parallel_for(m, k, [&](int64_t first, int64_t last) {

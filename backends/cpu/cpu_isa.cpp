@@ -1,5 +1,9 @@
 #include "cpu_isa.hpp"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +22,8 @@ CpuIsa detect() {
   isa.avx512vl = __builtin_cpu_supports("avx512vl");
   isa.avx512vnni = __builtin_cpu_supports("avx512vnni");
   isa.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) isa.amx_bf16 = ((edx >> 24) & 1u) && ((edx >> 22) & 1u);
 #endif
   const char* asked = std::getenv("NNP_CPU_ISA");
   if (asked == nullptr || *asked == '\0') return isa;
@@ -28,7 +34,7 @@ CpuIsa detect() {
     return isa;
   }
   isa.cap = avx2 ? "avx2" : "baseline";
-  isa.avx512f = isa.avx512dq = isa.avx512bw = isa.avx512vl = isa.avx512vnni = isa.avx512bf16 = false;
+  isa.avx512f = isa.avx512dq = isa.avx512bw = isa.avx512vl = isa.avx512vnni = isa.avx512bf16 = isa.amx_bf16 = false;
   if (baseline) isa.avx2 = isa.fma = false;
   return isa;
 }

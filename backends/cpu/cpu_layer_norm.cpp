@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -41,7 +41,7 @@ inline float lane_total(float* lanes) {
 }
 
 // One row, compiled for AVX-512, AVX2 and the baseline (NNP_CPU_CLONES
-// picks the widest cpu_isa() allows): the lane loops below vectorise
+// picks the kernel table's tier): the lane loops below vectorise
 // without reassociating a sum.
 NNP_CPU_INLINE void normalize_row_body(const float* x, int64_t n, const float* w, const float* b, float eps,
                                        float* out) {
@@ -168,7 +168,7 @@ __attribute__((target("avx512f,fma"))) inline void normalize_rows_avx512(const f
 }
 
 bool avx512_rows(int64_t n) {
-  static const bool avx512 = cpu_isa().avx512f && cpu_isa().fma;
+  static const bool avx512 = kernel_table().layer_norm == Tier::avx512;
   return avx512 && n % kLanes == 0;
 }
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -133,7 +133,7 @@ template <bool kIndices>
 void pool_plane_2x2(const float* x, int64_t w, const nnp_pool2d_params& p, const Span* rows, int64_t oh,
                     const Span* cols, int64_t ow, float* out, int64_t* indices) {
   // The tap offsets fit the vector path's 32-bit lanes for any real image.
-  static const bool avx2 = cpu_isa().avx2;
+  static const bool avx2 = kernel_table().pooling == Tier::avx2;
   const bool vector = avx2 && w < (int64_t{1} << 30);
   for (int64_t y = 0; y < oh; ++y) {
     const float* top = x + 2 * y * w;

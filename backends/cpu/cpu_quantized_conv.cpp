@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -78,8 +78,7 @@ int64_t round_up(int64_t v, int64_t m) { return ceil_div(v, m) * m; }
 
 bool has_vnni() {
 #if NNP_QUANTIZED_CONV
-  static const bool yes =
-      cpu_isa().avx512vnni && cpu_isa().avx512bw && cpu_isa().avx512vl;
+  static const bool yes = kernel_table().int8_conv_packed;
   return yes;
 #else
   return false;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -159,12 +159,12 @@ NNP_AVX512 void uniform_floats_avx512(float* data, uint64_t first, int64_t n, ui
 }
 
 bool has_avx512() {
-  static const bool yes = cpu_isa().avx512f && cpu_isa().avx512dq;
+  static const bool yes = kernel_table().random == Tier::avx512;
   return yes;
 }
 
 void uniform_words(uint64_t first, int64_t n, uint64_t seed, uint32_t* w0, uint32_t* w1) {
-  static const bool avx2 = cpu_isa().avx2;
+  static const bool avx2 = kernel_table().random == Tier::avx2;
   if (has_avx512())
     uniform_words_avx512(first, n, seed, w0, w1);
   else if (avx2)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cpu_bf16_vector.hpp"
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_softmax_row.hpp"
@@ -140,7 +140,7 @@ template <typename T>
 double contiguous_sum(const T* data, int64_t n) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
-    static const bool avx2 = cpu_isa().avx2;
+    static const bool avx2 = kernel_table().reductions == Tier::avx2;
     if (avx2) return contiguous_sum_avx2(data, n);
   }
 #endif
@@ -150,7 +150,7 @@ template <typename T>
 double contiguous_squared_deviations(const T* data, int64_t n, double mean) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
-    static const bool avx2 = cpu_isa().avx2;
+    static const bool avx2 = kernel_table().reductions == Tier::avx2;
     if (avx2) return contiguous_squared_deviations_avx2(data, n, mean);
   }
 #endif
@@ -188,7 +188,7 @@ __attribute__((target("avx2"))) bool contiguous_extreme_avx2(const float* data, 
 
 bool contiguous_extreme(const float* data, int64_t n, bool want_max, float* result) {
 #if defined(__x86_64__)
-  static const bool avx2 = cpu_isa().avx2;
+  static const bool avx2 = kernel_table().reductions == Tier::avx2;
   if (avx2 && n >= 64) return contiguous_extreme_avx2(data, n, want_max, result);
 #endif
   return false;

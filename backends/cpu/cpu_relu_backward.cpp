@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -64,7 +64,7 @@ __attribute__((target("avx2"))) void columns_avx2(const float* result, const flo
 using ColumnsPass = void (*)(const float*, const float*, float*, float*, int64_t, int64_t, int64_t, int64_t);
 
 ColumnsPass columns_pass_for_this_cpu() {
-  static const ColumnsPass pass = cpu_isa().avx2 ? columns_avx2 : columns_baseline;
+  static const ColumnsPass pass = kernel_table().relu_backward == Tier::avx2 ? columns_avx2 : columns_baseline;
   return pass;
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_sgemm_blocking.hpp"
 
 namespace nnp::cpu {
@@ -29,11 +29,11 @@ bool asked_for(const char* value) {
 }
 
 SgemmKernel choose_kernel() {
-  if (asked_for("openblas")) return SgemmKernel::openblas;
-  const bool avx2 = cpu_isa().avx2 && cpu_isa().fma;
-  const bool avx512 = avx2 && cpu_isa().avx512f;
-  if (avx512 && !asked_for("avx2")) return SgemmKernel::avx512;
-  return avx2 ? SgemmKernel::avx2 : SgemmKernel::openblas;
+  switch (kernel_table().gemm) {
+    case Tier::avx512: return SgemmKernel::avx512;
+    case Tier::avx2: return SgemmKernel::avx2;
+    default: return SgemmKernel::openblas;
+  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "cpu_bf16_simd.hpp"
-#include "cpu_isa.hpp"
+#include "cpu_kernel_table.hpp"
 
 namespace nnp::cpu {
 namespace {
@@ -123,12 +123,12 @@ NNP_AVX2 bool softmax_row_avx2(const T* x, int64_t length, bool log, T* out, flo
 }  // namespace
 
 bool softmax_row_bf16(const uint16_t* x, int64_t length, bool log, uint16_t* out, float* scratch) {
-  static const bool avx2 = cpu_isa().avx2 && cpu_isa().fma;
+  static const bool avx2 = kernel_table().softmax_rows == Tier::avx2;
   return avx2 && length > 0 && softmax_row_avx2(x, length, log, out, scratch);
 }
 
 bool softmax_row_f32(const float* x, int64_t length, bool log, float* out) {
-  static const bool avx2 = cpu_isa().avx2 && cpu_isa().fma;
+  static const bool avx2 = kernel_table().softmax_rows == Tier::avx2;
   return avx2 && length > 0 && softmax_row_avx2(x, length, log, out, out);
 }
 

@@ -4,8 +4,9 @@
 // onnxruntime-node, CPU, through node) with the same thread count, at two
 // batch sizes each. The two sides alternate for several rounds so that a
 // noisy stretch of the machine touches both; the figure is the median of
-// the rounds' medians, and the ratio nnplug / ONNX Runtime.
-//   nnp_w8 ORT_CLIENT_DIR [ROUNDS]
+// the rounds' medians, and the ratio nnplug / ONNX Runtime. CASE, when
+// given, runs only the cases whose name contains it ("W7", "batch 64").
+//   nnp_w8 ORT_CLIENT_DIR [ROUNDS [CASE]]
 #include <sched.h>
 #include <unistd.h>
 
@@ -74,11 +75,12 @@ int cpus_this_process_may_use() {
 
 int main(int argc, char** argv) try {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: nnp_w8 ORT_CLIENT_DIR [ROUNDS]\n");
+    std::fprintf(stderr, "usage: nnp_w8 ORT_CLIENT_DIR [ROUNDS [CASE]]\n");
     return 2;
   }
   const std::string client = argv[1];
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string only = argc > 3 ? argv[3] : "";
   if (!fs::exists(fs::path(client) / "node_modules" / "onnxruntime-node")) {
     std::printf("W8   skipped: onnxruntime-node is not installed in %s (scripts/setup.sh installs it)\n",
                 client.c_str());
@@ -103,6 +105,7 @@ int main(int argc, char** argv) try {
   std::printf("W8   ONNX inference, %d thread%s each side, %d rounds (median us per call)\n", threads,
               threads == 1 ? "" : "s", rounds);
   for (const Case& c : cases) {
+    if (std::string(c.name).find(only) == std::string::npos) continue;
     nnp::nn::ModuleHandle net = nnp::onnx::load(c.model);
     net.eval();
     const nnp::Tensor x = nnp::randn(c.shape);

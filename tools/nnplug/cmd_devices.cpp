@@ -37,9 +37,10 @@ int run_devices(const Args& args) {
       dinfo.struct_size = sizeof(dinfo);
       nnp::check(api.device_info(device.raw(), &dinfo));
       // A description may carry a path and a reason (the cpu backend's,
-      // when its oneDNN library is missing): 400 characters, still bounded.
+      // when its oneDNN library is missing) and the cpu backend's tier and
+      // kernel forms: 1000 characters, still bounded.
       std::cout << std::setw(14) << printable(device.name()) << std::setw(8) << dinfo.score
-                << printable(dinfo.description ? dinfo.description : "", 400);
+                << printable(dinfo.description ? dinfo.description : "", 1000);
       if (dinfo.total_memory) std::cout << ", " << dinfo.total_memory / (1024 * 1024) << " MiB";
       std::cout << "\n";
     }
