@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_tier.hpp"
+
 namespace {
 
 // Console output as usual, plus each run's time and GFLOP/s kept by name.
@@ -56,6 +58,28 @@ void print_ratio(const RatioReporter& r, const char* workload, const char* ours,
                 a->second.seconds_per_iteration / b->second.seconds_per_iteration, target);
 }
 
+// Each kernel's GFLOP/s as a share of this tier's FMA peak (Peak/fma),
+// measured in this run.
+void print_peak_shares(const RatioReporter& r) {
+  auto peak = r.figures.find("Peak/fma");
+  if (peak == r.figures.end() || peak->second.gflops <= 0) return;
+  std::printf("Tier %s: FMA peak %.1f GFLOP/s on every thread; each kernel's share of it:\n", nnp::bench::fma_tier(),
+              peak->second.gflops);
+  const std::pair<const char*, const char*> kernels[] = {
+      {"W4/nnplug", "f32 GEMM 1024^3"},
+      {"Kernel/gemm_bf16", "bf16 GEMM 1024^3 (f32 sums)"},
+      {"Kernel/gemm_int8", "int8 GEMM 256x1024x1024 (int8 multiply-adds counted as FMAs)"},
+      {"Kernel/attention", "attention, W7's 128 heads of 64 x 32 (compiled)"},
+      {"Kernel/conv_direct", "W3's first convolution, batch 64 (packed direct; direct FLOPs)"},
+      {"Kernel/conv_winograd", "W3's second convolution, batch 64 (packed Winograd; direct FLOPs)"}};
+  for (const auto& [name, what] : kernels) {
+    auto k = r.figures.find(name);
+    if (k == r.figures.end() || k->second.gflops <= 0) continue;
+    std::printf("Peak %-22s %8.1f GFLOP/s  %5.1f %% of the %s peak  (%s)\n", name, k->second.gflops,
+                100.0 * k->second.gflops / peak->second.gflops, nnp::bench::fma_tier(), what);
+  }
+}
+
 // A run that timed both variants, interleaved step by step.
 void print_interleaved(const RatioReporter& r, const char* workload, const char* name, const char* ours,
                        const char* peer, const char* target) {
@@ -73,7 +97,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  std::printf("\nratios measured in this run (nnplug / peer):\n");
+  std::printf("\nratios measured in this run (nnplug / peer), cpu tier %s%s:\n", nnp::bench::fma_tier(),
+              std::getenv("NNP_CPU_ISA") ? " (capped by NNP_CPU_ISA)" : "");
   print_ratio(reporter, "W1", "W1/nnplug", "W1/libtorch", false, "<= 0.75; time per training step");
   print_ratio(reporter, "W1", "W1/nnplug", "W10/cblas_sgemm", false, "<= 1.10; against its eight GEMMs alone (W10)");
   print_interleaved(reporter, "W1c", "W1c/interleaved", "captured", "eager", "<= 0.9");
@@ -103,6 +128,7 @@ int main(int argc, char** argv) {
   print_ratio(reporter, "Q1", "QLinear/int8_batch1", "QLinear/f32_batch1", false,
               "informative; dynamic int8 / f32 Linear 784->512, batch 1");
   print_ratio(reporter, "Q64", "QLinear/int8_batch64", "QLinear/f32_batch64", false, "<= 0.6; batch 64");
+  print_peak_shares(reporter);
   // On a GPU (cuda:0), in nnp_gpu_bench. PyTorch for CUDA is not in Debian
   // (libtorch-dev is CPU-only): G1's peer here is the same step written
   // directly in CUDA; scripts/gpu_checks.sh adds PyTorch where the GPU
