@@ -262,13 +262,16 @@ NNP_ATTENTION_AVX512 void softmax_rows_avx512(float* scores, int64_t S, int64_t 
 
 // The same three steps with AVX2 and FMA intrinsics, for CPUs without
 // AVX-512 (AMD's Zen 3, Intel's client cores): eight lanes a register and
-// sixteen registers, so the blocks are four rows by 16 columns, eight
-// accumulators, as many multiply-adds as two FMA units with a latency of
-// four keep in flight. The generic vectors' 16-lane blocks need 16
-// accumulators plus their operands, more registers than AVX2 has, and their
-// build for AVX2 has no fused multiply-add.
+// sixteen registers, so query rows go in groups of six and the blocks are
+// six rows by 16 columns: 12 accumulators, two loads and a broadcast (the
+// 6 x 16 of BLIS's Haswell GEMM), each load feeding six multiply-adds. The
+// generic vectors' 16-lane blocks need 16 accumulators plus their operands,
+// more registers than AVX2 has, and their build for AVX2 has no fused
+// multiply-add.
 #define NNP_ATTENTION_AVX2 __attribute__((target("avx2,fma")))
 constexpr int64_t kLanes8 = 8;
+constexpr int kGroupAvx2 = 6;  // query rows a group of the AVX2 form
+static_assert(kGroupAvx2 <= kGroup, "the AVX2 form's scores fit the scratch of kGroup rows");
 
 NNP_ATTENTION_AVX2 inline float max_of(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -284,39 +287,55 @@ NNP_ATTENTION_AVX2 inline float sum_of(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for four rows.
+// The named accumulators of a 6 x 16 block, and its six rows' multiply-adds
+// by the two vectors x0 and x1 (broadcasting from a0 .. a5 at offset at).
+#define NNP_AVX2_ACCUMULATORS                                                                                    \
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, \
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00
+#define NNP_AVX2_ROW(r, a)                                 \
+  {                                                        \
+    const __m256 b = _mm256_broadcast_ss(a);               \
+    c##r##0 = _mm256_fmadd_ps(b, x0, c##r##0);             \
+    c##r##1 = _mm256_fmadd_ps(b, x1, c##r##1);             \
+  }
+#define NNP_AVX2_BLOCK {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}}
+
+// scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for six rows. kUnit:
+// q's rows are contiguous (the broadcasts then index by e, where a general
+// step made GCC step six pointers: a third more instructions a step).
+template <bool kUnit>
 NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_step, const float* kt, const Problem& p,
                                         float* scores) {
-  const float *q0 = q_rows[0], *q1 = q_rows[1], *q2 = q_rows[2], *q3 = q_rows[3];
+  const float *q0 = q_rows[0], *q1 = q_rows[1], *q2 = q_rows[2], *q3 = q_rows[3], *q4 = q_rows[4], *q5 = q_rows[5];
   const __m256 scale = _mm256_set1_ps(p.scale);
-  for (int64_t jc = 0; jc < p.s_pad; jc += 2 * kLanes8) {
-    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+  const int64_t depth = p.E, s_pad = p.s_pad;
+  for (int64_t jc = 0; jc < s_pad; jc += 2 * kLanes8) {
+    NNP_AVX2_ACCUMULATORS;
     const float* column = kt + jc;
-    for (int64_t e = 0; e < p.E; ++e, column += p.s_pad) {
-      const __m256 k0 = _mm256_load_ps(column), k1 = _mm256_load_ps(column + kLanes8);
-      const int64_t at_e = e * q_step;
-      auto row = [&](const float* x, __m256& c0, __m256& c1) NNP_ATTENTION_AVX2 {
-        const __m256 b = _mm256_broadcast_ss(x);
-        c0 = _mm256_fmadd_ps(b, k0, c0);
-        c1 = _mm256_fmadd_ps(b, k1, c1);
-      };
-      row(q0 + at_e, a00, a01);
-      row(q1 + at_e, a10, a11);
-      row(q2 + at_e, a20, a21);
-      row(q3 + at_e, a30, a31);
+    for (int64_t e = 0; e < depth; ++e, column += s_pad) {
+      const __m256 x0 = _mm256_load_ps(column), x1 = _mm256_load_ps(column + kLanes8);
+      const int64_t at = kUnit ? e : e * q_step;
+      NNP_AVX2_ROW(0, q0 + at)
+      NNP_AVX2_ROW(1, q1 + at)
+      NNP_AVX2_ROW(2, q2 + at)
+      NNP_AVX2_ROW(3, q3 + at)
+      NNP_AVX2_ROW(4, q4 + at)
+      NNP_AVX2_ROW(5, q5 + at)
     }
-    const __m256 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
-    for (int r = 0; r < 4; ++r)
+    const __m256 sums[kGroupAvx2][2] = NNP_AVX2_BLOCK;
+    for (int r = 0; r < kGroupAvx2; ++r)
       for (int c = 0; c < 2; ++c)
-        _mm256_store_ps(scores + r * p.s_pad + jc + c * kLanes8, _mm256_mul_ps(sums[r][c], scale));
+        _mm256_store_ps(scores + r * s_pad + jc + c * kLanes8, _mm256_mul_ps(sums[r][c], scale));
   }
 }
 
 // exp(x) for x <= 0: vmath::exp's reduction and polynomial with fused
-// multiply-adds, 2^n as two factors of 2^(n/2) (AVX2 has no vscalefps), so
-// results down through the subnormals come out; x below -104 taken as -104.
+// multiply-adds, x below -87 taken as -87 so that 2^n is a normal float
+// built from its exponent bits (AVX2 has no vscalefps). A softmax row's
+// sum is at least 1, so a weight below e^-87 (1.6e-38) is lost in it, and
+// the output it weighs moves by less than 2e-38 of a value.
 NNP_ATTENTION_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -328,17 +347,14 @@ NNP_ATTENTION_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
   q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
   q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
   q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1), rest = _mm256_sub_epi32(k, half);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(rest, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(q, s1), s2);
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
 }
 
-// softmax_rows_avx512 in eight lanes: four rows interleaved, the largest
+// softmax_rows_avx512 in eight lanes: kRows rows interleaved, the largest
 // score and NaN in one pass, exp and the sums in a second.
+template <int kRows>
 NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pad, float* inv_sum) {
-  constexpr int kRows = 4;
   __m256 top[kRows], shift[kRows], sum[kRows], nan[kRows];
   bool bad[kRows];
 #pragma GCC unroll 4
@@ -375,27 +391,28 @@ NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pa
   }
 }
 
-// out[r][c] = inv_sum[r] * sum_j weights[r][j] * vp[j][c] for the first
-// `rows` of four rows: four rows by 16 columns of values.
-NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* vp, const Problem& p, const float* inv_sum,
-                                        float* const* out_rows, int64_t out_step, int rows) {
-  const float *w0 = weights, *w1 = w0 + p.s_pad, *w2 = w1 + p.s_pad, *w3 = w2 + p.s_pad;
+// out[r][c] = inv_sum[r] * sum_j weights[r][j] * values[j][c] for the
+// first `rows` of six rows: six rows by 16 columns of values, their rows
+// value_step apart (vp's, or v's own where it needs no padding).
+NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* values, int64_t value_step,
+                                        const Problem& p, const float* inv_sum, float* const* out_rows,
+                                        int64_t out_step, int rows) {
+  const float *w0 = weights, *w1 = w0 + p.s_pad, *w2 = w1 + p.s_pad, *w3 = w2 + p.s_pad, *w4 = w3 + p.s_pad,
+              *w5 = w4 + p.s_pad;
+  const int64_t length = p.S;
   for (int64_t cc = 0; cc < p.Ev; cc += 2 * kLanes8) {  // (ev_pad's last 16 columns may be padding only)
-    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
-    const float* value = vp + cc;
-    for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {
-      const __m256 v0 = _mm256_load_ps(value), v1 = _mm256_load_ps(value + kLanes8);
-      auto row = [&](const float* x, __m256& c0, __m256& c1) NNP_ATTENTION_AVX2 {
-        const __m256 b = _mm256_broadcast_ss(x);
-        c0 = _mm256_fmadd_ps(b, v0, c0);
-        c1 = _mm256_fmadd_ps(b, v1, c1);
-      };
-      row(w0 + j, a00, a01);
-      row(w1 + j, a10, a11);
-      row(w2 + j, a20, a21);
-      row(w3 + j, a30, a31);
+    NNP_AVX2_ACCUMULATORS;
+    const float* value = values + cc;
+    for (int64_t j = 0; j < length; ++j, value += value_step) {
+      const __m256 x0 = _mm256_loadu_ps(value), x1 = _mm256_loadu_ps(value + kLanes8);
+      NNP_AVX2_ROW(0, w0 + j)
+      NNP_AVX2_ROW(1, w1 + j)
+      NNP_AVX2_ROW(2, w2 + j)
+      NNP_AVX2_ROW(3, w3 + j)
+      NNP_AVX2_ROW(4, w4 + j)
+      NNP_AVX2_ROW(5, w5 + j)
     }
-    const __m256 sums[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+    const __m256 sums[kGroupAvx2][2] = NNP_AVX2_BLOCK;
     const int64_t n = std::min(2 * kLanes8, p.Ev - cc);
     for (int r = 0; r < rows; ++r) {
       const __m256 inv = _mm256_set1_ps(inv_sum[r]);
@@ -408,6 +425,9 @@ NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* vp, c
     }
   }
 }
+#undef NNP_AVX2_ACCUMULATORS
+#undef NNP_AVX2_ROW
+#undef NNP_AVX2_BLOCK
 
 // Adds the mask to row i's scores and fills the padding's with -inf (the
 // padding's keys weigh 0).
@@ -451,6 +471,14 @@ __attribute__((always_inline)) inline float softmax_row(float* row, const Proble
   return 1.0f / total;
 }
 
+// NaN in every output of a row whose softmax is NaN (inv_sum NaN).
+__attribute__((always_inline)) inline void nan_rows(const Problem& p, const float* inv_sum, float* const* out_rows,
+                                                    int rows) {
+  for (int r = 0; r < rows; ++r)
+    if (std::isnan(inv_sum[r]))
+      for (int64_t c = 0; c < p.Ev; ++c) out_rows[r][c * p.out->strides[2]] = std::numeric_limits<float>::quiet_NaN();
+}
+
 // Query rows [i0, i0 + rows) of batch b, rows at most kGroup; missing
 // rows repeat the first and are not written. Scores go in blocks of four
 // rows (16 accumulators of 64 scores).
@@ -463,35 +491,47 @@ __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b
     q_rows[r] = at(*p.q, b, i, 0);
     out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
   }
-  const Form which = form();
+  const bool avx512 = form() == Form::avx512;
   for (int r = 0; r < kGroup; r += 4) {
-    if (which == Form::avx512)
+    if (avx512)
       score_rows_avx512(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
-    else if (which == Form::avx2)
-      score_rows_avx2(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
     else
       score_rows(q_rows + r, p.q->strides[2], kt, p, scores + r * p.s_pad);
   }
   float inv_sum[kGroup];
   for (int r = 0; r < kGroup; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
-  if (which == Form::avx512) {
+  if (avx512) {
     for (int r = 0; r < kGroup; r += 4) softmax_rows_avx512(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
     weigh_rows_avx512(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
-  } else if (which == Form::avx2) {
-    for (int r = 0; r < kGroup; r += 4) {
-      softmax_rows_avx2(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
-      if (rows > r)
-        weigh_rows_avx2(scores + r * p.s_pad, vp, p, inv_sum + r, out_rows + r, p.out->strides[2],
-                        std::min(rows - r, 4));
-    }
   } else {
     for (int r = 0; r < kGroup; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p);
     for (int r = 0; r < kGroup; r += 4)
       weigh_rows(scores + r * p.s_pad, vp, p, inv_sum + r, out_rows + r, p.out->strides[2], std::clamp(rows - r, 0, 4));
   }
-  for (int r = 0; r < rows; ++r)
-    if (std::isnan(inv_sum[r]))
-      for (int64_t c = 0; c < p.Ev; ++c) out_rows[r][c * p.out->strides[2]] = std::numeric_limits<float>::quiet_NaN();
+  nan_rows(p, inv_sum, out_rows, rows);
+}
+
+// row_group for the AVX2 form: rows at most kGroupAvx2.
+__attribute__((always_inline)) inline void row_group_avx2(const Problem& p, int64_t b, int64_t i0, int rows,
+                                                          const float* kt, const float* values, int64_t value_step,
+                                                          float* scores) {
+  const float* q_rows[kGroupAvx2];
+  float* out_rows[kGroupAvx2];
+  for (int r = 0; r < kGroupAvx2; ++r) {
+    const int64_t i = i0 + (r < rows ? r : 0);
+    q_rows[r] = at(*p.q, b, i, 0);
+    out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
+  }
+  if (p.q->strides[2] == 1)
+    score_rows_avx2<true>(q_rows, 1, kt, p, scores);
+  else
+    score_rows_avx2<false>(q_rows, p.q->strides[2], kt, p, scores);
+  float inv_sum[kGroupAvx2];
+  for (int r = 0; r < kGroupAvx2; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
+  softmax_rows_avx2<3>(scores, p.S, p.s_pad, inv_sum);  // (six rows at once spill: a tenth slower)
+  softmax_rows_avx2<3>(scores + 3 * p.s_pad, p.S, p.s_pad, inv_sum + 3);
+  weigh_rows_avx2(scores, values, value_step, p, inv_sum, out_rows, p.out->strides[2], rows);
+  nan_rows(p, inv_sum, out_rows, rows);
 }
 
 // One task: query rows [i0, i1) of batch b (built for AVX-512, AVX2 and the
@@ -499,6 +539,9 @@ __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b
 NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp,
                                 float* scores, int64_t& packed_batch) {
   const nnp_view &k = *p.k, &v = *p.v;
+  // The AVX2 form reads v where it lies when its rows need no padding (a
+  // whole number of its 16-column blocks, contiguous): no copy per batch.
+  const bool v_in_place = form() == Form::avx2 && v.strides[2] == 1 && p.Ev % 16 == 0;
   if (packed_batch != b) {  // a thread's tasks come in order: the next rows of b reuse the layout
     // Key by key, each read once where it lies (keys of one head sit a row
     // of the projection apart: 16 KB in W7, all in one L1 set), each
@@ -516,7 +559,7 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
     }
     for (int64_t e = 0; e < p.E; ++e) std::fill(kt + e * p.s_pad + p.S, kt + (e + 1) * p.s_pad, 0.0f);
     const float* value = at(v, b, 0, 0);
-    for (int64_t j = 0; j < p.S; ++j, value += v.strides[1]) {
+    for (int64_t j = 0; j < (v_in_place ? 0 : p.S); ++j, value += v.strides[1]) {
       if (j + 8 < p.S) __builtin_prefetch(value + 8 * v.strides[1]);
       float* row = vp + j * p.ev_pad;
       if (v.strides[2] == 1) {
@@ -527,6 +570,14 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
       std::fill(row + p.Ev, row + p.ev_pad, 0.0f);
     }
     packed_batch = b;
+  }
+  if (form() == Form::avx2) {
+    const float* values = v_in_place ? at(v, b, 0, 0) : vp;
+    const int64_t value_step = v_in_place ? v.strides[1] : p.ev_pad;
+    for (int64_t i = i0; i < i1; i += kGroupAvx2)
+      row_group_avx2(p, b, i, static_cast<int>(std::min<int64_t>(kGroupAvx2, i1 - i)), kt, values, value_step,
+                     scores);
+    return;
   }
   for (int64_t i = i0; i < i1; i += kGroup)
     row_group(p, b, i, static_cast<int>(std::min<int64_t>(kGroup, i1 - i)), kt, vp, scores);
