@@ -40,7 +40,9 @@ KernelTable choose_kernels(const CpuIsa& isa, const KernelOverrides& overrides) 
   t.int8_gemm = is(overrides.int8, "scalar")              ? Int8Form::scalar
                 : vnni && !is(overrides.int8, "avx2")     ? Int8Form::vnni
                 : isa.avx2 ? Int8Form::avx2 : Int8Form::scalar;
-  t.int8_conv_packed = vnni;
+  t.int8_conv_packed = vnni && !is(overrides.int8, "avx2") && !is(overrides.int8, "scalar") ? Tier::avx512
+                       : isa.avx2 && !is(overrides.int8, "scalar")                             ? Tier::avx2
+                                                                                               : Tier::baseline;
   t.layer_norm = widest(isa, Tier::avx512);
   t.softmax_rows = widest(isa, Tier::avx2);
   t.reductions = isa.avx2 ? Tier::avx2 : Tier::baseline;
@@ -65,7 +67,7 @@ std::vector<TableEntry> entries(const KernelTable& t) {
           {"attention", t.attention},
           {"conv packed", t.conv_packed},
           {"int8 gemm", int8},
-          {"int8 conv packed", t.int8_conv_packed ? Tier::avx512 : Tier::baseline},
+          {"int8 conv packed", t.int8_conv_packed},
           {"layer norm", t.layer_norm},
           {"softmax rows", t.softmax_rows},
           {"reductions", t.reductions},

@@ -29,7 +29,7 @@ struct KernelTable {
   Tier attention;          // fused attention: avx512, avx2, or baseline (GCC's generic vectors)
   Tier conv_packed;        // packed direct and Winograd convolutions; baseline: none (oneDNN or im2col)
   Int8Form int8_gemm;      // int8 products: vnni (vpdpbusd), avx2 (int16 pairs, vpmaddwd), scalar
-  bool int8_conv_packed;   // packed int8 convolutions (VNNI); without: the core's composition on int8_gemm
+  Tier int8_conv_packed;   // packed int8 convolutions: avx512 (VNNI's quads), avx2 (int16 pairs), baseline (none)
   Tier layer_norm;         // whole rows of 16 in AVX-512 intrinsics; else the clones' build (tier)
   Tier softmax_rows;       // f32 and bf16 rows: avx2, or baseline (scalar rows)
   Tier reductions;         // contiguous sums, variances and extremes: avx2 or baseline
@@ -47,9 +47,8 @@ struct KernelOverrides {
   const char* sgemm = nullptr;      // NNP_CPU_SGEMM: "openblas" or "avx2"
 };
 
-// Each kernel's entry by name, as a tier (int8's forms: vnni as avx512;
-// the packed int8 convolution, VNNI's alone, as avx512 or baseline), in
-// the order describe() prints them.
+// Each kernel's entry by name, as a tier (int8's: vnni as avx512), in the
+// order describe() prints them.
 struct TableEntry {
   const char* kernel;
   Tier tier;

@@ -1,8 +1,16 @@
 // Static int8 convolutions from a weight packed once (nnp_kernels.
 // quantized_conv2d_pack and quantized_conv2d_packed, ABI 1.22) on
-// AVX512-VNNI: the quantized layers of a static int8 CNN at inference, with
-// the rescaling, the requantization to the output's grid and a max pooling
-// fused in, each image's work on one thread.
+// AVX512-VNNI, or on AVX2: the quantized layers of a static int8 CNN at
+// inference, with the rescaling, the requantization to the output's grid
+// and a max pooling fused in, each image's work on one thread.
+//
+// AVX2 has no vpdpbusd, and vpmaddubsw's u8 x s8 pairs saturate int16, so
+// its form steps by pairs instead of quads: the image quantized to int16
+// (no shift: padding reads 0, the quantized zero, and no correction is
+// needed), the weight packed as int16 pairs, 16 output channels x 2 values
+// a 64-byte step as VNNI's 16 x 4 bytes, and vpmaddwd adding each pair's
+// two products into an int32 lane, exactly. A tile of 6 outputs by 16
+// channels keeps 12 accumulators of 8 lanes.
 //
 // Each image is quantized once into a padded u8 buffer holding a + 128, the
 // form vpdpbusd multiplies (unsigned bytes by signed ones); the products
@@ -57,7 +65,13 @@ namespace nnp::cpu {
 namespace {
 
 constexpr uint32_t kMagic = 0x71636e70u;  // "pncq"
-enum Layout : int32_t { kChannelGroups = 1, kRowGroups = 2 };
+// Quads of bytes (VNNI) or pairs of int16 (AVX2), by channels or by a
+// kernel row's taps.
+enum Layout : int32_t { kChannelGroups = 1, kRowGroups = 2, kChannelPairs = 3, kRowPairs = 4 };
+bool by_rows(int32_t layout) { return layout == kRowGroups || layout == kRowPairs; }
+bool in_pairs(int32_t layout) { return layout == kChannelPairs || layout == kRowPairs; }
+int64_t group_size(int32_t layout) { return in_pairs(layout) ? 2 : 4; }     // values a step reads
+int64_t element_bytes(int32_t layout) { return in_pairs(layout) ? 2 : 1; }  // u8 or int16
 constexpr int64_t kLanes = 16;
 constexpr int64_t kHeaderBytes = 128;  // the corrections, then the weights, start 64-byte aligned after it
 // C_in * kH * kW at most: 255 * 128 * 65536 < 2^31, so no int32 sum wraps.
@@ -69,19 +83,20 @@ struct Header {
   int32_t layout;
   int64_t out_channels, in_channels, kernel[2];
   int64_t stride[2], padding[2], dilation[2], pool[2];
-  int64_t steps, vectors;  // reduction steps of four bytes; C_out / 16, rounded up
+  int64_t steps, vectors;  // reduction steps of four bytes (a quad or a pair); C_out / 16, rounded up
 };
 static_assert(sizeof(Header) <= kHeaderBytes, "the packed header fits its slot");
 
 int64_t ceil_div(int64_t v, int64_t m) { return (v + m - 1) / m; }
 int64_t round_up(int64_t v, int64_t m) { return ceil_div(v, m) * m; }
 
-bool has_vnni() {
+// The form the kernel table chose: Tier::avx512 (VNNI's quads), avx2
+// (pairs) or baseline (none: the core composes the convolution).
+Tier form() {
 #if NNP_QUANTIZED_CONV
-  static const bool yes = kernel_table().int8_conv_packed;
-  return yes;
+  return kernel_table().int8_conv_packed;
 #else
-  return false;
+  return Tier::baseline;
 #endif
 }
 
@@ -89,10 +104,10 @@ int64_t correction_bytes(const Header& h) { return round_up(h.vectors * kLanes *
 int64_t packed_bytes(const Header& h) { return kHeaderBytes + correction_bytes(h) + h.steps * h.vectors * 64; }
 
 // The header of w's packed form for p and pool; magic 0 where there is none
-// (no VNNI, another dtype, groups, an activation, sizes out of range).
+// (no form on this CPU, another dtype, groups, an activation, sizes out of range).
 Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
   Header h{};
-  if (!has_vnni() || w.dtype != NNP_I8 || w.ndim != 4 || !is_contiguous(w) || p.groups != 1 ||
+  if (form() == Tier::baseline || w.dtype != NNP_I8 || w.ndim != 4 || !is_contiguous(w) || p.groups != 1 ||
       (p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation != NNP_ACTIVATION_NONE))
     return h;
   for (int32_t d = 0; d < 4; ++d)
@@ -118,32 +133,34 @@ Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* 
     h.dilation[i] = p.dilation[i];
     h.pool[i] = pool[i];
   }
-  const int64_t channel_steps = h.kernel[0] * h.kernel[1] * ceil_div(h.in_channels, 4);
-  const int64_t row_steps = h.in_channels * h.kernel[0] * ceil_div(h.kernel[1], 4);
+  const bool pairs = form() == Tier::avx2;
+  const int64_t g = pairs ? 2 : 4;
+  const int64_t channel_steps = h.kernel[0] * h.kernel[1] * ceil_div(h.in_channels, g);
+  const int64_t row_steps = h.in_channels * h.kernel[0] * ceil_div(h.kernel[1], g);
   const bool rows = h.dilation[1] == 1 && row_steps < channel_steps;
-  h.layout = rows ? kRowGroups : kChannelGroups;
+  h.layout = pairs ? (rows ? kRowPairs : kChannelPairs) : (rows ? kRowGroups : kChannelGroups);
   h.steps = rows ? row_steps : channel_steps;
   h.vectors = ceil_div(h.out_channels, kLanes);
   h.magic = kMagic;
   return h;
 }
 
-// w's byte b of step s for output channel o (0 where the step reaches past
+// w's value b of step s for output channel o (0 where the step reaches past
 // the channels or the kernel's width).
 int8_t weight_byte(const Header& h, const int8_t* w, int64_t o, int64_t s, int64_t b) {
-  const int64_t kh = h.kernel[0], kw = h.kernel[1], c_in = h.in_channels;
+  const int64_t kh = h.kernel[0], kw = h.kernel[1], c_in = h.in_channels, g = group_size(h.layout);
   int64_t c, i, j;
-  if (h.layout == kChannelGroups) {
-    const int64_t groups = ceil_div(c_in, 4), tap = s / groups;
-    c = (s % groups) * 4 + b;
+  if (!by_rows(h.layout)) {
+    const int64_t groups = ceil_div(c_in, g), tap = s / groups;
+    c = (s % groups) * g + b;
     i = tap / kw;
     j = tap % kw;
     if (c >= c_in) return 0;
   } else {
-    const int64_t quads = ceil_div(kw, 4), row = s / quads;
+    const int64_t groups = ceil_div(kw, g), row = s / groups;
     c = row / kh;
     i = row % kh;
-    j = (s % quads) * 4 + b;
+    j = (s % groups) * g + b;
     if (j >= kw) return 0;
   }
   return w[((o * c_in + c) * kh + i) * kw + j];
@@ -152,6 +169,17 @@ int8_t weight_byte(const Header& h, const int8_t* w, int64_t o, int64_t s, int64
 void pack(const Header& h, const int8_t* w, char* packed) {
   std::memset(packed, 0, static_cast<size_t>(kHeaderBytes + correction_bytes(h)));
   std::memcpy(packed, &h, sizeof h);
+  if (in_pairs(h.layout)) {  // int16 pairs: signed by signed, no correction
+    char* out = packed + kHeaderBytes + correction_bytes(h);
+    for (int64_t s = 0; s < h.steps; ++s)
+      for (int64_t o = 0; o < h.vectors * kLanes; ++o)
+        for (int64_t b = 0; b < 2; ++b) {
+          const int16_t v = o < h.out_channels ? weight_byte(h, w, o, s, b) : int16_t{0};
+          std::memcpy(out, &v, sizeof v);
+          out += sizeof v;
+        }
+    return;
+  }
   auto* corrections = reinterpret_cast<int32_t*>(packed + kHeaderBytes);
   const int64_t taps = h.in_channels * h.kernel[0] * h.kernel[1];
   for (int64_t o = 0; o < h.out_channels; ++o) {
@@ -169,43 +197,46 @@ void pack(const Header& h, const int8_t* w, char* packed) {
 
 // One image's input buffer and the reads of a tile into it.
 struct Input {
-  int64_t rows, cols, channels;  // padded; channels: C rounded up to 4 (channel groups), else C
+  int64_t rows, cols, channels;  // padded; channels: C rounded up to the group (channel groups), else C
   int64_t bytes;                 // the buffer, with slack for a row group's last word
   int64_t pixel_step, row_step;  // bytes between outputs along a row, and between output rows
 };
 
 Input input_for(const Header& h, int64_t height, int64_t width) {
+  const int64_t g = group_size(h.layout), e = element_bytes(h.layout);
   Input in{};
   in.rows = height + 2 * h.padding[0];
-  if (h.layout == kChannelGroups) {
+  if (!by_rows(h.layout)) {
     in.cols = width + 2 * h.padding[1];
-    in.channels = round_up(h.in_channels, 4);
-    in.pixel_step = h.stride[1] * in.channels;
-    in.row_step = h.stride[0] * in.cols * in.channels;
-    in.bytes = in.rows * in.cols * in.channels + 64;
+    in.channels = round_up(h.in_channels, g);
+    in.pixel_step = h.stride[1] * in.channels * e;
+    in.row_step = h.stride[0] * in.cols * in.channels * e;
+    in.bytes = in.rows * in.cols * in.channels * e + 64;
   } else {
-    in.cols = width + 2 * h.padding[1] + 4;  // a row group's last word may read 3 bytes past the row
+    in.cols = width + 2 * h.padding[1] + g;  // a row group's last word may read g - 1 values past the row
     in.channels = h.in_channels;
-    in.pixel_step = h.stride[1];
-    in.row_step = h.stride[0] * in.cols;
-    in.bytes = in.channels * in.rows * in.cols + 64;
+    in.pixel_step = h.stride[1] * e;
+    in.row_step = h.stride[0] * in.cols * e;
+    in.bytes = in.channels * in.rows * in.cols * e + 64;
   }
   return in;
 }
 
-// Where step s reads, from the tile's first output's window origin.
+// Where step s reads, in bytes from the tile's first output's window origin.
 void step_offsets(const Header& h, const Input& in, int64_t* offsets) {
   const int64_t kh = h.kernel[0], kw = h.kernel[1], dh = h.dilation[0], dw = h.dilation[1];
+  const int64_t g = group_size(h.layout), e = element_bytes(h.layout);
   int64_t s = 0;  // in the steps' order (weight_byte's)
-  if (h.layout == kChannelGroups) {
+  if (!by_rows(h.layout)) {
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j)
-        for (int64_t g = 0; g < in.channels / 4; ++g) offsets[s++] = (i * dh * in.cols + j * dw) * in.channels + g * 4;
+        for (int64_t q = 0; q < in.channels / g; ++q)
+          offsets[s++] = ((i * dh * in.cols + j * dw) * in.channels + q * g) * e;
     return;
   }
   for (int64_t c = 0; c < h.in_channels; ++c)
     for (int64_t i = 0; i < kh; ++i)
-      for (int64_t t = 0; t < ceil_div(kw, 4); ++t) offsets[s++] = (c * in.rows + i * dh) * in.cols + t * 4;
+      for (int64_t t = 0; t < ceil_div(kw, g); ++t) offsets[s++] = ((c * in.rows + i * dh) * in.cols + t * g) * e;
 }
 
 // The quantization of each step, as floats in vectors.
@@ -233,7 +264,7 @@ NNP_VNNI void quantize_image(const Header& h, const Input& in, const Quantizatio
                              int64_t width, uint8_t* buf) {
   std::memset(buf, 128, static_cast<size_t>(in.bytes));
   const int64_t c_in = h.in_channels, pad_h = h.padding[0], pad_w = h.padding[1];
-  if (h.layout == kRowGroups) {
+  if (by_rows(h.layout)) {
     for (int64_t c = 0; c < c_in; ++c)
       for (int64_t y = 0; y < height; ++y) {
         const float* src = x + (c * height + y) * width;
@@ -409,6 +440,147 @@ NNP_VNNI void convolve_image(const Call& k, const uint8_t* buf, int32_t* sums, f
   to_channels_first(y, k.out_h * k.out_w, po, k.h.out_channels, out);
 }
 
+
+// ---- AVX2: int16 pairs ----
+#define NNP_PAIRS __attribute__((target("avx2")))
+
+// x quantized as quantized_gemm does (no shift), in int32 lanes: eight at a
+// time, and one at a time for a row's tail (the same arithmetic: a product
+// rounded to f32, NaN taken as 0, rounded half to even, clamped).
+NNP_PAIRS inline __m256i quantized8(__m256 v, const Quantization& q) {
+  v = _mm256_mul_ps(v, _mm256_set1_ps(q.input_inv_scale));
+  v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(q.input_min)), _mm256_set1_ps(127.0f));
+  return _mm256_cvtps_epi32(v);
+}
+int16_t quantized1(float x, const Quantization& q) {
+  const float v = x * q.input_inv_scale;
+  if (v != v) return 0;
+  return static_cast<int16_t>(std::min(std::max(std::nearbyint(v), q.input_min), 127.0f));
+}
+
+// Image x [C][H][W] into the int16 buffer, quantized, padding 0.
+NNP_PAIRS void quantize_image_pairs(const Header& h, const Input& in, const Quantization& q, const float* x,
+                                    int64_t height, int64_t width, int16_t* buf) {
+  std::memset(buf, 0, static_cast<size_t>(in.bytes));
+  const int64_t c_in = h.in_channels, pad_h = h.padding[0], pad_w = h.padding[1], w8 = width - width % 8;
+  if (by_rows(h.layout)) {
+    for (int64_t c = 0; c < c_in; ++c)
+      for (int64_t y = 0; y < height; ++y) {
+        const float* src = x + (c * height + y) * width;
+        int16_t* dst = buf + (c * in.rows + y + pad_h) * in.cols + pad_w;
+        for (int64_t i = 0; i < w8; i += 8) {
+          const __m256i v = quantized8(_mm256_loadu_ps(src + i), q);
+          const __m128i packed = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), packed);
+        }
+        for (int64_t i = w8; i < width; ++i) dst[i] = quantized1(src[i], q);
+      }
+    return;
+  }
+  // Two channels' values make one 32-bit word per pixel, stored pixel by pixel.
+  for (int64_t c = 0; c < in.channels; c += 2)
+    for (int64_t y = 0; y < height; ++y) {
+      const float* first = x + (c * height + y) * width;
+      const float* second = c + 1 < c_in ? first + height * width : nullptr;
+      int16_t* dst = buf + ((y + pad_h) * in.cols + pad_w) * in.channels + c;
+      for (int64_t i = 0; i < w8; i += 8) {
+        const __m256i lo = quantized8(_mm256_loadu_ps(first + i), q);
+        const __m256i hi = second ? quantized8(_mm256_loadu_ps(second + i), q) : _mm256_setzero_si256();
+        alignas(32) int32_t words[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(words),
+                           _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(hi, 16)));
+        for (int64_t p = 0; p < 8; ++p) std::memcpy(dst + (i + p) * in.channels, &words[p], 4);
+      }
+      for (int64_t i = w8; i < width; ++i) {
+        dst[i * in.channels] = quantized1(first[i], q);
+        dst[i * in.channels + 1] = second ? quantized1(second[i], q) : int16_t{0};
+      }
+    }
+}
+
+// The sums of J outputs from `in` (kStep, or step, bytes apart) by the 16
+// channels of block v0, into dst (pixel ints apart, its channels from 0):
+// 2J accumulators of 8 lanes, in int lanes and unrolled as VNNI's tile.
+template <int J, int kStep>
+NNP_PAIRS void tile_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
+  const int64_t stride = kStep ? kStep : step;
+  __v8si acc[J][2];
+  _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) acc[j][0] = acc[j][1] = __v8si{};
+  const int8_t* w = t.weights + v0 * 64;
+  for (int64_t s = 0; s < t.steps; ++s, w += t.step_bytes) {
+    const uint8_t* base = in + t.offsets[s];
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
+    _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) {
+      int32_t word;
+      std::memcpy(&word, base + j * stride, 4);
+      const __m256i a = _mm256_set1_epi32(word);
+      acc[j][0] = (__v8si)_mm256_add_epi32((__m256i)acc[j][0], _mm256_madd_epi16(a, w0));
+      acc[j][1] = (__v8si)_mm256_add_epi32((__m256i)acc[j][1], _mm256_madd_epi16(a, w1));
+    }
+  }
+  _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * pixel + v0 * kLanes), (__m256i)acc[j][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * pixel + v0 * kLanes + 8), (__m256i)acc[j][1]);
+  }
+}
+
+template <int kStep>
+NNP_PAIRS void row_of_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
+                            int64_t pixel) {
+  int64_t x = 0;
+  for (; x + 6 <= count; x += 6) tile_pairs<6, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+  for (; x + 2 <= count; x += 2) tile_pairs<2, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+  for (; x < count; ++x) tile_pairs<1, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
+}
+
+NNP_PAIRS void row_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
+                         int64_t pixel) {
+  switch (step) {  // the common steps as constants: the broadcasts' addresses are then fixed offsets
+    case 2: row_of_pairs<2>(t, in, step, count, v0, dst, pixel); break;
+    case 4: row_of_pairs<4>(t, in, step, count, v0, dst, pixel); break;
+    case 32: row_of_pairs<32>(t, in, step, count, v0, dst, pixel); break;
+    default: row_of_pairs<0>(t, in, step, count, v0, dst, pixel); break;
+  }
+}
+
+// requantized in eight lanes (the pairs need no correction).
+NNP_PAIRS inline __m256 requantized8(__m256i sum, const float* scale, const float* bias, const Quantization& q) {
+  __m256 s = _mm256_cvtepi32_ps(sum);
+  s = _mm256_add_ps(_mm256_mul_ps(s, _mm256_loadu_ps(scale)), _mm256_loadu_ps(bias));
+  __m256 v = _mm256_round_ps(_mm256_mul_ps(s, _mm256_set1_ps(q.output_inv_scale)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 zero = _mm256_set1_ps(q.zero_point);
+  // vmaxps and vminps return their second operand where either is NaN: v.
+  v = _mm256_min_ps(_mm256_set1_ps(q.output_max), _mm256_max_ps(_mm256_set1_ps(q.output_min), _mm256_add_ps(v, zero)));
+  return _mm256_mul_ps(_mm256_sub_ps(v, zero), _mm256_set1_ps(q.output_scale));
+}
+
+// convolve_image with the pairs: the same order of work, eight lanes.
+NNP_PAIRS void convolve_image_pairs(const Call& k, const uint8_t* buf, int32_t* sums, float* y, float* out) {
+  const int64_t po = k.padded_out, used_w = k.out_w * k.window_w;
+  for (int64_t py = 0; py < k.out_h; ++py) {
+    for (int64_t r = 0; r < k.window_h; ++r) {
+      const uint8_t* in = buf + (py * k.window_h + r) * k.in.row_step;
+      int32_t* dst = sums + r * used_w * po;
+      for (int64_t v0 = 0; v0 < k.h.vectors; ++v0) row_pairs(k.tile, in, k.in.pixel_step, used_w, v0, dst, po);
+    }
+    float* pooled = y + py * k.out_w * po;
+    for (int64_t c = 0; c < po; c += 8)
+      for (int64_t px = 0; px < k.out_w; ++px) {
+        const int32_t* window = sums + px * k.window_w * po + c;
+        __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(window));
+        for (int64_t r = 0; r < k.window_h; ++r)
+          for (int64_t i = 0; i < k.window_w; ++i)
+            m = _mm256_max_epi32(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(window + (r * used_w + i) * po)));
+        _mm256_storeu_ps(pooled + px * po + c, requantized8(m, k.scale + c, k.bias + c, k.q));
+      }
+  }
+  transpose_rows_avx2(y, po, k.out_h * k.out_w, k.h.out_channels, out, k.out_h * k.out_w);
+}
+
 #endif  // NNP_QUANTIZED_CONV
 
 const char* kNotPacked = "quantized_conv2d_packed: packed is not a weight quantized_conv2d_pack wrote";
@@ -462,7 +634,7 @@ nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, con
   if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < kHeaderBytes)
     return fail(NNP_INVALID_ARGUMENT, kNotPacked);
   std::memcpy(&h, packed->data, sizeof h);
-  if (h.magic != kMagic || (h.layout != kChannelGroups && h.layout != kRowGroups) || h.out_channels < 1 ||
+  if (h.magic != kMagic || h.layout < kChannelGroups || h.layout > kRowPairs || h.out_channels < 1 ||
       h.out_channels > (int64_t{1} << 24) || h.steps < 1 || h.steps > kMaxTaps ||
       h.vectors != ceil_div(h.out_channels, kLanes) || packed->shape[0] < packed_bytes(h))
     return fail(NNP_INVALID_ARGUMENT, kNotPacked);
@@ -491,7 +663,11 @@ nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, con
     return fail(NNP_INVALID_ARGUMENT,
                 "quantized_conv2d_packed: scale and bias must be f32 [" + std::to_string(h.out_channels) + "]");
 #if NNP_QUANTIZED_CONV
-  if (!has_vnni()) return fail(NNP_UNIMPLEMENTED, "quantized_conv2d_packed: this CPU has no AVX512-VNNI");
+  // A weight packed for VNNI needs it; pairs need AVX2 (a VNNI machine runs them too).
+  if (in_pairs(h.layout) ? form() == Tier::baseline : form() != Tier::avx512)
+    return fail(NNP_UNIMPLEMENTED, in_pairs(h.layout)
+                                       ? "quantized_conv2d_packed: this CPU has no AVX2 for this packed weight"
+                                       : "quantized_conv2d_packed: this CPU has no AVX512-VNNI for this packed weight");
   Call k{};
   k.h = h;
   k.height = x->shape[2];
@@ -544,9 +720,16 @@ nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, con
     if (buf.size() < static_cast<size_t>(k.in.bytes)) buf.resize(static_cast<size_t>(k.in.bytes));
     if (sums.size() < static_cast<size_t>(sums_ints)) sums.resize(static_cast<size_t>(sums_ints));
     if (y.size() < static_cast<size_t>(y_floats)) y.resize(static_cast<size_t>(y_floats));
+    const bool pairs = in_pairs(h.layout);
     for (int64_t i = first; i < last; ++i) {
-      quantize_image(h, k.in, k.q, xs + i * in_image, k.height, k.width, buf.data());
-      convolve_image(k, buf.data(), sums.data(), y.data(), os + i * out_image);
+      if (pairs) {
+        quantize_image_pairs(h, k.in, k.q, xs + i * in_image, k.height, k.width,
+                             reinterpret_cast<int16_t*>(buf.data()));
+        convolve_image_pairs(k, buf.data(), sums.data(), y.data(), os + i * out_image);
+      } else {
+        quantize_image(h, k.in, k.q, xs + i * in_image, k.height, k.width, buf.data());
+        convolve_image(k, buf.data(), sums.data(), y.data(), os + i * out_image);
+      }
     }
   });
   return NNP_OK;

@@ -23,14 +23,6 @@ CpuIsa avx2_cpu() {  // AMD's Zen 3, Intel's client cores
   return isa;
 }
 
-// Kernels whose only vector form is AVX-512's, each with the reason; every
-// other kernel that has an AVX-512 form must have an AVX2 one.
-bool known_without_avx2(const std::string& kernel) {
-  // The packed int8 convolutions multiply with vpdpbusd; without VNNI the
-  // core composes them on the AVX2 int8 GEMM (docs/benchmarks.md, "CPU tiers").
-  return kernel == "int8 conv packed";
-}
-
 TEST(CpuKernelTable, AnAvx512CpuRunsEveryKernelInVectors) {
   const KernelTable t = choose_kernels(avx512_cpu(), {});
   EXPECT_EQ(t.tier, Tier::avx512);
@@ -49,11 +41,12 @@ TEST(CpuKernelTable, EveryKernelWithAnAvx512FormHasAnAvx2One) {
   ASSERT_EQ(w.size(), n.size());
   for (size_t i = 0; i < w.size(); ++i) {
     ASSERT_STREQ(w[i].kernel, n[i].kernel);
-    if (w[i].tier == Tier::baseline || known_without_avx2(w[i].kernel)) continue;
+    if (w[i].tier == Tier::baseline) continue;
     EXPECT_EQ(n[i].tier, Tier::avx2) << w[i].kernel << " runs " << tier_name(w[i].tier)
                                      << " on an AVX-512 CPU but has no AVX2 form";
   }
   EXPECT_EQ(narrow.int8_gemm, Int8Form::avx2);
+  EXPECT_EQ(narrow.int8_conv_packed, Tier::avx2);
 }
 
 TEST(CpuKernelTable, TheBaselineRunsPlainLoopsAndOpenBlas) {
@@ -82,12 +75,14 @@ TEST(CpuKernelTable, TheVariablesForceNarrowerForms) {
   const KernelTable t = choose_kernels(avx512_cpu(), asked);
   EXPECT_EQ(t.attention, Tier::baseline);
   EXPECT_EQ(t.int8_gemm, Int8Form::avx2);
+  EXPECT_EQ(t.int8_conv_packed, Tier::avx2);  // NNP_CPU_GEMM_I8 keeps the int8 convolutions on the same path
   EXPECT_EQ(t.gemm, Tier::baseline);
   asked = {};
   asked.int8 = "scalar";
   asked.sgemm = "avx2";
   const KernelTable u = choose_kernels(avx512_cpu(), asked);
   EXPECT_EQ(u.int8_gemm, Int8Form::scalar);
+  EXPECT_EQ(u.int8_conv_packed, Tier::baseline);
   EXPECT_EQ(u.gemm, Tier::avx2);
 }
 
