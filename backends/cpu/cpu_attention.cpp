@@ -156,16 +156,18 @@ NNP_ATTENTION_AVX512 void score_rows_avx512(const float* const* q_rows, int64_t 
   }
 }
 
-// Eight rows of weights by 32 columns of values: 16 accumulators.
-NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* vp, const Problem& p,
-                                            const float* inv_sum, float* const* out_rows, int64_t out_step, int rows) {
+// Eight rows of weights by 32 columns of values (their rows value_step
+// apart: vp's, or v's own where it needs no padding): 16 accumulators.
+NNP_ATTENTION_AVX512 void weigh_rows_avx512(const float* weights, const float* values, int64_t value_step,
+                                            const Problem& p, const float* inv_sum, float* const* out_rows,
+                                            int64_t out_step, int rows) {
   for (int64_t cc = 0; cc < p.ev_pad; cc += kCols) {
     __m512 sums[kGroup][2];
 #pragma GCC unroll 8
     for (int r = 0; r < kGroup; ++r) sums[r][0] = sums[r][1] = _mm512_setzero_ps();
-    const float* value = vp + cc;
-    for (int64_t j = 0; j < p.S; ++j, value += p.ev_pad) {
-      const __m512 v0 = _mm512_load_ps(value), v1 = _mm512_load_ps(value + 16);
+    const float* value = values + cc;
+    for (int64_t j = 0; j < p.S; ++j, value += value_step) {
+      const __m512 v0 = _mm512_loadu_ps(value), v1 = _mm512_loadu_ps(value + 16);
 #pragma GCC unroll 8
       for (int r = 0; r < kGroup; ++r) {
         const __m512 b = _mm512_set1_ps(weights[r * p.s_pad + j]);
@@ -483,7 +485,8 @@ __attribute__((always_inline)) inline void nan_rows(const Problem& p, const floa
 // rows repeat the first and are not written. Scores go in blocks of four
 // rows (16 accumulators of 64 scores).
 __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b, int64_t i0, int rows, const float* kt,
-                                                     const float* vp, float* scores) {
+                                                     const float* vp, const float* values, int64_t value_step,
+                                                     float* scores) {
   const float* q_rows[kGroup];
   float* out_rows[kGroup];
   for (int r = 0; r < kGroup; ++r) {
@@ -502,7 +505,7 @@ __attribute__((always_inline)) inline void row_group(const Problem& p, int64_t b
   for (int r = 0; r < kGroup; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
   if (avx512) {
     for (int r = 0; r < kGroup; r += 4) softmax_rows_avx512(scores + r * p.s_pad, p.S, p.s_pad, inv_sum + r);
-    weigh_rows_avx512(scores, vp, p, inv_sum, out_rows, p.out->strides[2], rows);
+    weigh_rows_avx512(scores, values, value_step, p, inv_sum, out_rows, p.out->strides[2], rows);
   } else {
     for (int r = 0; r < kGroup; ++r) inv_sum[r] = softmax_row(scores + r * p.s_pad, p);
     for (int r = 0; r < kGroup; r += 4)
@@ -539,9 +542,11 @@ __attribute__((always_inline)) inline void row_group_avx2(const Problem& p, int6
 NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t i1, float* kt, float* vp,
                                 float* scores, int64_t& packed_batch) {
   const nnp_view &k = *p.k, &v = *p.v;
-  // The AVX2 form reads v where it lies when its rows need no padding (a
-  // whole number of its 16-column blocks, contiguous): no copy per batch.
-  const bool v_in_place = form() == Form::avx2 && v.strides[2] == 1 && p.Ev % 16 == 0;
+  // The AVX-512 and AVX2 forms read v where it lies when its rows need no
+  // padding (a whole number of their 32- or 16-column blocks, contiguous):
+  // no copy per batch.
+  const bool v_in_place = v.strides[2] == 1 && ((form() == Form::avx512 && p.Ev % kCols == 0) ||
+                                                (form() == Form::avx2 && p.Ev % 16 == 0));
   if (packed_batch != b) {  // a thread's tasks come in order: the next rows of b reuse the layout
     // Key by key, each read once where it lies (keys of one head sit a row
     // of the projection apart: 16 KB in W7, all in one L1 set), each
@@ -571,16 +576,16 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
     }
     packed_batch = b;
   }
+  const float* values = v_in_place ? at(v, b, 0, 0) : vp;
+  const int64_t value_step = v_in_place ? v.strides[1] : p.ev_pad;
   if (form() == Form::avx2) {
-    const float* values = v_in_place ? at(v, b, 0, 0) : vp;
-    const int64_t value_step = v_in_place ? v.strides[1] : p.ev_pad;
     for (int64_t i = i0; i < i1; i += kGroupAvx2)
       row_group_avx2(p, b, i, static_cast<int>(std::min<int64_t>(kGroupAvx2, i1 - i)), kt, values, value_step,
                      scores);
     return;
   }
   for (int64_t i = i0; i < i1; i += kGroup)
-    row_group(p, b, i, static_cast<int>(std::min<int64_t>(kGroup, i1 - i)), kt, vp, scores);
+    row_group(p, b, i, static_cast<int>(std::min<int64_t>(kGroup, i1 - i)), kt, vp, values, value_step, scores);
 }
 #if defined(__clang__)
 // One build under clang, as before the builds were capped: its inlining of
