@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 #include "cpu_vector_math.hpp"
@@ -44,7 +44,6 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kCols = 2 * kLanes;  // scores or value columns per register block
 constexpr int64_t kRowBlock = 32;      // query rows per task: the keys' layout is made once for them
 constexpr int kGroup = 8;              // query rows whose scores are computed and weighed together
-
 
 struct Problem {
   const nnp_view *q, *k, *v, *mask, *out;
@@ -294,13 +293,16 @@ NNP_ATTENTION_AVX2 inline float sum_of(__m256 v) {
 #define NNP_AVX2_ACCUMULATORS                                                                                    \
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, \
          c40 = c00, c41 = c00, c50 = c00, c51 = c00
-#define NNP_AVX2_ROW(r, a)                                 \
-  {                                                        \
-    const __m256 b = _mm256_broadcast_ss(a);               \
-    c##r##0 = _mm256_fmadd_ps(b, x0, c##r##0);             \
-    c##r##1 = _mm256_fmadd_ps(b, x1, c##r##1);             \
+#define NNP_AVX2_ROW(r, a)                     \
+  {                                            \
+    const __m256 b = _mm256_broadcast_ss(a);   \
+    c##r##0 = _mm256_fmadd_ps(b, x0, c##r##0); \
+    c##r##1 = _mm256_fmadd_ps(b, x1, c##r##1); \
   }
-#define NNP_AVX2_BLOCK {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}}
+#define NNP_AVX2_BLOCK                                                       \
+  {                                                                          \
+    {c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, { c50, c51 } \
+  }
 
 // scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for six rows. kUnit:
 // q's rows are contiguous (the broadcasts then index by e, where a general
@@ -396,9 +398,8 @@ NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pa
 // out[r][c] = inv_sum[r] * sum_j weights[r][j] * values[j][c] for the
 // first `rows` of six rows: six rows by 16 columns of values, their rows
 // value_step apart (vp's, or v's own where it needs no padding).
-NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* values, int64_t value_step,
-                                        const Problem& p, const float* inv_sum, float* const* out_rows,
-                                        int64_t out_step, int rows) {
+NNP_ATTENTION_AVX2 void weigh_rows_avx2(const float* weights, const float* values, int64_t value_step, const Problem& p,
+                                        const float* inv_sum, float* const* out_rows, int64_t out_step, int rows) {
   const float *w0 = weights, *w1 = w0 + p.s_pad, *w2 = w1 + p.s_pad, *w3 = w2 + p.s_pad, *w4 = w3 + p.s_pad,
               *w5 = w4 + p.s_pad;
   const int64_t length = p.S;
@@ -545,8 +546,8 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
   // The AVX-512 and AVX2 forms read v where it lies when its rows need no
   // padding (a whole number of their 32- or 16-column blocks, contiguous):
   // no copy per batch.
-  const bool v_in_place = v.strides[2] == 1 && ((form() == Form::avx512 && p.Ev % kCols == 0) ||
-                                                (form() == Form::avx2 && p.Ev % 16 == 0));
+  const bool v_in_place =
+      v.strides[2] == 1 && ((form() == Form::avx512 && p.Ev % kCols == 0) || (form() == Form::avx2 && p.Ev % 16 == 0));
   if (packed_batch != b) {  // a thread's tasks come in order: the next rows of b reuse the layout
     // Key by key, each read once where it lies (keys of one head sit a row
     // of the projection apart: 16 KB in W7, all in one L1 set), each
@@ -580,8 +581,7 @@ NNP_CPU_INLINE void attend_body(const Problem& p, int64_t b, int64_t i0, int64_t
   const int64_t value_step = v_in_place ? v.strides[1] : p.ev_pad;
   if (form() == Form::avx2) {
     for (int64_t i = i0; i < i1; i += kGroupAvx2)
-      row_group_avx2(p, b, i, static_cast<int>(std::min<int64_t>(kGroupAvx2, i1 - i)), kt, values, value_step,
-                     scores);
+      row_group_avx2(p, b, i, static_cast<int>(std::min<int64_t>(kGroupAvx2, i1 - i)), kt, values, value_step, scores);
     return;
   }
   for (int64_t i = i0; i < i1; i += kGroup)

@@ -42,8 +42,7 @@ nnp_status device_info(void*, int32_t, nnp_device_info* out) {
   static const std::string description = processor_name() + ", " + std::to_string(thread_count().threads) +
                                          (thread_count().threads == 1 ? " thread (" : " threads (") +
                                          thread_count().source + "), products by " + sgemm_engine() +
-                                         ", convolutions by " + convolution_engine() + "; " +
-                                         describe(kernel_table());
+                                         ", convolutions by " + convolution_engine() + "; " + describe(kernel_table());
   out->description = description.c_str();
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   out->total_memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;

@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -192,7 +192,8 @@ void image_to_channels_last(const Image& im, const float* x, float* xp, bool avx
   const int64_t pad_h = im.h.padding[0], pad_w = im.h.padding[1], channels = im.channels;
   std::memset(xp, 0, sizeof(float) * static_cast<size_t>(im.rows * im.cols * channels));
   const int64_t h = std::min(im.in_h, im.rows - pad_h), w = std::min(im.in_w, im.cols - pad_w);
-  if (avx512 && channels % kLanes == 0) {  // Winograd's: whole vectors of channels, each row's pixels transposed 16 at a time
+  if (avx512 &&
+      channels % kLanes == 0) {  // Winograd's: whole vectors of channels, each row's pixels transposed 16 at a time
     for (int64_t y = 0; y < h; ++y)
       to_channels_last(x + y * im.in_w, im.in_h * im.in_w, w, im.h.in_channels, channels,
                        xp + ((y + pad_h) * im.cols + pad_w) * channels, channels);
@@ -422,7 +423,7 @@ NNP_AVX2 void direct_block_avx2(const Image& im, const float* xp, int64_t row0, 
         const __m256 wv = _mm256_loadu_ps(w + ((dy * kw + dx) * in + c) * po);
         const float* r0 = xp + ((row0 + dy) * cols + col0 + dx) * in + c;
         const float* r1 = r0 + cols * in;
-#define NNP_TAP8(i)                                            \
+#define NNP_TAP8(i)                                          \
   a##i = _mm256_fmadd_ps(broadcast8(r0 + (i)*in), wv, a##i); \
   b##i = _mm256_fmadd_ps(broadcast8(r1 + (i)*in), wv, b##i);
         NNP_TAP8(0) NNP_TAP8(1) NNP_TAP8(2) NNP_TAP8(3)
@@ -495,11 +496,11 @@ NNP_AVX2 void winograd_products_avx2(const float* v, int64_t channels, const flo
       __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
       for (int64_t c = 0; c < in; ++c) {
         const __m256 w0 = _mm256_loadu_ps(ux + c * po), w1 = _mm256_loadu_ps(ux + c * po + 8);
-#define NNP_TILE8(t)                                \
-  {                                                 \
+#define NNP_TILE8(t)                                    \
+  {                                                     \
     const __m256 s = broadcast8(vx + (t)*channels + c); \
-    a##t = _mm256_fmadd_ps(s, w0, a##t);            \
-    b##t = _mm256_fmadd_ps(s, w1, b##t);            \
+    a##t = _mm256_fmadd_ps(s, w0, a##t);                \
+    b##t = _mm256_fmadd_ps(s, w1, b##t);                \
   }
         NNP_TILE8(0) NNP_TILE8(1) NNP_TILE8(2) NNP_TILE8(3)
 #undef NNP_TILE8
@@ -548,8 +549,7 @@ NNP_AVX2 void winograd_image_avx2(const Image& im, const float* x, float* scratc
     for (int64_t t = 0; t < count; ++t) {
       const int64_t ty = (first + t) / tiles_w, tx = (first + t) % tiles_w;
       for (int64_t g = 0; g < channels; g += 8)
-        input_tile_avx2(xp + ((2 * ty) * cols + 2 * tx) * channels + g, channels, cols * channels, channels, t,
-                        v + g);
+        input_tile_avx2(xp + ((2 * ty) * cols + 2 * tx) * channels + g, channels, cols * channels, channels, t, v + g);
     }
     // A block's last tiles past count hold the previous block's values:
     // multiplied, never stored.

@@ -151,8 +151,8 @@ void blas_gemm(const BlasMatrix<float>& a, const BlasMatrix<float>& b, float* c,
                   static_cast<blasint>(b.ld), a.data, x_step, static_cast<float>(beta), c, 1);
   } else {
     cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<blasint>(m), static_cast<blasint>(n),
-                static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data,
-                static_cast<blasint>(b.ld), static_cast<float>(beta), c, static_cast<blasint>(ldc));
+                static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld),
+                static_cast<float>(beta), c, static_cast<blasint>(ldc));
   }
   if (!epilogue.bias && !epilogue.relu) return;
   for (int64_t i = 0; i < m; ++i) {

@@ -86,12 +86,12 @@ NNP_I8_AVX2 inline __m256i widen16(const int8_t* p) {
 
 // The empty asm keeps a's row in a register: GCC otherwise folds the load
 // into each multiply, loading the row once per column (a third slower).
-#define NNP_I8_ROW(r)                                                                         \
-  if (R > r) {                                                                                \
+#define NNP_I8_ROW(r)                                                                       \
+  if (R > r) {                                                                              \
     __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a16 + r * stride + p)); \
-    asm("" : "+x"(x));                                                                        \
-    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));                             \
-    if (C > 1) acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));                   \
+    asm("" : "+x"(x));                                                                      \
+    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));                      \
+    if (C > 1) acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));           \
   }
 // Rows [i, i + R) by columns [j, j + C) of out; a16 points at row i, b0 at row j of b.
 template <int R, int C, typename Store>
@@ -172,8 +172,7 @@ NNP_I8_AVX2 void pack_panel(const int8_t* b, int64_t n, int64_t k, int64_t j0, i
     if (c0 + 8 <= cols) {
       for (int64_t p = 0; p < k16; p += 16) {  // 8 pairs of 8 columns
         __m128i r[8], t[8];
-        for (int c = 0; c < 8; ++c)
-          r[c] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (j0 + c0 + c) * k + p));
+        for (int c = 0; c < 8; ++c) r[c] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (j0 + c0 + c) * k + p));
         for (int c = 0; c < 4; ++c) {
           t[2 * c] = _mm_unpacklo_epi16(r[2 * c], r[2 * c + 1]);
           t[2 * c + 1] = _mm_unpackhi_epi16(r[2 * c], r[2 * c + 1]);
@@ -203,11 +202,11 @@ NNP_I8_AVX2 void pack_panel(const int8_t* b, int64_t n, int64_t k, int64_t j0, i
   }
 }
 
-#define NNP_I8_PANEL_ROW(r)                                                           \
-  if (R > r) {                                                                        \
+#define NNP_I8_PANEL_ROW(r)                                                                    \
+  if (R > r) {                                                                                 \
     const __m256i x = _mm256_set1_epi32(*reinterpret_cast<const int32_t*>(a_at + r * stride)); \
-    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));               \
-    acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));               \
+    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(x, w0));                         \
+    acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(x, w1));                         \
   }
 // Rows [i, i + R) by the panel's columns [j, j + count) of out, over
 // pairs [q0, q1): the sums start from `partial` (R rows of 16, or 0 where
@@ -320,7 +319,8 @@ NNP_I8_AVX2 void quantize_to_i16(const float* x, int64_t m, int64_t k, int64_t s
       }
       const float v = src[p] * inv_scale;
       row[p] = static_cast<int16_t>(
-          v != v ? 0 : static_cast<int32_t>(std::nearbyint(std::min(std::max(v, static_cast<float>(offset_min)), 127.0f))));
+          v != v ? 0
+                 : static_cast<int32_t>(std::nearbyint(std::min(std::max(v, static_cast<float>(offset_min)), 127.0f))));
     }
   }
 }

@@ -14,7 +14,7 @@ struct CpuIsa {
   bool avx512f = false, avx512dq = false, avx512bw = false, avx512vl = false;
   bool avx512vnni = false, avx512bf16 = false;
   bool amx_bf16 = false;  // AMX's tiles and their bf16 products (the OS must still grant them: cpu_amx_gemm.cpp asks)
-  const char* cap = "";                         // NNP_CPU_ISA as read: "", "avx2" or "baseline"
+  const char* cap = "";   // NNP_CPU_ISA as read: "", "avx2" or "baseline"
 };
 const CpuIsa& cpu_isa();
 

@@ -37,12 +37,13 @@ KernelTable choose_kernels(const CpuIsa& isa, const KernelOverrides& overrides) 
   t.attention = is(overrides.attention, "generic") ? Tier::baseline : widest(isa, Tier::avx512);
   t.conv_packed = widest(isa, Tier::avx512);
   const bool vnni = isa.avx512vnni && isa.avx512bw && isa.avx512vl;
-  t.int8_gemm = is(overrides.int8, "scalar")              ? Int8Form::scalar
-                : vnni && !is(overrides.int8, "avx2")     ? Int8Form::vnni
-                : isa.avx2 ? Int8Form::avx2 : Int8Form::scalar;
+  t.int8_gemm = is(overrides.int8, "scalar")          ? Int8Form::scalar
+                : vnni && !is(overrides.int8, "avx2") ? Int8Form::vnni
+                : isa.avx2                            ? Int8Form::avx2
+                                                      : Int8Form::scalar;
   t.int8_conv_packed = vnni && !is(overrides.int8, "avx2") && !is(overrides.int8, "scalar") ? Tier::avx512
-                       : isa.avx2 && !is(overrides.int8, "scalar")                             ? Tier::avx2
-                                                                                               : Tier::baseline;
+                       : isa.avx2 && !is(overrides.int8, "scalar")                          ? Tier::avx2
+                                                                                            : Tier::baseline;
   t.layer_norm = widest(isa, Tier::avx512);
   t.softmax_rows = widest(isa, Tier::avx2);
   t.reductions = isa.avx2 ? Tier::avx2 : Tier::baseline;

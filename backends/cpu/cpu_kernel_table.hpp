@@ -25,19 +25,19 @@ enum class Int8Form { scalar, avx2, vnni };
 struct KernelTable {
   Tier tier;  // the widest the CPU allows: the builds NNP_CPU_CLONES picks from (elementwise, chains, row sums)
   Tier gemm;  // own packed f32/bf16 GEMM: avx512 (12 x 32), avx2 (6 x 16), or baseline (OpenBLAS takes every product)
-  bool gemm_amx_bf16;      // the CPU has AMX tiles for bf16 products (cpu_amx_gemm.cpp asks the OS for them)
-  Tier attention;          // fused attention: avx512, avx2, or baseline (GCC's generic vectors)
-  Tier conv_packed;        // packed direct and Winograd convolutions; baseline: none (oneDNN or im2col)
-  Int8Form int8_gemm;      // int8 products: vnni (vpdpbusd), avx2 (int16 pairs, vpmaddwd), scalar
-  Tier int8_conv_packed;   // packed int8 convolutions: avx512 (VNNI's quads), avx2 (int16 pairs), baseline (none)
-  Tier layer_norm;         // whole rows of 16 in AVX-512 intrinsics; else the clones' build (tier)
-  Tier softmax_rows;       // f32 and bf16 rows: avx2, or baseline (scalar rows)
-  Tier reductions;         // contiguous sums, variances and extremes: avx2 or baseline
-  Tier pooling;            // 2 x 2 max pooling windows: avx2 or baseline
-  Tier relu_backward;      // avx2 or baseline
-  Tier random;             // Philox draws: avx512, avx2, or baseline
-  Tier bf16_vectors;       // bf16 casts and arithmetic: avx512, avx2, or baseline
-  const char* cap;         // NNP_CPU_ISA as read: "", "avx2" or "baseline"
+  bool gemm_amx_bf16;     // the CPU has AMX tiles for bf16 products (cpu_amx_gemm.cpp asks the OS for them)
+  Tier attention;         // fused attention: avx512, avx2, or baseline (GCC's generic vectors)
+  Tier conv_packed;       // packed direct and Winograd convolutions; baseline: none (oneDNN or im2col)
+  Int8Form int8_gemm;     // int8 products: vnni (vpdpbusd), avx2 (int16 pairs, vpmaddwd), scalar
+  Tier int8_conv_packed;  // packed int8 convolutions: avx512 (VNNI's quads), avx2 (int16 pairs), baseline (none)
+  Tier layer_norm;        // whole rows of 16 in AVX-512 intrinsics; else the clones' build (tier)
+  Tier softmax_rows;      // f32 and bf16 rows: avx2, or baseline (scalar rows)
+  Tier reductions;        // contiguous sums, variances and extremes: avx2 or baseline
+  Tier pooling;           // 2 x 2 max pooling windows: avx2 or baseline
+  Tier relu_backward;     // avx2 or baseline
+  Tier random;            // Philox draws: avx512, avx2, or baseline
+  Tier bf16_vectors;      // bf16 casts and arithmetic: avx512, avx2, or baseline
+  const char* cap;        // NNP_CPU_ISA as read: "", "avx2" or "baseline"
 };
 
 // What the variables ask, read by kernel_table() from the environment.

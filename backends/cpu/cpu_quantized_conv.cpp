@@ -50,8 +50,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_kernel_table.hpp"
 #include "cpu_channels_first.hpp"
+#include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
 
@@ -440,7 +440,6 @@ NNP_VNNI void convolve_image(const Call& k, const uint8_t* buf, int32_t* sums, f
   to_channels_first(y, k.out_h * k.out_w, po, k.h.out_channels, out);
 }
 
-
 // ---- AVX2: int16 pairs ----
 #define NNP_PAIRS __attribute__((target("avx2")))
 
@@ -574,7 +573,8 @@ NNP_PAIRS void convolve_image_pairs(const Call& k, const uint8_t* buf, int32_t* 
         __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(window));
         for (int64_t r = 0; r < k.window_h; ++r)
           for (int64_t i = 0; i < k.window_w; ++i)
-            m = _mm256_max_epi32(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(window + (r * used_w + i) * po)));
+            m = _mm256_max_epi32(m,
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(window + (r * used_w + i) * po)));
         _mm256_storeu_ps(pooled + px * po + c, requantized8(m, k.scale + c, k.bias + c, k.q));
       }
   }

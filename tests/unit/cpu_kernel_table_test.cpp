@@ -1,11 +1,11 @@
 // The cpu backend's kernel table (cpu_kernel_table.hpp): each CPU tier gets
 // the widest form of every hot kernel, a kernel with an AVX-512 form has an
 // AVX2 one, and the variables that force a narrower form do.
+#include "cpu_kernel_table.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "cpu_kernel_table.hpp"
 
 namespace nnp::cpu {
 namespace {

@@ -20,7 +20,6 @@
 
 #include "bench_tier.hpp"
 
-
 namespace {
 
 using nnp::Tensor;
@@ -28,20 +27,23 @@ using nnp::Tensor;
 #if defined(__x86_64__)
 // 12 independent chains of `iterations` steps; FLOPs done returned. The
 // chains' registers are named in the asm, so nothing is elided or spilled.
-#define NNP_CHAINS(OP, R) \
-  OP R "1\n" OP R "2\n" OP R "3\n" OP R "4\n" OP R "5\n" OP R "6\n" OP R "7\n" OP R "8\n" OP R "9\n" OP R "10\n" OP R "11\n" OP R "12\n"
+#define NNP_CHAINS(OP, R)                                                                                             \
+  OP R "1\n" OP R "2\n" OP R "3\n" OP R "4\n" OP R "5\n" OP R "6\n" OP R "7\n" OP R "8\n" OP R "9\n" OP R "10\n" OP R \
+       "11\n" OP R "12\n"
 __attribute__((target("avx512f"))) double fma_chains_avx512(long iterations) {
   asm volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    asm volatile(NNP_CHAINS("vfmadd231ps %%zmm0, %%zmm0, ", "%%zmm") ::: "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-                 "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12");
+    asm volatile(NNP_CHAINS("vfmadd231ps %%zmm0, %%zmm0, ", "%%zmm")::
+                     : "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                       "xmm12");
   return 12.0 * 16 * 2 * static_cast<double>(iterations);
 }
 __attribute__((target("avx2,fma"))) double fma_chains_avx2(long iterations) {
   asm volatile("vxorps %%xmm0, %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    asm volatile(NNP_CHAINS("vfmadd231ps %%ymm0, %%ymm0, ", "%%ymm") ::: "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-                 "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12");
+    asm volatile(NNP_CHAINS("vfmadd231ps %%ymm0, %%ymm0, ", "%%ymm")::
+                     : "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                       "xmm12");
   return 12.0 * 8 * 2 * static_cast<double>(iterations);
 }
 // SSE2 has no fused multiply-add: 6 chains of multiplies and 6 of adds,
@@ -49,11 +51,11 @@ __attribute__((target("avx2,fma"))) double fma_chains_avx2(long iterations) {
 double mul_add_chains_sse(long iterations) {
   asm volatile("xorps %%xmm0, %%xmm0" ::: "xmm0");
   for (long i = 0; i < iterations; ++i)
-    asm volatile("mulps %%xmm0, %%xmm1\n addps %%xmm0, %%xmm2\n mulps %%xmm0, %%xmm3\n addps %%xmm0, %%xmm4\n"
-                 "mulps %%xmm0, %%xmm5\n addps %%xmm0, %%xmm6\n mulps %%xmm0, %%xmm7\n addps %%xmm0, %%xmm8\n"
-                 "mulps %%xmm0, %%xmm9\n addps %%xmm0, %%xmm10\n mulps %%xmm0, %%xmm11\n addps %%xmm0, %%xmm12\n" ::
-                     : "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-                       "xmm12");
+    asm volatile(
+        "mulps %%xmm0, %%xmm1\n addps %%xmm0, %%xmm2\n mulps %%xmm0, %%xmm3\n addps %%xmm0, %%xmm4\n"
+        "mulps %%xmm0, %%xmm5\n addps %%xmm0, %%xmm6\n mulps %%xmm0, %%xmm7\n addps %%xmm0, %%xmm8\n"
+        "mulps %%xmm0, %%xmm9\n addps %%xmm0, %%xmm10\n mulps %%xmm0, %%xmm11\n addps %%xmm0, %%xmm12\n" ::
+            : "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12");
   return 12.0 * 4 * static_cast<double>(iterations);
 }
 #endif
@@ -85,7 +87,8 @@ void Peak_fma(benchmark::State& state) {
   for (auto _ : state) {
     std::vector<std::thread> pool;
     std::vector<double> done(static_cast<size_t>(threads));
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { done[static_cast<size_t>(t)] = fma_chains(tier, kIterations); });
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { done[static_cast<size_t>(t)] = fma_chains(tier, kIterations); });
     for (std::thread& th : pool) th.join();
     for (double d : done) flops += d;
   }

@@ -2,10 +2,10 @@
 // find_package(Torch) succeeds. A benchmark-only dependency.
 #include <ATen/autocast_mode.h>
 #include <benchmark/benchmark.h>
+#include <torch/torch.h>
 
 #include <cstdlib>
 #include <string>
-#include <torch/torch.h>
 
 namespace {
 

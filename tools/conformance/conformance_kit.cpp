@@ -990,9 +990,9 @@ void check_timing(Kit& kit) {
 void check_int8(Kit& kit) {
   // (From 8 rows the AVX2 form packs b in panels of 16 columns and k in
   // pairs: {12, 40, 33} and {9, 17, 1} cut both.)
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {1, 64, 48},   {2, 4, 16},   {3, 5, 31},
-                                                      {8, 9, 100},   {64, 33, 96},  {1, 256, 784}, {4, 8, 1500},
-                                                      {12, 40, 33},  {9, 17, 1}};
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},    {1, 64, 48},  {2, 4, 16},    {3, 5, 31},
+                                                      {8, 9, 100},  {64, 33, 96}, {1, 256, 784}, {4, 8, 1500},
+                                                      {12, 40, 33}, {9, 17, 1}};
   for (auto [m, n, k] : shapes)
     kit.check(
         "gemm_i8", Dtype::i8,
