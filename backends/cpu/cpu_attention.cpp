@@ -22,13 +22,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "cpu_channels_first.hpp"
+#include "cpu_exp_avx2.hpp"
 #include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -331,28 +330,6 @@ NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_st
       for (int c = 0; c < 2; ++c)
         _mm256_store_ps(scores + r * s_pad + jc + c * kLanes8, _mm256_mul_ps(sums[r][c], scale));
   }
-}
-
-// exp(x) for x <= 0: vmath::exp's reduction and polynomial with fused
-// multiply-adds, x below -87 taken as -87 so that 2^n is a normal float
-// built from its exponent bits (AVX2 has no vscalefps). A softmax row's
-// sum is at least 1, so a weight below e^-87 (1.6e-38) is lost in it, and
-// the output it weighs moves by less than 2e-38 of a value.
-NNP_ATTENTION_AVX2 inline __m256 exp_nonpositive_avx2(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 q = _mm256_set1_ps(1.9875691500e-4f);
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507e-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073e-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894e-2f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
-  q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
 }
 
 // softmax_rows_avx512 in eight lanes: kRows rows interleaved, the largest

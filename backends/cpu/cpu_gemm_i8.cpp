@@ -22,8 +22,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <vector>
 
 #include "cpu_kernel_table.hpp"
