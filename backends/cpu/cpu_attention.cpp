@@ -306,12 +306,17 @@ NNP_ATTENTION_AVX2 inline float sum_of(__m256 v) {
 // scores[r][j] = scale * sum_e q[r][e] * kt[e][j] for six rows. kUnit:
 // q's rows are contiguous (the broadcasts then index by e, where a general
 // step made GCC step six pointers: a third more instructions a step).
-template <bool kUnit>
+// kTop: each row's largest score goes into top[r] as the scores are stored
+// (NaN scores aside), which spares the softmax a pass where the scores are
+// final here (no mask, no padding).
+template <bool kUnit, bool kTop>
 NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_step, const float* kt, const Problem& p,
-                                        float* scores) {
+                                        float* scores, __m256* top) {
   const float *q0 = q_rows[0], *q1 = q_rows[1], *q2 = q_rows[2], *q3 = q_rows[3], *q4 = q_rows[4], *q5 = q_rows[5];
   const __m256 scale = _mm256_set1_ps(p.scale);
   const int64_t depth = p.E, s_pad = p.s_pad;
+  if (kTop)
+    for (int r = 0; r < kGroupAvx2; ++r) top[r] = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t jc = 0; jc < s_pad; jc += 2 * kLanes8) {
     NNP_AVX2_ACCUMULATORS;
     const float* column = kt + jc;
@@ -327,38 +332,39 @@ NNP_ATTENTION_AVX2 void score_rows_avx2(const float* const* q_rows, int64_t q_st
     }
     const __m256 sums[kGroupAvx2][2] = NNP_AVX2_BLOCK;
     for (int r = 0; r < kGroupAvx2; ++r)
-      for (int c = 0; c < 2; ++c)
-        _mm256_store_ps(scores + r * s_pad + jc + c * kLanes8, _mm256_mul_ps(sums[r][c], scale));
+      for (int c = 0; c < 2; ++c) {
+        const __m256 x = _mm256_mul_ps(sums[r][c], scale);
+        _mm256_store_ps(scores + r * s_pad + jc + c * kLanes8, x);
+        if (kTop) top[r] = _mm256_max_ps(x, top[r]);  // (max keeps its second operand where x is NaN)
+      }
   }
 }
 
 // softmax_rows_avx512 in eight lanes: kRows rows interleaved, the largest
-// score and NaN in one pass, exp and the sums in a second.
-template <int kRows>
-NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pad, float* inv_sum) {
-  __m256 top[kRows], shift[kRows], sum[kRows], nan[kRows];
+// score in one pass (or given in known_top, from score_rows_avx2), exp and
+// the sums in a second. A NaN score, which max passes over, reaches its
+// row's sum through exp.
+template <int kRows, bool kKnownTop>
+NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pad, const __m256* known_top,
+                                          float* inv_sum) {
+  __m256 top[kRows], shift[kRows], sum[kRows];
   bool bad[kRows];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r)
+    top[r] = kKnownTop ? known_top[r] : _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  if (!kKnownTop)
+    for (int64_t j = 0; j < s_pad; j += kLanes8)
 #pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) {
-    top[r] = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    nan[r] = _mm256_setzero_ps();
-  }
-  for (int64_t j = 0; j < s_pad; j += kLanes8)
-#pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      const __m256 x = _mm256_load_ps(scores + r * s_pad + j);
-      nan[r] = _mm256_or_ps(nan[r], _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-      top[r] = _mm256_max_ps(top[r], x);
-    }
+      for (int r = 0; r < kRows; ++r) top[r] = _mm256_max_ps(_mm256_load_ps(scores + r * s_pad + j), top[r]);
 #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
     const float largest = max_of(top[r]);
-    bad[r] = _mm256_movemask_ps(nan[r]) != 0 || !std::isfinite(largest);
+    bad[r] = !std::isfinite(largest);
     shift[r] = _mm256_set1_ps(bad[r] ? 0.0f : largest);  // a bad row's values are not used
     sum[r] = _mm256_setzero_ps();
   }
   for (int64_t j = 0; j < s_pad; j += kLanes8)
-#pragma GCC unroll 4
+#pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r) {
       float* at_j = scores + r * s_pad + j;
       const __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(at_j), shift[r]));
@@ -368,7 +374,8 @@ NNP_ATTENTION_AVX2 void softmax_rows_avx2(float* scores, int64_t S, int64_t s_pa
 #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
     for (int64_t j = S; j < s_pad; ++j) scores[r * s_pad + j] = 0;
-    inv_sum[r] = bad[r] ? std::numeric_limits<float>::quiet_NaN() : 1.0f / sum_of(sum[r]);
+    const float total = sum_of(sum[r]);
+    inv_sum[r] = bad[r] || std::isnan(total) ? std::numeric_limits<float>::quiet_NaN() : 1.0f / total;
   }
 }
 
@@ -503,14 +510,23 @@ __attribute__((always_inline)) inline void row_group_avx2(const Problem& p, int6
     q_rows[r] = at(*p.q, b, i, 0);
     out_rows[r] = const_cast<float*>(at(*p.out, b, i, 0));
   }
-  if (p.q->strides[2] == 1)
-    score_rows_avx2<true>(q_rows, 1, kt, p, scores);
-  else
-    score_rows_avx2<false>(q_rows, p.q->strides[2], kt, p, scores);
   float inv_sum[kGroupAvx2];
-  for (int r = 0; r < kGroupAvx2; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
-  softmax_rows_avx2<3>(scores, p.S, p.s_pad, inv_sum);  // (six rows at once spill: a tenth slower)
-  softmax_rows_avx2<3>(scores + 3 * p.s_pad, p.S, p.s_pad, inv_sum + 3);
+  if (!p.mask && p.S == p.s_pad) {  // the scores are final as stored: their maxima come with them
+    __m256 top[kGroupAvx2];
+    if (p.q->strides[2] == 1)
+      score_rows_avx2<true, true>(q_rows, 1, kt, p, scores, top);
+    else
+      score_rows_avx2<false, true>(q_rows, p.q->strides[2], kt, p, scores, top);
+    softmax_rows_avx2<6, true>(scores, p.S, p.s_pad, top, inv_sum);
+  } else {
+    if (p.q->strides[2] == 1)
+      score_rows_avx2<true, false>(q_rows, 1, kt, p, scores, nullptr);
+    else
+      score_rows_avx2<false, false>(q_rows, p.q->strides[2], kt, p, scores, nullptr);
+    for (int r = 0; r < kGroupAvx2; ++r) mask_row(scores + r * p.s_pad, p, b, i0 + (r < rows ? r : 0));
+    softmax_rows_avx2<3, false>(scores, p.S, p.s_pad, nullptr, inv_sum);
+    softmax_rows_avx2<3, false>(scores + 3 * p.s_pad, p.S, p.s_pad, nullptr, inv_sum + 3);
+  }
   weigh_rows_avx2(scores, values, value_step, p, inv_sum, out_rows, p.out->strides[2], rows);
   nan_rows(p, inv_sum, out_rows, rows);
 }
@@ -627,9 +643,13 @@ nnp_status attention(const nnp_kernel_ctx*, const nnp_view* q, const nnp_view* k
     float* vp = kt + E * p.s_pad;
     float* scores = vp + S * p.ev_pad;
     int64_t packed_batch = -1;
-    for (int64_t t = first; t < last; ++t) {
-      const int64_t b = t / blocks, i0 = t % blocks * kRowBlock;
-      attend(p, b, i0, std::min(L, i0 + kRowBlock), kt, vp, scores, packed_batch);
+    // A thread's consecutive blocks of one batch go as one range: the AVX2
+    // form's groups of six rows then leave one ragged group per batch, not
+    // one per block of 32 rows (a ninth of its products wasted in W7).
+    for (int64_t t = first; t < last;) {
+      const int64_t b = t / blocks, i0 = t % blocks * kRowBlock, batch_end = std::min(last, (b + 1) * blocks);
+      attend(p, b, i0, std::min(L, (batch_end - b * blocks) * kRowBlock), kt, vp, scores, packed_batch);
+      t = batch_end;
     }
   });
   return NNP_OK;
