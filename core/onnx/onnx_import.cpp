@@ -24,6 +24,7 @@
 #include "graph_ops.hpp"
 #include "graph_program.hpp"
 #include "lowering.hpp"
+#include "node_order.hpp"
 #include "version_upgrade.hpp"
 
 namespace nnp::core::onnx {
@@ -91,6 +92,32 @@ double only_value(const HostTensor& t, const std::string& what) {
     case NNP_BOOL: return read(uint8_t{});
     default: fail(NNP_UNIMPLEMENTED, what, ": a 16-bit floating constant value is not supported");
   }
+}
+
+// A sorted model as onnx::checker can check it from memory: its checks of
+// external data look in the working directory there, so initialisers
+// stored outside the file (already checked by check_external_data) are
+// graph inputs of their type and shape in the copy.
+::onnx::ModelProto checkable(const ::onnx::ModelProto& model) {
+  ::onnx::ModelProto copy = model;
+  ::onnx::GraphProto& g = *copy.mutable_graph();
+  std::unordered_set<std::string> inputs;
+  for (const ::onnx::ValueInfoProto& v : g.input()) inputs.insert(v.name());
+  google::protobuf::RepeatedPtrField<::onnx::TensorProto> kept;
+  for (::onnx::TensorProto& t : *g.mutable_initializer()) {
+    if (t.data_location() != ::onnx::TensorProto::EXTERNAL) {
+      kept.Add()->Swap(&t);
+      continue;
+    }
+    if (!inputs.insert(t.name()).second) continue;
+    ::onnx::ValueInfoProto& v = *g.add_input();
+    v.set_name(t.name());
+    auto* type = v.mutable_type()->mutable_tensor_type();
+    type->set_elem_type(t.data_type());
+    for (int64_t d : t.dims()) type->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  g.mutable_initializer()->Swap(&kept);
+  return copy;
 }
 
 class Importer {
@@ -796,8 +823,12 @@ ModuleRef Importer::run() {
   const std::string bytes = file.read_all(kMaxModelBytes);
   if (!model_.ParseFromString(bytes)) corrupt("not an ONNX model (its protobuf does not parse)");
   check_external_data();
+  const bool reordered = sort_nodes(*model_.mutable_graph(), path_, kMaxGraphNesting);
   try {
-    ::onnx::checker::check_model(path_);  // the file's own folder is where external data is looked for
+    if (reordered)
+      ::onnx::checker::check_model(checkable(model_));
+    else
+      ::onnx::checker::check_model(path_);  // the file's own folder is where external data is looked for
   } catch (const std::exception& e) {
     corrupt(std::string("fails onnx::checker: ") + e.what());
   }

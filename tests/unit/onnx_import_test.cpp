@@ -326,10 +326,91 @@ TEST_F(HostileOnnx, PadsFromTheFileAreCheckedBeforeAnythingIsMade) {
 TEST_F(HostileOnnx, CyclesAndMissingInputsAreRefused) {
   ::onnx::ModelProto cycle = relu_model();
   cycle.mutable_graph()->mutable_node(0)->set_input(0, "output");  // Relu reads what Add writes after it
-  expect_error([&] { nnp::onnx::load(write(cycle)); }, NNP_CORRUPT_DATA, {"onnx::checker"});
+  expect_error([&] { nnp::onnx::load(write(cycle)); }, NNP_CORRUPT_DATA, {"cycle", "'the_add' (Add)", "(Relu)"});
   ::onnx::ModelProto missing = relu_model();
   missing.mutable_graph()->mutable_node(1)->set_input(1, "nowhere");
   expect_error([&] { nnp::onnx::load(write(missing)); }, NNP_CORRUPT_DATA, {"nowhere"});
+}
+
+// Node lists out of order, as converters leave them (a float16 converter
+// appends its Cast nodes at the end), are sorted as ONNX Runtime sorts
+// them: a subgraph's reads of the enclosing graph's values count, and
+// initialisers stored beside the file are still read.
+TEST_F(HostileOnnx, NodesOutOfOrderAreSorted) {
+  ::onnx::ModelProto swapped = relu_model();
+  swapped.mutable_graph()->mutable_node()->SwapElements(0, 1);  // Add before the Relu it reads
+  EXPECT_EQ(nnp::onnx::load(write(swapped))(from_vector<float>({-1, 3})).to_vector<float>(),
+            (std::vector<float>{1, 5}));
+
+  // f16 inside, the Casts appended: Relu(x16), Cast(to f32), then Cast(input to f16).
+  ::onnx::ModelProto half = relu_model();
+  ::onnx::GraphProto& g = *half.mutable_graph();
+  g.clear_node();
+  g.clear_initializer();
+  auto cast = [&](const char* from, const char* to, int32_t type) {
+    ::onnx::NodeProto& n = *g.add_node();
+    n.set_op_type("Cast");
+    n.add_input(from);
+    n.add_output(to);
+    ::onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name("to");
+    a.set_type(::onnx::AttributeProto::INT);
+    a.set_i(type);
+  };
+  ::onnx::NodeProto& relu = *g.add_node();
+  relu.set_op_type("Relu");
+  relu.add_input("x16");
+  relu.add_output("r16");
+  cast("r16", "output", ::onnx::TensorProto::FLOAT);
+  cast("input", "x16", ::onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(nnp::onnx::load(write(half))(from_vector<float>({-1, 0.1f})).to_vector<float>(),
+            (std::vector<float>{0, 0.0999755859375f}));  // 0.1 in f16
+
+  // An If whose branches read the Relu's output, listed after it.
+  ::onnx::ModelProto branching = relu_model();
+  ::onnx::GraphProto& b = *branching.mutable_graph();
+  b.clear_node();
+  b.clear_initializer();
+  ::onnx::TensorProto& cond = *b.add_initializer();
+  cond.set_name("cond");
+  cond.set_data_type(::onnx::TensorProto::BOOL);
+  cond.add_int32_data(0);
+  ::onnx::NodeProto& choice = *b.add_node();
+  choice.set_op_type("If");
+  choice.add_input("cond");
+  choice.add_output("output");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    ::onnx::AttributeProto& a = *choice.add_attribute();
+    a.set_name(branch);
+    a.set_type(::onnx::AttributeProto::GRAPH);
+    ::onnx::GraphProto& body = *a.mutable_g();
+    body.set_name(branch);
+    ::onnx::NodeProto& n = *body.add_node();
+    n.set_op_type(std::string(branch) == "then_branch" ? "Identity" : "Neg");
+    n.add_input("r");
+    n.add_output(std::string(branch) + "_out");
+    ::onnx::ValueInfoProto& out = *body.add_output();
+    out.set_name(std::string(branch) + "_out");
+    out.mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  }
+  ::onnx::NodeProto& first = *b.add_node();
+  first.set_op_type("Relu");
+  first.add_input("input");
+  first.add_output("r");
+  EXPECT_EQ(nnp::onnx::load(write(branching))(from_vector<float>({-1, 3})).to_vector<float>(),
+            (std::vector<float>{0, -3}));
+
+  // Out of order with its weights in a file beside it.
+  std::ofstream(dir_ / "model" / "weights.bin", std::ios::binary) << std::string(8, '\0');
+  ::onnx::ModelProto external = swapped;
+  ::onnx::TensorProto& w = *external.mutable_graph()->mutable_initializer(0);
+  w.clear_float_data();
+  w.set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* entry = w.add_external_data();
+  entry->set_key("location");
+  entry->set_value("weights.bin");
+  EXPECT_EQ(nnp::onnx::load(write(external))(from_vector<float>({-1, 3})).to_vector<float>(),
+            (std::vector<float>{0, 3}));
 }
 
 // onnx::checker passes a graph output that names no value; ONNX's version
