@@ -82,7 +82,9 @@ Tensors clip(const Tensors& in, const Node&) {
   if (given(in, 2)) x = x.minimum(in[2].to(x.dtype()));
   return {x};
 }
-Tensors cast(const Tensors& in, const Node& a) { return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1), "Cast"))}; }
+Tensors cast(const Tensors& in, const Node& a) {
+  return {need(in, 0, "Cast").to(dtype_of_onnx(attr_int(a, "to", 1), "Cast"))};
+}
 Tensors where(const Tensors& in, const Node&) {
   return {nnp::where(need(in, 0, "Where").to(Dtype::boolean), need(in, 1, "Where"), need(in, 2, "Where"))};
 }
@@ -156,10 +158,18 @@ Tensors unsqueeze(const Tensors& in, const Node& a) {
   for (int64_t axis : axes) x = x.unsqueeze(static_cast<int32_t>(axis));
   return {x};
 }
-Tensors slice(const Tensors& in, const Node&) {
+// Slice: opset 10+ gives starts, ends, axes and steps as inputs; opsets
+// 1-9 give starts, ends and axes as attributes (files the version converter
+// could not bring forward keep that form).
+Tensors slice(const Tensors& in, const Node& a) {
   Tensor x = need(in, 0, "Slice");
-  std::vector<int64_t> starts = host_ints(need(in, 1, "Slice")), ends = host_ints(need(in, 2, "Slice"));
-  std::vector<int64_t> axes = given(in, 3) ? host_ints(in[3]) : std::vector<int64_t>{};
+  const bool attributes = !given(in, 1) && has(a, "starts");
+  if (attributes && !has(a, "ends")) invalid("Slice: the starts attribute comes without ends");
+  std::vector<int64_t> starts = attributes ? attr_ints(a, "starts") : host_ints(need(in, 1, "Slice"));
+  std::vector<int64_t> ends = attributes ? attr_ints(a, "ends") : host_ints(need(in, 2, "Slice"));
+  std::vector<int64_t> axes = attributes     ? attr_ints(a, "axes")
+                              : given(in, 3) ? host_ints(in[3])
+                                             : std::vector<int64_t>{};
   std::vector<int64_t> steps = given(in, 4) ? host_ints(in[4]) : std::vector<int64_t>(starts.size(), 1);
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -217,10 +227,14 @@ Tensors tile(const Tensors& in, const Node&) {
   }
   return {out};
 }
-// Pad (opset 11+: pads and the constant are inputs); no cropping, no axes.
+// Pad (opset 11+: pads and the constant are inputs; opsets 1-10: the
+// attributes pads, or opset 1's paddings, and value); no cropping, no axes.
 Tensors pad(const Tensors& in, const Node& a) {
   const Tensor& x = need(in, 0, "Pad");
-  const std::vector<int64_t> pads = host_ints(need(in, 1, "Pad"));
+  const bool attributes = !given(in, 1) && (has(a, "pads") || has(a, "paddings"));
+  const std::vector<int64_t> pads = !attributes      ? host_ints(need(in, 1, "Pad"))
+                                    : has(a, "pads") ? attr_ints(a, "pads")
+                                                     : attr_ints(a, "paddings");
   const int64_t r = x.ndim();
   if (static_cast<int64_t>(pads.size()) != 2 * r)
     throw nnp::Error(NNP_INVALID_ARGUMENT, "Pad: pads must have two entries per input dimension");
@@ -249,7 +263,7 @@ Tensors pad(const Tensors& in, const Node& a) {
     torch_order.push_back(pads[static_cast<size_t>(d + r)]);
   }
   if (torch_order.empty()) return {x};
-  const double value = given(in, 2) ? in[2].to(Dtype::f64).item<double>() : 0.0;
+  const double value = given(in, 2) ? in[2].to(Dtype::f64).item<double>() : attr_float(a, "value", 0.0);
   const F::PadFuncOptions options = F::PadFuncOptions(torch_order).mode(torch_mode).value(value);
   // F::pad's reflect and replicate want a batch or channel axis before the padded ones.
   if (first == 0 && mode != "constant") return {F::pad(x.unsqueeze(0), options).squeeze(0)};
@@ -349,8 +363,8 @@ Tensors constant_of_shape(const Tensors& in, const Node& a) {
   if (has(a, "value")) {  // a tensor attribute of one value (nnp_graph_op)
     const std::vector<double> values = nnp::nn::Attrs::view(a.attrs).reals("value");
     if (values.size() != 1)
-      throw nnp::Error(NNP_INVALID_ARGUMENT, "ConstantOfShape: value holds " + std::to_string(values.size()) +
-                                                 " values, not one");
+      throw nnp::Error(NNP_INVALID_ARGUMENT,
+                       "ConstantOfShape: value holds " + std::to_string(values.size()) + " values, not one");
     value = values[0];
     dtype = dtype_of_onnx(attr_int(a, "value.elem_type", 1), "ConstantOfShape");
   }
@@ -447,73 +461,73 @@ nnp_status run(const nnp_tensor* const* inputs, int32_t n_inputs, const nnp_attr
 const OpTable& ops() {
   static const OpTable table = [] {
     OpTable t = {
-      {"Abs", unary<&Tensor::abs>},
-      {"Add", binary<NNP_BINARY_ADD>},
-      {"ArgMax", arg_reduce<NNP_REDUCE_ARGMAX>},
-      {"ArgMin", arg_reduce<NNP_REDUCE_ARGMIN>},
-      {"BatchNormalization", batch_norm},
-      {"Cast", cast},
-      {"Clip", clip},
-      {"Concat", concat},
-      {"ConstantOfShape", constant_of_shape},
-      {"Cos", unary<&Tensor::cos>},
-      {"Div", div},
-      {"Dropout", dropout},
-      {"Equal", binary<NNP_BINARY_EQ>},
-      {"Erf", unary<&Tensor::erf>},
-      {"Exp", unary<&Tensor::exp>},
-      {"Expand", expand},
-      {"Flatten", flatten},
-      {"Gather", gather},
-      {"GatherElements", gather_elements},
-      {"Gelu", gelu},
-      {"Gemm", gemm},
-      {"GlobalAveragePool", global_pool<false>},
-      {"GlobalMaxPool", global_pool<true>},
-      {"Greater", binary<NNP_BINARY_GT>},
-      {"GreaterOrEqual", binary<NNP_BINARY_GE>},
-      {"Identity", identity},
-      {"LayerNormalization", layer_norm},
-      {"LeakyRelu", leaky_relu},
-      {"Less", binary<NNP_BINARY_LT>},
-      {"LessOrEqual", binary<NNP_BINARY_LE>},
-      {"Log", unary<&Tensor::log>},
-      {"LogSoftmax", softmax<true>},
-      {"MatMul", matmul},
-      {"Max", variadic<NNP_BINARY_MAXIMUM>},
-      {"Min", variadic<NNP_BINARY_MINIMUM>},
-      {"Mul", binary<NNP_BINARY_MUL>},
-      {"Neg", unary<&Tensor::neg>},
-      {"Not", logical_not},
-      {"Pow", pow},
-      {"Range", range},
-      {"Reciprocal", reciprocal},
-      {"ReduceMax", reduce<NNP_REDUCE_MAX>},
-      {"ReduceMean", reduce<NNP_REDUCE_MEAN>},
-      {"ReduceMin", reduce<NNP_REDUCE_MIN>},
-      {"ReduceSum", reduce<NNP_REDUCE_SUM>},
-      {"Relu", unary<&Tensor::relu>},
-      {"Reshape", reshape},
-      {"Round", unary<&Tensor::round>},
-      {"ScatterElements", scatter_elements},
-      {"Shape", shape},
-      {"Sigmoid", unary<&Tensor::sigmoid>},
-      {"Sign", unary<&Tensor::sign>},
-      {"Sin", unary<&Tensor::sin>},
-      {"Slice", slice},
-      {"Softmax", softmax<false>},
-      {"Split", split},
-      {"Sqrt", unary<&Tensor::sqrt>},
-      {"Squeeze", squeeze},
-      {"Sub", binary<NNP_BINARY_SUB>},
-      {"Sum", variadic<NNP_BINARY_ADD>},
-      {"Tanh", unary<&Tensor::tanh>},
-      {"Tile", tile},
-      {"Pad", pad},
-      {"LRN", lrn},
-      {"Transpose", transpose},
-      {"Unsqueeze", unsqueeze},
-      {"Where", where},
+        {"Abs", unary<&Tensor::abs>},
+        {"Add", binary<NNP_BINARY_ADD>},
+        {"ArgMax", arg_reduce<NNP_REDUCE_ARGMAX>},
+        {"ArgMin", arg_reduce<NNP_REDUCE_ARGMIN>},
+        {"BatchNormalization", batch_norm},
+        {"Cast", cast},
+        {"Clip", clip},
+        {"Concat", concat},
+        {"ConstantOfShape", constant_of_shape},
+        {"Cos", unary<&Tensor::cos>},
+        {"Div", div},
+        {"Dropout", dropout},
+        {"Equal", binary<NNP_BINARY_EQ>},
+        {"Erf", unary<&Tensor::erf>},
+        {"Exp", unary<&Tensor::exp>},
+        {"Expand", expand},
+        {"Flatten", flatten},
+        {"Gather", gather},
+        {"GatherElements", gather_elements},
+        {"Gelu", gelu},
+        {"Gemm", gemm},
+        {"GlobalAveragePool", global_pool<false>},
+        {"GlobalMaxPool", global_pool<true>},
+        {"Greater", binary<NNP_BINARY_GT>},
+        {"GreaterOrEqual", binary<NNP_BINARY_GE>},
+        {"Identity", identity},
+        {"LayerNormalization", layer_norm},
+        {"LeakyRelu", leaky_relu},
+        {"Less", binary<NNP_BINARY_LT>},
+        {"LessOrEqual", binary<NNP_BINARY_LE>},
+        {"Log", unary<&Tensor::log>},
+        {"LogSoftmax", softmax<true>},
+        {"MatMul", matmul},
+        {"Max", variadic<NNP_BINARY_MAXIMUM>},
+        {"Min", variadic<NNP_BINARY_MINIMUM>},
+        {"Mul", binary<NNP_BINARY_MUL>},
+        {"Neg", unary<&Tensor::neg>},
+        {"Not", logical_not},
+        {"Pow", pow},
+        {"Range", range},
+        {"Reciprocal", reciprocal},
+        {"ReduceMax", reduce<NNP_REDUCE_MAX>},
+        {"ReduceMean", reduce<NNP_REDUCE_MEAN>},
+        {"ReduceMin", reduce<NNP_REDUCE_MIN>},
+        {"ReduceSum", reduce<NNP_REDUCE_SUM>},
+        {"Relu", unary<&Tensor::relu>},
+        {"Reshape", reshape},
+        {"Round", unary<&Tensor::round>},
+        {"ScatterElements", scatter_elements},
+        {"Shape", shape},
+        {"Sigmoid", unary<&Tensor::sigmoid>},
+        {"Sign", unary<&Tensor::sign>},
+        {"Sin", unary<&Tensor::sin>},
+        {"Slice", slice},
+        {"Softmax", softmax<false>},
+        {"Split", split},
+        {"Sqrt", unary<&Tensor::sqrt>},
+        {"Squeeze", squeeze},
+        {"Sub", binary<NNP_BINARY_SUB>},
+        {"Sum", variadic<NNP_BINARY_ADD>},
+        {"Tanh", unary<&Tensor::tanh>},
+        {"Tile", tile},
+        {"Pad", pad},
+        {"LRN", lrn},
+        {"Transpose", transpose},
+        {"Unsqueeze", unsqueeze},
+        {"Where", where},
     };
     add_math_ops(t);
     add_shape_ops(t);
@@ -540,12 +554,15 @@ namespace {
 // host_reals: shapes, axes, pads, counts), as bits (nnp_graph_op.host_inputs).
 uint64_t host_inputs_of(const std::string& op) {
   static const std::map<std::string, std::vector<int>> table = {
-      {"ConstantOfShape", {0}}, {"CumSum", {1}}, {"DFT", {1}}, {"Dropout", {1, 2}}, {"Expand", {1}},
-      {"Pad", {1}}, {"ReduceL1", {1}}, {"ReduceL2", {1}}, {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}},
-      {"ReduceMax", {1}}, {"ReduceMean", {1}}, {"ReduceMin", {1}}, {"ReduceProd", {1}}, {"ReduceSum", {1}},
-      {"ReduceSumSquare", {1}}, {"Reshape", {1}}, {"Resize", {1, 2, 3}}, {"Slice", {1, 2, 3, 4}},
-      {"Split", {1}}, {"Squeeze", {1}}, {"STFT", {1, 2, 3}}, {"Tile", {1}}, {"TopK", {1}}, {"Trilu", {1}},
-      {"Unsqueeze", {1}}};
+      {"ConstantOfShape", {0}}, {"CumSum", {1}},     {"DFT", {1}},
+      {"Dropout", {1, 2}},      {"Expand", {1}},     {"Pad", {1}},
+      {"ReduceL1", {1}},        {"ReduceL2", {1}},   {"ReduceLogSum", {1}},
+      {"ReduceLogSumExp", {1}}, {"ReduceMax", {1}},  {"ReduceMean", {1}},
+      {"ReduceMin", {1}},       {"ReduceProd", {1}}, {"ReduceSum", {1}},
+      {"ReduceSumSquare", {1}}, {"Reshape", {1}},    {"Resize", {1, 2, 3}},
+      {"Slice", {1, 2, 3, 4}},  {"Split", {1}},      {"Squeeze", {1}},
+      {"STFT", {1, 2, 3}},      {"Tile", {1}},       {"TopK", {1}},
+      {"Trilu", {1}},           {"Unsqueeze", {1}}};
   uint64_t bits = 0;
   if (auto it = table.find(op); it != table.end())
     for (int i : it->second) bits |= uint64_t{1} << i;

@@ -413,6 +413,37 @@ TEST_F(HostileOnnx, NodesOutOfOrderAreSorted) {
             (std::vector<float>{0, 3}));
 }
 
+// Opsets 1-10 give Slice's starts, ends and axes and Pad's pads and value
+// as attributes. The version converter brings most files forward; a file it
+// cannot convert (paddle2onnx's opset 9 OCR models) is read as written, so
+// the ops read both forms.
+TEST(OnnxOldForms, SliceAndPadReadTheirAttributes) {
+  auto run = [](const std::string& node, const Tensor& x) {
+    nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [], "tensors": [],
+        "nodes": [)" + node + "]}");
+    NoGradGuard no_grad;
+    return net.call({x}).contiguous().to_vector<float>();
+  };
+  const Tensor x = from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  EXPECT_EQ(run(R"({"op": "Slice", "inputs": ["x"], "outputs": ["y"],
+                    "attrs": {"starts": [1], "ends": [1000], "axes": [1]}})",
+                x),
+            (std::vector<float>{1, 2, 4, 5}));
+  EXPECT_EQ(
+      run(R"({"op": "Slice", "inputs": ["x"], "outputs": ["y"], "attrs": {"starts": [1, -2], "ends": [2, -1]}})", x),
+      (std::vector<float>{4}));  // no axes: the first ones, negative ends counted from the end
+  EXPECT_EQ(run(R"({"op": "Pad", "inputs": ["x"], "outputs": ["y"],
+                    "attrs": {"pads": [0, 1, 0, 0], "value": 7.5}})",
+                x),
+            (std::vector<float>{7.5, 0, 1, 2, 7.5, 3, 4, 5}));
+  EXPECT_EQ(run(R"({"op": "Pad", "inputs": ["x"], "outputs": ["y"],
+                    "attrs": {"paddings": [1, 0, 0, 0], "mode": "edge"}})",
+                x),
+            (std::vector<float>{0, 1, 2, 0, 1, 2, 3, 4, 5}));
+  expect_error([&] { run(R"({"op": "Slice", "inputs": ["x"], "outputs": ["y"], "attrs": {"starts": [1]}})", x); },
+               NNP_INVALID_ARGUMENT, {"Slice", "ends"});
+}
+
 // onnx::checker passes a graph output that names no value; ONNX's version
 // converter (opsets below 13) then dereferenced the value it did not find
 // (found by fuzz_onnx). Refused before the converter, at every opset, and
