@@ -49,7 +49,7 @@ void run_fused(const std::vector<const onnx::GraphNode*>& originals, const Layou
       return;
     }
   }
-  for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
+  run_originals(node, originals, values);
 }
 
 }  // namespace

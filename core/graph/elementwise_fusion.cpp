@@ -55,7 +55,7 @@ void run_chain(const std::vector<const onnx::GraphNode*>& originals, const std::
       values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
       return;
     }
-  for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
+  run_originals(node, originals, values);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../onnx/graph_program.hpp"
+#include "liveness.hpp"
 
 namespace nnp::core::graph {
 
@@ -54,15 +55,23 @@ inline const Tensor* input_tensor(const onnx::GraphNode& node, const std::vector
   return v.sequence ? nullptr : v.tensor.get();
 }
 
+// The nodes a fused node replaced, run and recorded as written (where its
+// kernel cannot run), each value between them released after its last
+// reader among them.
+inline void run_originals(const onnx::GraphNode& node, const std::vector<const onnx::GraphNode*>& originals,
+                          std::vector<onnx::GraphValue>& values) {
+  run_releasing(originals, release_points(originals, node.outputs, static_cast<int32_t>(values.size())), values);
+}
+
 // A fused node's result: out as its output where its kernel gave one (out
-// not null), else the nodes it replaced, run and recorded as written.
+// not null), else the nodes it replaced.
 inline void output_or_originals(const onnx::GraphNode& node, std::vector<onnx::GraphValue>& values, TensorRef out,
                                 const std::vector<const onnx::GraphNode*>& originals) {
   if (out) {
     values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
     return;
   }
-  for (const onnx::GraphNode* n : originals) onnx::run_node(*n, values);
+  run_originals(node, originals, values);
 }
 
 }  // namespace nnp::core::graph

@@ -15,6 +15,7 @@
 #include "elementwise_fusion.hpp"
 #include "gemm_epilogue_fusion.hpp"
 #include "host_inputs.hpp"
+#include "liveness.hpp"
 #include "linear_packing.hpp"
 #include "pool_layer_direct.hpp"
 #include "quantized_conv_packing.hpp"
@@ -127,6 +128,7 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);
+  plan.release_after = release_points(plan.nodes, *program.outputs, plan.slots);
   return plan;
 }
 

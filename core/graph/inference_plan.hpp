@@ -53,6 +53,7 @@ struct InferencePlan {
   std::vector<const Tensor*> sources;                    // the module tensors they were computed from
   nn::Fingerprint assumed;                               // the sources' storage ids and versions
   std::vector<std::string> notes;                        // what the passes did (explain)
+  std::vector<std::vector<int32_t>> release_after;       // per node: the values its run ends (liveness.hpp)
 
   // probe: every slot as a call computed it (the program run as written),
   // given where the plan is placed on a backend that compiles graphs.

@@ -1,6 +1,7 @@
 #include "layer_relu_fusion.hpp"
 
 #include "../nn/module_call.hpp"
+#include "fused_program.hpp"
 #include "readers.hpp"
 
 namespace nnp::core::graph {
@@ -42,8 +43,7 @@ FusedProgram fuse_layers_with_relu(const std::vector<const onnx::GraphNode*>& no
             values[static_cast<size_t>(node.outputs[0])] = onnx::GraphValue{std::move(out), nullptr};
             return;
           }
-        onnx::run_node(*layer_node, values);  // as the program runs them, recorded as it records them
-        onnx::run_node(*relu_node, values);
+        run_originals(node, {layer_node, relu_node}, values);  // as the program runs them, recorded as it records them
       };
       replacement[j] = fused.get();
       absorbed[i] = true;

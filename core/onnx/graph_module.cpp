@@ -24,6 +24,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../graph/inference_plan.hpp"
+#include "../graph/liveness.hpp"
 #include "../io/strict_json.hpp"
 #include "../nn/layer_registry.hpp"
 #include "../nn/module.hpp"
@@ -185,8 +186,10 @@ struct Program {
   }
 
  private:
-  mutable graph::PlanCache plan_;           // graph mode: the program as it runs without gradients
-  std::map<std::string, int32_t> slot_of_;  // the names in scope while reading
+  mutable graph::PlanCache plan_;                    // graph mode: the program as it runs without gradients
+  std::vector<const GraphNode*> in_order_;           // nodes, as run as written
+  std::vector<std::vector<int32_t>> release_after_;  // per node: the values its run ends (liveness.hpp)
+  std::map<std::string, int32_t> slot_of_;           // the names in scope while reading
   std::map<std::string, ModuleRef> layers_;
   int32_t define(const std::string& name, const std::string& where) {
     if (!slot_of_.emplace(name, slots).second) bad(where + " writes '" + name + "', which is already defined");
@@ -315,6 +318,8 @@ Program::Program(const std::string& program, nn::Module& m) {
     if (outputs.back() < 0) bad("names an empty output");
   }
   if (outputs.empty()) bad("has no outputs");
+  for (const GraphNode& n : nodes) in_order_.push_back(&n);
+  release_after_ = graph::release_points(in_order_, outputs, slots);
   slot_of_.clear();
   layers_.clear();
 }
@@ -373,9 +378,9 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
           plan_.get({&nodes, &inputs, &outputs, &tensors, slots, fallback}, &values)) {
     values.resize(static_cast<size_t>(plan->slots));
     for (const auto& [slot, t] : plan->constants) values[static_cast<size_t>(slot)].tensor = t;
-    for (const GraphNode* node : plan->nodes) run_node(*node, values);
+    graph::run_releasing(plan->nodes, plan->release_after, values);
   } else {
-    run_nodes(nodes, values);
+    graph::run_releasing(in_order_, release_after_, values);
   }
   std::vector<TensorRef> results;
   for (int32_t s : outputs) results.push_back(tensor_of(values[static_cast<size_t>(s)], "the graph's output"));

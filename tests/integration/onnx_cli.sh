@@ -40,7 +40,7 @@ eager_line=$("$nnplug" eval --checkpoint "$tmp/cnn/checkpoint.safetensors" --no-
   { echo "FAIL: eval --verbose does not say the captured plan ran"; exit 1; }
 # bench: latency percentiles of both modes, their ratio, the peak memory.
 bench=$("$nnplug" bench "$tmp/cnn.onnx" --shape input=16,1,8,8 -n 5 --warmup 1 --verbose)
-for line in "^device cpu:0: .*thread" "^eager +p50" "^compiled +p50" "^compiled / eager \(p50\)" "last call: the captured plan" "^peak memory"; do
+for line in "^device cpu:0: .*thread" "^eager +p50" "^compiled +p50" "^compiled / eager \(p50\)" "last call: the captured plan" "^compiled call: peak tensor memory [0-9.]+ MB" "^peak memory"; do
   grep -Eq "$line" <<<"$bench" || { echo "FAIL: nnplug bench printed no '$line': $bench"; exit 1; }
 done
 set +e

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nnp/memory.hpp>
 #include <nnp/nnp.hpp>
 #include <nnp/profiler.hpp>
 #include <string>
@@ -394,6 +395,56 @@ TEST(GraphPlan, AnOpsHostInputsGetTheCpuCopyAndAnOlderOpsDoNot) {
     g_second_input_device.clear();
     net(x);
     EXPECT_EQ(g_second_input_device, type == "GraphPlanTestHostRead" ? "cpu:0" : "reference:0") << type;
+  }
+}
+
+// Each value is released once its last reader has run, in the plan and as
+// written: a chain of eight 1 MB products (the plan) or sums (as written,
+// for a gradient of w) holds two or three of them at once, not all eight,
+// and gives the same result as the same ops called one by one.
+TEST(GraphPlan, ValuesAreReleasedAfterTheirLastReader) {
+  std::string nodes;
+  for (int i = 0; i < 8; ++i)
+    nodes += std::string(i ? ", " : "") + R"({"op": "OP", "inputs": [")" + (i ? "v" + std::to_string(i) : "x") +
+             R"(", "w"], "outputs": [")" + (i == 7 ? std::string("y") : "v" + std::to_string(i + 1)) + R"("]})";
+  auto program = [&](const std::string& op, bool parameter) {
+    std::string text = R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "w", "value": "w", "shape": [512, 512], "dtype": "f32", "parameter": )" +
+                       std::string(parameter ? "true" : "false") + R"(}], "nodes": [)" + nodes + "]}";
+    for (size_t at = text.find("OP"); at != std::string::npos; at = text.find("OP")) text.replace(at, 2, op);
+    return text;
+  };
+  const Tensor x = randn({512, 512}) * 0.05;
+  const int64_t mb = 512 * 512 * 4;
+  auto peak_of = [&](nn::ModuleHandle& net, Tensor& y) {
+    y = net.call({x});  // makes the plan
+    y = Tensor();
+    const int64_t held = memory_allocated();
+    reset_peak_memory_stats();
+    y = net.call({x});
+    return max_memory_allocated() - held;
+  };
+  {
+    nn::ModuleHandle net = nn::GraphModule(program("MatMul", false));
+    Tensor w = net.buffers()[0];
+    w.copy_(randn({512, 512}) * 0.05);
+    NoGradGuard no_grad;
+    Tensor y;
+    const int64_t peak = peak_of(net, y);
+    EXPECT_LE(peak, 3 * mb) << "the plan held " << peak / mb << " of the eight products at once";
+    Tensor expected = x;
+    for (int i = 0; i < 8; ++i) expected = expected.matmul(w);
+    nnp::test::expect_close(y, expected, 1e-5);
+  }
+  {
+    nn::ModuleHandle net = nn::GraphModule(program("Add", true));
+    Tensor y;
+    const int64_t peak = peak_of(net, y);
+    EXPECT_LE(peak, 3 * mb) << "as written, the call held " << peak / mb << " of the eight sums at once";
+    const Tensor w = net.parameters()[0];
+    nnp::test::expect_close(y, x + w * 8.0, 1e-5);
+    y.sum().backward();  // the sums' gradient still arrives
+    nnp::test::expect_close(w.grad(), full({512, 512}, 8.0), 0);
   }
 }
 

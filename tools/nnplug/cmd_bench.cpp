@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "call_memory.hpp"
 #include "checkpoint.hpp"
 #include "options.hpp"
 #include "terminal_text.hpp"
@@ -130,6 +131,10 @@ int run_bench(const Args& args) {
     const Latency fast = time_calls(compiled, inputs, warmup, iterations);
     print_line("compiled", fast, batch);
     std::printf("compiled / eager (p50): %.3f\n", fast.p50 / eager.p50);
+    print_call_memory(device, "compiled call", [&] {
+      nnp::NoGradGuard no_grad;
+      compiled.call(inputs);
+    });
     if (verbose) std::printf("%s", nnp::compile_explain(compiled).c_str());
   }
   std::printf("peak memory %.1f MB (the process's resident set)\n", peak_rss_mb());

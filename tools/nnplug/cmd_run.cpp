@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "call_memory.hpp"
 #include "options.hpp"
 #include "terminal_text.hpp"
 #include "training.hpp"
@@ -166,11 +167,16 @@ int run_run(const Args& args) {
 
   nnp::nn::ModuleHandle runner = no_compile ? model : nnp::compile(model, tensors);
   nnp::nn::Outputs results;
-  {
+  auto call = [&] {
     nnp::NoGradGuard no_grad;
     std::vector<nnp::Value> values(tensors.begin(), tensors.end());
     results = runner.call_values(values);
-  }
+  };
+  if (verbose)
+    print_call_memory(tensors.empty() ? nnp::Device("cpu") : tensors[0].device(),
+                      no_compile ? "the call" : "the compiled call (its plan made first)", call);
+  else
+    call();
   if (verbose && !no_compile) std::printf("%s", nnp::compile_explain(runner).c_str());
   nnp::NamedTensors outputs;
   for (size_t i = 0; i < results.size(); ++i) {
