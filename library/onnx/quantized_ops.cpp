@@ -1,8 +1,13 @@
 // ONNX's quantization operators on nnplug's uint8 and int8:
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the integer
 // products MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv. The
-// products are computed in f64, where every int32 accumulation of 8-bit
-// values is exact, and rounded (ties to even, as ONNX) to their type.
+// products are exact, as ONNX's int32 accumulation is: on the cpu in f32
+// where no partial sum can pass 2^24 (split in two where one could:
+// exact_product), elsewhere in f64; then rounded (ties to even, as ONNX)
+// to their type.
+#include <cmath>
+#include <functional>
+
 #include "op_support.hpp"
 
 namespace nnp::library::onnx {
@@ -56,21 +61,27 @@ Tensors dequantize_linear(const Tensors& in, const Node& a) {
   return {(centred * scale.to(Dtype::f64)).to(scale.dtype())};
 }
 
-// DynamicQuantizeLinear: uint8 over the range of x and 0, its scale and zero point.
+// DynamicQuantizeLinear: uint8 over the range of x and 0, its scale and
+// zero point, in f32 as ONNX Runtime computes them: scale = (max - min) /
+// 255, zero = round(clamp(-min / scale)), y = clamp(round(x / scale) +
+// zero). The range comes from two reductions on x's device (no copy of x
+// to the host), and y in one f32 pass (every value on the way is exact in
+// f32: at most 255 in magnitude).
 Tensors dynamic_quantize_linear(const Tensors& in, const Node&) {
   const Tensor& x = need(in, 0, "DynamicQuantizeLinear");
-  const std::vector<double> values = host_reals(x);
-  double low = 0, high = 0;
-  for (double v : values) {
-    low = std::min(low, v);
-    high = std::max(high, v);
-  }
-  const float scale = static_cast<float>((high - low) / 255.0);
-  const double zero = scale == 0 ? 0 : std::nearbyint(std::min(255.0, std::max(0.0, -low / scale)));
+  const Tensor x32 = x.to(Dtype::f32);
+  const float smallest = x.numel() ? x32.amin().item<float>() : 0.0f;
+  const float largest = x.numel() ? x32.amax().item<float>() : 0.0f;
+  if (std::isnan(smallest) || std::isnan(largest))
+    invalid("DynamicQuantizeLinear: the input holds NaN, which has no uint8 range");
+  const float low = std::min(0.0f, smallest), high = std::max(0.0f, largest);
+  const float scale = (high - low) / 255.0f;
+  const float zero = scale == 0 ? 0.0f : std::nearbyint(std::min(255.0f, std::max(0.0f, -low / scale)));
   const Tensor scale_t = nnp::full({}, scale, Dtype::f32, x.device());
   const Tensor zero_t = nnp::full({}, zero, Dtype::u8, x.device());
-  const Tensor y = scale == 0 ? nnp::full(x.shape(), zero, Dtype::u8, x.device())
-                              : saturate((x.to(Dtype::f32) / scale_t).round().to(Dtype::f64) + zero, Dtype::u8);
+  const Tensor y = scale == 0 || !std::isfinite(scale)
+                       ? nnp::full(x.shape(), zero, Dtype::u8, x.device())
+                       : ((x32 / scale_t).round() + static_cast<double>(zero)).clamp(0, 255).to(Dtype::u8);
   return {y, scale_t, zero_t};
 }
 
@@ -86,13 +97,56 @@ Tensor centred(const Tensor& t, const Tensors& in, size_t zero_index, int32_t ax
   return v - zero.reshape(shape).to(Dtype::f64);
 }
 
+// The int32 result of an integer product `product(a)` (a matrix product or
+// convolution with a fixed integer operand b, linear in a, k terms to each
+// sum), computed exactly in f32, or undefined where that cannot be shown.
+// An f32 sum of integers is exact while no partial sum passes 2^24: one
+// f32 product where k * max|a| * max|b| stays below it, else a split a =
+// 16 h + l (|h| <= 16, |l| <= 8) into two f32 products, combined in f64.
+// Only the cpu backend's products are known to add their terms one by one
+// (no Winograd or reduced-precision transforms for these calls).
+Tensor exact_product(const Tensor& a, const Tensor& b, int64_t k, const std::function<Tensor(const Tensor&)>& product) {
+  constexpr double kExact = 16777216.0;  // 2^24
+  if (a.device().backend() != "cpu" || a.numel() == 0 || b.numel() == 0) return Tensor();
+  const double max_a = a.abs().amax().item<double>(), max_b = b.abs().amax().item<double>();
+  const double terms = static_cast<double>(std::max<int64_t>(k, 1));
+  if (terms * max_a * max_b < kExact) return product(a).round().to(Dtype::i32);
+  if (terms * 16.0 * max_b >= kExact) return Tensor();
+  const Tensor high = (a / 16.0).round(), low = a - high * 16.0;
+  return (product(high).to(Dtype::f64) * 16.0 + product(low).to(Dtype::f64)).round().to(Dtype::i32);
+}
+
+// An integer operand less its zero point as f32 (exact: at most 255 in magnitude).
+Tensor centred_f32(const Tensor& t, const Tensors& in, size_t zero_index, int32_t axis) {
+  Tensor v = t.to(Dtype::f32);
+  if (!given(in, zero_index)) return v;
+  const Tensor& zero = in[zero_index];
+  if (zero.numel() == 1) return v - zero.reshape({}).to(Dtype::f32);
+  nnp::Shape shape(static_cast<size_t>(t.ndim()), 1);
+  shape[static_cast<size_t>(axis < 0 ? axis + t.ndim() : axis)] = zero.numel();
+  return v - zero.reshape(shape).to(Dtype::f32);
+}
+
 Tensors matmul_integer(const Tensors& in, const Node&) {
   const Tensor &a = need(in, 0, "MatMulInteger"), &b = need(in, 1, "MatMulInteger");
+  const Tensor b32 = centred_f32(b, in, 3, -1);
+  const int64_t k = b.ndim() > 0 ? b.size(b.ndim() > 1 ? -2 : 0) : 1;
+  if (Tensor out = exact_product(centred_f32(a, in, 2, -2), b32, k, [&](const Tensor& t) { return t.matmul(b32); });
+      out.defined())
+    return {out};
   return {centred(a, in, 2, -2).matmul(centred(b, in, 3, -1)).round().to(Dtype::i32)};
 }
 
 Tensors conv_integer(const Tensors& in, const Node& node) {
   const Tensor &x = need(in, 0, "ConvInteger"), &w = need(in, 1, "ConvInteger");
+  const Tensor w32 = centred_f32(w, in, 3, 0);
+  const int64_t k = w.ndim() > 0 && w.size(0) > 0 ? w.numel() / w.size(0) : 1;
+  if (Tensor out = exact_product(centred_f32(x, in, 2, 1), w32, k,
+                                 [&](const Tensor& t) {
+                                   return run_conv({t, w32}, node)[0];
+                                 });
+      out.defined())
+    return {out};
   const Tensors args{centred(x, in, 2, 1), centred(w, in, 3, 0)};
   return {run_conv(args, node)[0].round().to(Dtype::i32)};
 }
@@ -120,7 +174,8 @@ Tensors qlinear_conv(const Tensors& in, const Node& node) {
     shape[1] = w_scale.numel();
     w_scale = w_scale.reshape(shape);
   }
-  const Tensor scale = need(in, 1, op).to(Dtype::f64).reshape({}) * w_scale / need(in, 6, op).to(Dtype::f64).reshape({});
+  const Tensor scale =
+      need(in, 1, op).to(Dtype::f64).reshape({}) * w_scale / need(in, 6, op).to(Dtype::f64).reshape({});
   const Tensor zero = need(in, 7, op);
   return {saturate((acc * scale).round() + zero.to(Dtype::f64).reshape({}), zero.dtype())};
 }

@@ -18,7 +18,7 @@ using namespace nnp;
 
 namespace {
 
-std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+using nnp::test::corpus;
 
 // The first 64 bytes of an ELF file: class, byte order, type and machine.
 std::string elf_header(int elf_class, int data, uint16_t type, uint16_t machine) {

@@ -22,7 +22,7 @@ constexpr uint32_t kSecondHalf = NNP_KERNEL_SLOT_BIT(NNP_KERNEL_WHERE) | NNP_KER
                                  NNP_KERNEL_SLOT_BIT(NNP_KERNEL_SCATTER_ADD) | NNP_KERNEL_SLOT_BIT(NNP_KERNEL_RANDOM);
 constexpr uint32_t kFirstHalf = (NNP_KERNEL_SLOT_BIT(NNP_KERNEL_REQUIRED_COUNT) - 1) & ~kSecondHalf;
 
-std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+using nnp::test::corpus;
 
 // The plugin's device (loaded once per process; another test may have).
 Device half_device(const std::string& name) {

@@ -13,7 +13,7 @@ using namespace nnp;
 
 namespace {
 
-std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+using nnp::test::corpus;
 
 struct Refusal {
   const char* plugin;

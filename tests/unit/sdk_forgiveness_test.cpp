@@ -12,7 +12,7 @@ using namespace nnp;
 
 namespace {
 
-std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+using nnp::test::corpus;
 
 struct Plain : nn::Module {
   explicit Plain(const nn::Attrs&) : Module("Plain") {}

@@ -90,4 +90,9 @@ inline std::vector<std::string> ops_of_call(nn::ModuleHandle& m, const Tensor& x
   return names;
 }
 
+#ifdef NNP_CORPUS_DIR
+// The path of the test plugin library `name` built into the hostile plugin corpus (tests/plugins/).
+inline std::string corpus(const std::string& name) { return std::string(NNP_CORPUS_DIR) + "/lib" + name + ".so"; }
+#endif
+
 }  // namespace nnp::test
