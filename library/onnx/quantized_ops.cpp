@@ -86,15 +86,16 @@ Tensors dynamic_quantize_linear(const Tensors& in, const Node&) {
 }
 
 // An integer operand less its zero point (per-tensor, or per-row for
-// MatMulInteger's a and per-column for b, per-channel for a conv weight), in f64.
-Tensor centred(const Tensor& t, const Tensors& in, size_t zero_index, int32_t axis) {
-  Tensor v = t.to(Dtype::f64);
+// MatMulInteger's a and per-column for b, per-channel for a conv weight),
+// in f64, or f32 (exact too: at most 255 in magnitude).
+Tensor centred(const Tensor& t, const Tensors& in, size_t zero_index, int32_t axis, Dtype dtype = Dtype::f64) {
+  Tensor v = t.to(dtype);
   if (!given(in, zero_index)) return v;
   const Tensor& zero = in[zero_index];
-  if (zero.numel() == 1) return v - zero.reshape({}).to(Dtype::f64);
+  if (zero.numel() == 1) return v - zero.reshape({}).to(dtype);
   nnp::Shape shape(static_cast<size_t>(t.ndim()), 1);
   shape[static_cast<size_t>(axis < 0 ? axis + t.ndim() : axis)] = zero.numel();
-  return v - zero.reshape(shape).to(Dtype::f64);
+  return v - zero.reshape(shape).to(dtype);
 }
 
 // The int32 result of an integer product `product(a)` (a matrix product or
@@ -116,15 +117,8 @@ Tensor exact_product(const Tensor& a, const Tensor& b, int64_t k, const std::fun
   return (product(high).to(Dtype::f64) * 16.0 + product(low).to(Dtype::f64)).round().to(Dtype::i32);
 }
 
-// An integer operand less its zero point as f32 (exact: at most 255 in magnitude).
 Tensor centred_f32(const Tensor& t, const Tensors& in, size_t zero_index, int32_t axis) {
-  Tensor v = t.to(Dtype::f32);
-  if (!given(in, zero_index)) return v;
-  const Tensor& zero = in[zero_index];
-  if (zero.numel() == 1) return v - zero.reshape({}).to(Dtype::f32);
-  nnp::Shape shape(static_cast<size_t>(t.ndim()), 1);
-  shape[static_cast<size_t>(axis < 0 ? axis + t.ndim() : axis)] = zero.numel();
-  return v - zero.reshape(shape).to(Dtype::f32);
+  return centred(t, in, zero_index, axis, Dtype::f32);
 }
 
 Tensors matmul_integer(const Tensors& in, const Node&) {
