@@ -18,6 +18,9 @@ packages=(
   hipcc libamdhip64-dev
   clang-15
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The model corpus's exporter (tests/model_corpus/make_corpus.py): Debian's
+  # PyTorch, torchvision and onnx write the ONNX files compared with ONNX Runtime.
+  python3-torch python3-torchvision python3-onnx python3-numpy
 )
 # Extra packages a caller asks for (scripts/bench.sh adds the libtorch peer).
 packages+=("$@")
