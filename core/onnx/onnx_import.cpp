@@ -165,6 +165,7 @@ class Importer {
   void check_graph_outputs(const ::onnx::GraphProto& g, std::vector<const std::unordered_set<std::string>*>& outer,
                            size_t depth) const;
   void upgrade_opset();
+  void inline_initializer_identities();
   std::filesystem::path external_file(const std::string& location, const std::string& what) const;
   json attributes(const ::onnx::NodeProto& n) const;
   json op_node(const ::onnx::NodeProto& n, size_t depth);
@@ -304,6 +305,35 @@ void Importer::upgrade_opset() {
     fail(NNP_UNIMPLEMENTED, "onnx load ", path_, ": opset ", opset, " is read through ONNX's version converter, ",
          "which cannot bring this model to opset ", kUnified, ": ", upgraded.why);
   }
+}
+
+// PyTorch's exporter writes one initializer for several equal ones (the
+// biases of folded batch norms, often) and an Identity node for each other
+// use. A Conv or Gemm whose weight or bias comes through such a node would
+// not become a layer (its operand is then computed, not a weight) and would
+// run as the generic op: each Identity of an initializer becomes an
+// initializer of its own, as the file had it before the export merged them.
+void Importer::inline_initializer_identities() {
+  ::onnx::GraphProto& g = *model_.mutable_graph();
+  std::unordered_map<std::string, int> by_name;
+  for (int i = 0; i < g.initializer_size(); ++i) by_name.emplace(g.initializer(i).name(), i);
+  std::unordered_set<std::string> outputs;
+  for (const ::onnx::ValueInfoProto& v : g.output()) outputs.insert(v.name());
+  google::protobuf::RepeatedPtrField<::onnx::NodeProto> kept;
+  for (::onnx::NodeProto& n : *g.mutable_node()) {
+    const auto source = n.op_type() == "Identity" && n.domain().empty() && n.input_size() == 1 && n.output_size() == 1
+                            ? by_name.find(n.input(0))
+                            : by_name.end();
+    if (source == by_name.end() || outputs.count(n.output(0)) || by_name.count(n.output(0))) {
+      kept.Add()->Swap(&n);
+      continue;
+    }
+    ::onnx::TensorProto copy = g.initializer(source->second);
+    copy.set_name(n.output(0));
+    by_name.emplace(copy.name(), g.initializer_size());
+    *g.add_initializer() = std::move(copy);
+  }
+  g.mutable_node()->Swap(&kept);
 }
 
 // onnx::checker leaves a graph output that names no value unchecked, and
@@ -835,6 +865,7 @@ ModuleRef Importer::run() {
   std::vector<const std::unordered_set<std::string>*> scopes;
   check_graph_outputs(model_.graph(), scopes, 0);
   upgrade_opset();
+  inline_initializer_identities();
   const ::onnx::GraphProto& g = model_.graph();
   for (const ::onnx::TensorProto& t : g.initializer()) initializers_[t.name()] = &t;
   count_readers(g);

@@ -6,16 +6,31 @@
 // (dtype defaults to float32). MANIFEST.json: [{"model": PATH, "inputs": {..}}, ..];
 // each result is the model's outputs, or {"error": message} when ONNX
 // Runtime refuses it, so one bad file does not hide the others.
-// With BENCH=N in the environment it also times N runs after warm-up and
-// prints {"median_us": ...} instead.
+// An input given as {"dims": [..], "random": true} is filled with seeded
+// pseudo-random values in [-1, 1) (the benchmarks' large inputs). With
+// BENCH=N in the environment it also times N runs after warm-up and prints
+// {"median_us": ..., "max_rss_kb": ...} instead (the process's peak
+// resident memory, the model's session included).
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
+function randomFloats(count) {
+  const out = new Float32Array(count);
+  let state = 12345;
+  for (let i = 0; i < count; ++i) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    out[i] = state / 2147483648 - 1;
+  }
+  return out;
+}
+
 function feedsOf(given) {
   const feeds = {};
   for (const [name, t] of Object.entries(given)) {
-    const data = t.dtype === 'int64' ? BigInt64Array.from(t.data.map(BigInt)) : Float32Array.from(t.data);
+    const count = t.dims.reduce((a, b) => a * b, 1);
+    const data = t.random ? randomFloats(count)
+      : t.dtype === 'int64' ? BigInt64Array.from(t.data.map(BigInt)) : Float32Array.from(t.data);
     feeds[name] = new ort.Tensor(t.dtype || 'float32', data, t.dims);
   }
   return feeds;
@@ -35,7 +50,7 @@ async function run(model, threads, given) {
       times.push(Number(process.hrtime.bigint() - start) / 1000);
     }
     times.sort((a, b) => a - b);
-    return { median_us: times[Math.floor(times.length / 2)] };
+    return { median_us: times[Math.floor(times.length / 2)], max_rss_kb: process.resourceUsage().maxRSS };
   }
   const results = await session.run(feeds);
   const out = {};

@@ -413,6 +413,53 @@ TEST_F(HostileOnnx, NodesOutOfOrderAreSorted) {
             (std::vector<float>{0, 3}));
 }
 
+// PyTorch's exporter merges equal initializers and reads the others through
+// Identity nodes (the zero biases of two layers): each layer still gets its
+// own weights and becomes a built-in layer, not a generic op.
+TEST_F(HostileOnnx, LayersWhoseBiasComesThroughAnIdentityAreLayers) {
+  ::onnx::ModelProto m = relu_model();
+  ::onnx::GraphProto& g = *m.mutable_graph();
+  g.clear_node();
+  ::onnx::TensorProto& w = *g.mutable_initializer(0);  // "w": [2] -> a [2, 2] weight
+  w.set_name("w");
+  w.clear_dims();
+  w.add_dims(2);
+  w.add_dims(2);
+  w.clear_float_data();
+  for (float v : {1.0f, 2.0f, 3.0f, 4.0f}) w.add_float_data(v);
+  ::onnx::TensorProto& b = *g.add_initializer();
+  b.set_name("b");
+  b.set_data_type(::onnx::TensorProto::FLOAT);
+  b.add_dims(2);
+  b.add_float_data(0.5f);
+  b.add_float_data(-0.5f);
+  auto node = [&](const char* op, std::vector<std::string> in, const char* out) {
+    ::onnx::NodeProto& n = *g.add_node();
+    n.set_op_type(op);
+    for (const std::string& i : in) n.add_input(i);
+    n.add_output(out);
+    if (std::string(op) == "Gemm") {
+      ::onnx::AttributeProto& t = *n.add_attribute();
+      t.set_name("transB");
+      t.set_type(::onnx::AttributeProto::INT);
+      t.set_i(1);
+    }
+  };
+  node("Identity", {"b"}, "b_again");
+  node("Gemm", {"input", "w", "b"}, "h");
+  *g.add_initializer() = w;
+  g.mutable_initializer(2)->set_name("w2");
+  node("Gemm", {"h", "w2", "b_again"}, "output");
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  g.mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  nn::ModuleHandle net = nnp::onnx::load(write(m));
+  int linears = 0;
+  for (const auto& [name, child] : net.named_children()) linears += child.type_name() == "Linear";
+  EXPECT_EQ(linears, 2);
+  // x [1, 2] = (1, -1): h = x W^T + b = (-0.5, -1.5); y = h W^T + b = (-3, -8)
+  EXPECT_EQ(net(from_vector<float>({1, -1}, {1, 2})).to_vector<float>(), (std::vector<float>{-3, -8}));
+}
+
 // Opsets 1-10 give Slice's starts, ends and axes and Pad's pads and value
 // as attributes. The version converter brings most files forward; a file it
 // cannot convert (paddle2onnx's opset 9 OCR models) is read as written, so

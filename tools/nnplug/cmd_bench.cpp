@@ -69,7 +69,7 @@ int run_bench(const Args& args) {
   std::string model_path, weights, checkpoint, device_name = "auto";
   std::vector<std::string> shapes;
   int64_t iterations = 100, warmup = 10, threads = 0;
-  bool no_compile = false, verbose = false;
+  bool no_compile = false, compiled_only = false, verbose = false;
   options.add_options()("model,m", po::value(&model_path), "ONNX file (.onnx), or model spec (with --weights)")(
       "checkpoint,c", po::value(&checkpoint), "checkpoint written by nnplug train (its model and weights)")(
       "weights", po::value(&weights), "safetensors weights for a --model spec")(
@@ -81,6 +81,8 @@ int run_bench(const Args& args) {
       "iterations,n", po::value(&iterations)->default_value(100), "timed calls of each mode")(
       "warmup", po::value(&warmup)->default_value(10), "untimed calls first")(
       "no-compile", po::bool_switch(&no_compile), "time the model as written only")(
+      "compiled-only", po::bool_switch(&compiled_only),
+      "time the compiled model only (the peak memory is then the compiled calls')")(
       "verbose,v", po::bool_switch(&verbose), "print what the compiled model ran (nnp::compile_explain)");
   po::positional_options_description positional;
   positional.add("model", 1);
@@ -124,13 +126,20 @@ int run_bench(const Args& args) {
               printable(info.description ? info.description : "", 400).c_str());
   std::printf("inputs %s f32, %lld timed calls after %lld warm-up\n", described.c_str(),
               static_cast<long long>(iterations), static_cast<long long>(warmup));
-  const Latency eager = time_calls(model, inputs, warmup, iterations);
-  print_line("eager", eager, batch);
+  if (no_compile && compiled_only) {
+    std::fprintf(stderr, "nnplug bench: --no-compile and --compiled-only leave nothing to time; give one\n");
+    return 2;
+  }
+  Latency eager{};
+  if (!compiled_only) {
+    eager = time_calls(model, inputs, warmup, iterations);
+    print_line("eager", eager, batch);
+  }
   if (!no_compile) {
     nnp::nn::ModuleHandle compiled = nnp::compile(model, inputs);
     const Latency fast = time_calls(compiled, inputs, warmup, iterations);
     print_line("compiled", fast, batch);
-    std::printf("compiled / eager (p50): %.3f\n", fast.p50 / eager.p50);
+    if (!compiled_only) std::printf("compiled / eager (p50): %.3f\n", fast.p50 / eager.p50);
     print_call_memory(device, "compiled call", [&] {
       nnp::NoGradGuard no_grad;
       compiled.call(inputs);
