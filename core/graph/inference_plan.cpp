@@ -13,10 +13,11 @@
 #include "conv_packing.hpp"
 #include "dead_code.hpp"
 #include "elementwise_fusion.hpp"
+#include "float16_on_cpu.hpp"
 #include "gemm_epilogue_fusion.hpp"
 #include "host_inputs.hpp"
-#include "liveness.hpp"
 #include "linear_packing.hpp"
+#include "liveness.hpp"
 #include "pool_layer_direct.hpp"
 #include "quantized_conv_packing.hpp"
 #include "readers.hpp"
@@ -40,6 +41,16 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   plan.notes = std::move(folded.notes);
   if (dropped > 0) plan.notes.push_back(count_of(dropped, "node", "nodes") + " no output needs: dropped");
   plan.slots = program.slots;
+  // A float16 model with f32 edges on the cpu runs in f32 (float16_on_cpu.hpp).
+  Float16OnCpu halves;
+  if (!(target.backend && probe)) {
+    halves = run_float16_in_f32(plan.nodes, *program.outputs, *program.tensors, folded.constants);
+    plan.nodes = halves.program.nodes;
+    for (auto& [slot, copy] : halves.constants) folded.constants.emplace_back(slot, std::move(copy));
+    if (halves.program.fused > 0 || !halves.copied_slots.empty())
+      plan.notes.push_back("float16 with f32 edges on the cpu: run in f32, as ONNX Runtime's cpu provider runs it (" +
+                           count_of(halves.program.fused, "node", "nodes") + " remade)");
+  }
   Placement placed;
   if (target.backend && probe) {
     placed = place_on_backend(plan.nodes, *program.outputs, program.slots, target, *probe, *program.tensors,
@@ -69,9 +80,9 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass :
-       {&placed.program, &attentions, &norms.program, &packs.program, &int8_packs.program, &linear_packs.program,
-        &convs, &linears, &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass : {&halves.program, &placed.program, &attentions, &norms.program, &packs.program,
+                             &int8_packs.program, &linear_packs.program, &convs, &linears, &gemms.program, &residuals,
+                             &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -112,7 +123,7 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   for (auto& [slot, value] : folded.constants)
     if (readers[static_cast<size_t>(slot)] > 0) plan.constants.emplace_back(slot, std::move(value));
   std::vector<int32_t> sources = folded.sources;
-  for (const std::vector<int32_t>* copied : {&host.copied_slots, &placed.copied_slots})
+  for (const std::vector<int32_t>* copied : {&host.copied_slots, &placed.copied_slots, &halves.copied_slots})
     for (int32_t s : *copied)
       if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
   for (int32_t s : sources) {
@@ -124,7 +135,7 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   for (const Tensor* t : placed.sources)
     if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   for (const std::vector<const Tensor*>* made_from :
-       {&norms.sources, &packs.sources, &int8_packs.sources, &linear_packs.sources, &gemms.sources})
+       {&halves.sources, &norms.sources, &packs.sources, &int8_packs.sources, &linear_packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);

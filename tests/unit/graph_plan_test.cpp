@@ -448,6 +448,43 @@ TEST(GraphPlan, ValuesAreReleasedAfterTheirLastReader) {
   }
 }
 
+// A float16 model with float32 edges (a converter's Casts at the input and
+// output) runs in f32 on the cpu, as ONNX Runtime's cpu provider runs it: its
+// output is the f32 computation with the weights rounded to f16, not the
+// per-op f16 rounding of the file as written. Without the Cast at the
+// output, the model's f16 output stays f16.
+TEST(GraphPlan, AFloat16ModelWithFloat32EdgesRunsInF32OnTheCpu) {
+  auto program = [](bool cast_back) {
+    const std::string last = cast_back ? R"({"op": "MatMul", "inputs": ["r", "w"], "outputs": ["q"]},
+        {"op": "Cast", "inputs": ["q"], "outputs": ["y"], "attrs": {"to": 1}})"
+                                       : R"({"op": "MatMul", "inputs": ["r", "w"], "outputs": ["y"]})";
+    return std::string(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+        "tensors": [{"key": "w", "value": "w", "shape": [32, 32], "dtype": "f16"}],
+        "nodes": [{"op": "Cast", "inputs": ["x"], "outputs": ["xh"], "attrs": {"to": 10}},
+                  {"op": "MatMul", "inputs": ["xh", "w"], "outputs": ["p"]},
+                  {"op": "Relu", "inputs": ["p"], "outputs": ["r"]}, )") +
+           last + "]}";
+  };
+  manual_seed(12);
+  const Tensor x = randn({8, 32}), w = (randn({32, 32}) * 0.4).to(Dtype::f16);
+  const Tensor w32 = w.to(Dtype::f32);
+  const Tensor in_f32 = x.matmul(w32).relu().matmul(w32);
+  const Tensor per_op = x.to(Dtype::f16).matmul(w).relu().matmul(w).to(Dtype::f32);
+  const double scale = in_f32.abs().amax().item<double>();
+  ASSERT_GT((per_op - in_f32).abs().amax().item<double>(), 1e-4 * scale) << "the two readings must differ to tell them";
+  NoGradGuard no_grad;
+  nn::ModuleHandle net = nn::GraphModule(program(true));
+  net.buffers()[0].copy_(w);
+  const Tensor y = net.call({x});
+  EXPECT_EQ(y.dtype(), Dtype::f32);
+  EXPECT_LE((y - in_f32).abs().amax().item<double>(), 1e-5 * scale);
+  nn::ModuleHandle half_out = nn::GraphModule(program(false));
+  half_out.buffers()[0].copy_(w);
+  const Tensor h = half_out.call({x});
+  EXPECT_EQ(h.dtype(), Dtype::f16);
+  EXPECT_LE((h.to(Dtype::f32) - per_op).abs().amax().item<double>(), 1e-2 * scale);
+}
+
 // Attention: Q scaled by a Mul, MatMul with K transposed, a mask added,
 // Softmax over the last axis, MatMul with V - one kernel (the scores never
 // written out), within 1e-5 of the nodes; Softmax over another axis, or a
