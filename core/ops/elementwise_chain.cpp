@@ -83,7 +83,7 @@ TensorRef elementwise_chain_kernel(const std::vector<const Tensor*>& inputs,
     const bool unary = st.kind == NNP_STEP_UNARY;
     if (st.a < 0 || st.a >= defined || (!unary && (st.b < 0 || st.b >= defined))) return {};
     if (unary ? !first.backend().computes_unary(static_cast<nnp_unary_op>(st.op))
-              : (st.kind != NNP_STEP_BINARY || st.op < NNP_BINARY_ADD || st.op > NNP_BINARY_DIV))
+              : (st.kind != NNP_STEP_BINARY || st.op < NNP_BINARY_ADD || st.op > NNP_BINARY_MINIMUM))
       return {};
   }
   ElementwiseChainOp op{};

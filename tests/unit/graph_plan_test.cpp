@@ -288,6 +288,21 @@ TEST(GraphPlan, ALinearLayerWithoutBiasFusedWithItsReluStillTrains) {
 // tanh are vector code, within 2 ulp of libm's). Where the
 // kernel does not apply (integers; an input whose gradient is wanted) the
 // nodes run as written, and the gradient flows.
+// Clip with its bounds as inputs (ReLU6 after MobileNet's convolutions) is
+// a Max and a Min step of a chain: one pass, no maximum or minimum op.
+TEST(GraphPlan, AClipRunsAsAChainOfTwoSteps) {
+  nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "lo", "value": "lo", "shape": [], "dtype": "f32", "data": [0]},
+                  {"key": "hi", "value": "hi", "shape": [], "dtype": "f32", "data": [6]}],
+      "nodes": [{"op": "Clip", "inputs": ["x", "lo", "hi"], "outputs": ["y"]}]})");
+  const Tensor x = randn({4, 9}) * 5.0;
+  NoGradGuard no_grad;
+  EXPECT_EQ(net.call({x}).to_vector<float>(), x.maximum(full({}, 0.0)).minimum(full({}, 6.0)).to_vector<float>());
+  const std::vector<std::string> planned = nnp::test::ops_of_call(net, x);
+  EXPECT_TRUE(ran(planned, "elementwise_chain"));
+  EXPECT_FALSE(ran(planned, "maximum") || ran(planned, "minimum")) << "the Clip ran as its two ops";
+}
+
 TEST(GraphPlan, AChainOfElementwiseOpsRunsAsOnePass) {
   nn::ModuleHandle net = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y", "g"], "layers": [],
       "tensors": [{"key": "s", "value": "s", "shape": [1], "dtype": "f32", "data": [1.5]},

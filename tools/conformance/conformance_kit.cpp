@@ -437,6 +437,13 @@ void check_elementwise_chains(Kit& kit) {
        false,
        true,
        {NNP_UNARY_ROUND, NNP_UNARY_SIGN, NNP_UNARY_RELU}},
+      {"[8,33] Clip (ReLU6: a Max and a Min step), Max and Min with NaN and infinities",
+       {{8, 33}, {}, {}, {33}},
+       R"({"op": "Clip", "inputs": ["x", "t0", "t1"], "outputs": ["a"]}, {"op": "Max", "inputs": ["a", "t2"], "outputs": ["b"]},
+          {"op": "Min", "inputs": ["t2", "b"], "outputs": ["c"]}, {"op": "Clip", "inputs": ["c", "t1"], "outputs": ["y"]})",
+       false,
+       true,
+       {}},
   };
   for (const Chain& c : chains) {
     if (!std::all_of(c.unary.begin(), c.unary.end(), [&](nnp_unary_op op) { return kit.declares_unary(op); })) continue;
