@@ -79,9 +79,11 @@ Tensors dynamic_quantize_linear(const Tensors& in, const Node&) {
   const float zero = scale == 0 ? 0.0f : std::nearbyint(std::min(255.0f, std::max(0.0f, -low / scale)));
   const Tensor scale_t = nnp::full({}, scale, Dtype::f32, x.device());
   const Tensor zero_t = nnp::full({}, zero, Dtype::u8, x.device());
-  const Tensor y = scale == 0 || !std::isfinite(scale)
-                       ? nnp::full(x.shape(), zero, Dtype::u8, x.device())
-                       : ((x32 / scale_t).round() + static_cast<double>(zero)).clamp(0, 255).to(Dtype::u8);
+  const Tensor y = scale == 0 || !std::isfinite(scale) ? nnp::full(x.shape(), zero, Dtype::u8, x.device())
+                                                       : ((x32 / scale_t).round() + static_cast<double>(zero))
+                                                             .maximum(nnp::full({}, 0.0, Dtype::f32, x.device()))
+                                                             .minimum(nnp::full({}, 255.0, Dtype::f32, x.device()))
+                                                             .to(Dtype::u8);
   return {y, scale_t, zero_t};
 }
 
@@ -106,13 +108,14 @@ Tensor centred(const Tensor& t, const Tensors& in, size_t zero_index, int32_t ax
 // 16 h + l (|h| <= 16, |l| <= 8) into two f32 products, combined in f64.
 // Only the cpu backend's products are known to add their terms one by one
 // (no Winograd or reduced-precision transforms for these calls).
-Tensor exact_product(const Tensor& a, const Tensor& b, int64_t k, const std::function<Tensor(const Tensor&)>& product) {
+Tensor exact_product(const Tensor& a, double max_a, const Tensor& b, int64_t k,
+                     const std::function<Tensor(const Tensor&)>& product) {
   constexpr double kExact = 16777216.0;  // 2^24
   if (a.device().backend() != "cpu" || a.numel() == 0 || b.numel() == 0) return Tensor();
-  const double max_a = a.abs().amax().item<double>(), max_b = b.abs().amax().item<double>();
+  const double max_b = b.abs().amax().item<double>();
   const double terms = static_cast<double>(std::max<int64_t>(k, 1));
   if (terms * max_a * max_b < kExact) return product(a).round().to(Dtype::i32);
-  if (terms * 16.0 * max_b >= kExact) return Tensor();
+  if (max_a > 255 || terms * 16.0 * max_b >= kExact) return Tensor();  // (the split's bounds need |a| <= 255)
   const Tensor high = (a / 16.0).round(), low = a - high * 16.0;
   return (product(high).to(Dtype::f64) * 16.0 + product(low).to(Dtype::f64)).round().to(Dtype::i32);
 }
@@ -121,11 +124,22 @@ Tensor centred_f32(const Tensor& t, const Tensors& in, size_t zero_index, int32_
   return centred(t, in, zero_index, axis, Dtype::f32);
 }
 
+// The largest magnitude an 8-bit operand less its zero point can have, from
+// its dtype's range and the zero point alone (no pass over the operand).
+double centred_bound(const Tensor& t, const Tensors& in, size_t zero_index) {
+  const double low = t.dtype() == Dtype::i8 ? -128 : 0, high = t.dtype() == Dtype::i8 ? 127 : 255;
+  if (t.dtype() != Dtype::u8 && t.dtype() != Dtype::i8) return 1e30;  // not 8-bit: no bound shown
+  if (!given(in, zero_index)) return std::max(-low, high);
+  const Tensor zero = in[zero_index].to(Dtype::f64);
+  return std::max(high - zero.amin().item<double>(), zero.amax().item<double>() - low);
+}
+
 Tensors matmul_integer(const Tensors& in, const Node&) {
   const Tensor &a = need(in, 0, "MatMulInteger"), &b = need(in, 1, "MatMulInteger");
   const Tensor b32 = centred_f32(b, in, 3, -1);
   const int64_t k = b.ndim() > 0 ? b.size(b.ndim() > 1 ? -2 : 0) : 1;
-  if (Tensor out = exact_product(centred_f32(a, in, 2, -2), b32, k, [&](const Tensor& t) { return t.matmul(b32); });
+  if (Tensor out = exact_product(centred_f32(a, in, 2, -2), centred_bound(a, in, 2), b32, k,
+                                 [&](const Tensor& t) { return t.matmul(b32); });
       out.defined())
     return {out};
   return {centred(a, in, 2, -2).matmul(centred(b, in, 3, -1)).round().to(Dtype::i32)};
@@ -135,7 +149,7 @@ Tensors conv_integer(const Tensors& in, const Node& node) {
   const Tensor &x = need(in, 0, "ConvInteger"), &w = need(in, 1, "ConvInteger");
   const Tensor w32 = centred_f32(w, in, 3, 0);
   const int64_t k = w.ndim() > 0 && w.size(0) > 0 ? w.numel() / w.size(0) : 1;
-  if (Tensor out = exact_product(centred_f32(x, in, 2, 1), w32, k,
+  if (Tensor out = exact_product(centred_f32(x, in, 2, 1), centred_bound(x, in, 2), w32, k,
                                  [&](const Tensor& t) {
                                    return run_conv({t, w32}, node)[0];
                                  });

@@ -1,10 +1,10 @@
 // Conv, ConvTranspose, MaxPool and AveragePool in every form ONNX writes
 // that the importer's built-in layers (nn.Conv2d, nn.MaxPool2d, ...) do not
 // take: weights computed by the graph, auto_pad, asymmetric pads,
-// ConvTranspose's output_shape, pads wider than half a window. Padding is
-// applied to the input first (F::pad), so the layer functions run with
-// none; an average that leaves the padding out divides the window sums of
-// the input by those of a mask of ones.
+// ConvTranspose's output_shape, pads wider than half a window. Asymmetric
+// padding is applied to the input first (F::pad), so the layer functions
+// run with none (a Conv's equal pads go to the convolution); an average that leaves the padding out divides the window
+// sums of the input by those of a mask of ones.
 #include <cmath>
 #include <limits>
 
@@ -79,16 +79,26 @@ Tensors run_conv(const Tensors& in, const Node& a) {
   if (kernel.empty())
     for (int32_t i = 2; i < weight.ndim(); ++i) kernel.push_back(weight.size(i));
   const Window w = window_of(a, x, kernel, "Conv");
-  const Tensor xp = padded(x, w, 0);
+  // Pads equal on both sides go to the convolution itself (its kernel pads
+  // as it reads); others are added to the input first.
+  const bool symmetric = w.before == w.after;
+  const Tensor xp = symmetric ? x : padded(x, w, 0);
+  const Ints pad = symmetric ? w.before : Ints(w.before.size(), 0);
   const int64_t groups = attr_int(a, "group", 1);
   const Tensor bias = given(in, 2) ? in[2] : Tensor();
   switch (x.ndim()) {
     case 3:
-      return {F::conv1d(xp, weight, F::Conv1dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups).bias(bias))};
+      return {F::conv1d(
+          xp, weight,
+          F::Conv1dFuncOptions().stride(w.stride).padding(pad).dilation(w.dilation).groups(groups).bias(bias))};
     case 4:
-      return {F::conv2d(xp, weight, F::Conv2dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups).bias(bias))};
+      return {F::conv2d(
+          xp, weight,
+          F::Conv2dFuncOptions().stride(w.stride).padding(pad).dilation(w.dilation).groups(groups).bias(bias))};
     default:
-      return {F::conv3d(xp, weight, F::Conv3dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups).bias(bias))};
+      return {F::conv3d(
+          xp, weight,
+          F::Conv3dFuncOptions().stride(w.stride).padding(pad).dilation(w.dilation).groups(groups).bias(bias))};
   }
 }
 
@@ -111,8 +121,9 @@ Tensors conv_transpose(const Tensors& in, const Node& a) {
   const std::string auto_pad = attr_string(a, "auto_pad", "NOTSET");
   if (kernel.size() != d || w.stride.size() != d || w.dilation.size() != d || output_padding.size() != d ||
       (!pads.empty() && pads.size() != 2 * d) || (!output_shape.empty() && output_shape.size() < d))
-    invalid("ConvTranspose: kernel_shape, strides, dilations, output_padding, pads and output_shape need a value "
-            "per spatial axis");
+    invalid(
+        "ConvTranspose: kernel_shape, strides, dilations, output_padding, pads and output_shape need a value "
+        "per spatial axis");
   for (size_t i = 0; i < d; ++i) {
     const int64_t input = x.size(static_cast<int32_t>(i + 2));
     const int64_t full = w.stride[i] * (input - 1) + output_padding[i] + (kernel[i] - 1) * w.dilation[i] + 1;
@@ -134,13 +145,16 @@ Tensors conv_transpose(const Tensors& in, const Node& a) {
   Tensor y;
   switch (x.ndim()) {
     case 3:
-      y = F::conv_transpose1d(x, weight, F::ConvTranspose1dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
+      y = F::conv_transpose1d(x, weight,
+                              F::ConvTranspose1dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
       break;
     case 4:
-      y = F::conv_transpose2d(x, weight, F::ConvTranspose2dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
+      y = F::conv_transpose2d(x, weight,
+                              F::ConvTranspose2dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
       break;
     case 5:
-      y = F::conv_transpose3d(x, weight, F::ConvTranspose3dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
+      y = F::conv_transpose3d(x, weight,
+                              F::ConvTranspose3dFuncOptions().stride(w.stride).dilation(w.dilation).groups(groups));
       break;
     default: invalid("ConvTranspose: needs [N, C, D1 (, D2 (, D3))]");
   }
@@ -168,15 +182,18 @@ Tensor pool(const Tensor& x, const Window& w, bool ceil) {
   switch (x.ndim()) {
     case 3:
       if (Max)
-        return F::max_pool1d(x, F::MaxPool1dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
+        return F::max_pool1d(x,
+                             F::MaxPool1dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
       return F::avg_pool1d(x, F::AvgPool1dFuncOptions(w.kernel).stride(w.stride).ceil_mode(ceil));
     case 4:
       if (Max)
-        return F::max_pool2d(x, F::MaxPool2dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
+        return F::max_pool2d(x,
+                             F::MaxPool2dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
       return F::avg_pool2d(x, F::AvgPool2dFuncOptions(w.kernel).stride(w.stride).ceil_mode(ceil));
     default:
       if (Max)
-        return F::max_pool3d(x, F::MaxPool3dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
+        return F::max_pool3d(x,
+                             F::MaxPool3dFuncOptions(w.kernel).stride(w.stride).dilation(w.dilation).ceil_mode(ceil));
       return F::avg_pool3d(x, F::AvgPool3dFuncOptions(w.kernel).stride(w.stride).ceil_mode(ceil));
   }
 }
@@ -226,7 +243,10 @@ Tensors pooling(const Tensors& in, const Node& a) {
 }  // namespace
 
 void add_window_ops(OpTable& t) {
-  t.insert({{"AveragePool", pooling<false>}, {"Conv", run_conv}, {"ConvTranspose", conv_transpose}, {"MaxPool", pooling<true>}});
+  t.insert({{"AveragePool", pooling<false>},
+            {"Conv", run_conv},
+            {"ConvTranspose", conv_transpose},
+            {"MaxPool", pooling<true>}});
 }
 
 }  // namespace nnp::library::onnx
