@@ -18,27 +18,47 @@ std::vector<void*>& CachingAllocator::free_list(size_t size_class) {
 
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = size_class(bytes);
+  const bool large = size > kSmallLimit;
   {
     std::lock_guard<SpinLock> lock(mutex_);
-    std::vector<void*>& list = free_list(size);
-    if (!list.empty()) {
-      void* ptr = list.back();
-      list.pop_back();
-      cached_ -= size;
-      return ptr;
+    if (large) {
+      // (an emptied size keeps its entry, so that a free of that size
+      // later allocates no map node)
+      for (auto fit = large_.lower_bound(size); fit != large_.end() && fit->first <= 2 * size; ++fit)
+        if (!fit->second.empty()) {
+          char* block = static_cast<char*>(fit->second.back());
+          fit->second.pop_back();
+          cached_ -= fit->first;
+          return block + kHeader;
+        }
+    } else {
+      std::vector<void*>& list = free_list(size);
+      if (!list.empty()) {
+        void* ptr = list.back();
+        list.pop_back();
+        cached_ -= size;
+        return ptr;
+      }
     }
   }
-  void* ptr = std::aligned_alloc(64, size);
+  const size_t total = large ? size + kHeader : size;
+  void* ptr = std::aligned_alloc(64, total);
   if (ptr == nullptr) {
     release_cache();
-    ptr = std::aligned_alloc(64, size);
+    ptr = std::aligned_alloc(64, total);
   }
-  return ptr;
+  if (ptr == nullptr || !large) return ptr;
+  *static_cast<size_t*>(ptr) = size;
+  return static_cast<char*>(ptr) + kHeader;
 }
 
 void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
-  const size_t size = size_class(bytes);
+  size_t size = size_class(bytes);
+  if (size > kSmallLimit) {
+    ptr = static_cast<char*>(ptr) - kHeader;
+    size = *static_cast<const size_t*>(ptr);  // the block's own size: a best fit may be larger than asked
+  }
   {
     std::lock_guard<SpinLock> lock(mutex_);
     if (cached_ + size <= kMaxCachedBytes) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -40,13 +41,20 @@ class CachingAllocator {
   static size_t size_class(size_t bytes);
 
  private:
+  // A large request takes the smallest cached block of its class or up to
+  // twice its size (best fit): a graph call's values come in many sizes (a
+  // U-Net's levels), and blocks kept for one size each held every
+  // intermediate of a call once (a 1024x1024 U-Net: a gigabyte more
+  // resident memory than its live values). A large block carries its size
+  // in the 64 bytes before the pointer handed out.
   static constexpr size_t kMaxCachedBytes = size_t{2} << 30;
+  static constexpr size_t kHeader = 64;
   static constexpr size_t kSmallLimit = 4096;
   std::vector<void*>& free_list(size_t size_class);  // caller holds mutex_
 
   mutable SpinLock mutex_;
   std::vector<void*> small_[kSmallLimit / 64 + 1];  // indexed by class / 64: no hashing for small blocks
-  std::unordered_map<size_t, std::vector<void*>> large_;
+  std::map<size_t, std::vector<void*>> large_;      // blocks (their headers) by size: lower_bound finds the best fit
   size_t cached_ = 0;
 };
 

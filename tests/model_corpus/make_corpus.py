@@ -3,7 +3,7 @@
 write them, for comparing nnplug with ONNX Runtime on the same files (the
 model_corpus test at small sizes, W14 in docs/benchmarks.md at real ones).
 
-    /usr/bin/python3 tests/model_corpus/make_corpus.py OUT_DIR [--size small|real]
+    /usr/bin/python3 tests/model_corpus/make_corpus.py OUT_DIR [--size small|real] [--only NAME]
 
 Needs Debian's python3-torch, python3-torchvision, python3-onnx and
 python3-numpy (scripts/setup.sh installs them). Weights are random (seeded):
@@ -328,6 +328,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
     parser.add_argument("--size", choices=("small", "real"), default="small")
+    parser.add_argument("--only", default="", help="write only the families whose name contains this")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
@@ -341,6 +342,8 @@ def main():
                          "inputs": {k: {"dims": list(v), "dtype": "float32"} for k, v in inputs.items()}})
 
     for family, module, shape in classifiers(args.size):
+        if args.only not in family:
+            continue
         settle_batch_norms(module, shape)
         parameters = sum(p.numel() for p in module.parameters())
         example = torch.randn(*shape)
@@ -355,21 +358,25 @@ def main():
         save(float16_appended_casts(base), family + "_f16", family, "f16", 13, {"input": shape}, parameters)
         os.remove(scratch)
 
+    wanted = lambda family: args.only in family  # noqa: E731
     vad = VoiceActivity()
     state = torch.zeros(1, 1, 64)
     scratch = os.path.join(args.out, "scratch.onnx")
-    model = export(vad, (torch.randn(1, 576), state, state), scratch, 13, ["frame", "h", "c"], ["score", "h_out", "c_out"])
-    save(model, "lstm_vad", "lstm_vad", "f32", 13, {"frame": [1, 576], "h": [1, 1, 64], "c": [1, 1, 64]},
-         sum(p.numel() for p in vad.parameters()))
+    if wanted("lstm_vad"):
+        model = export(vad, (torch.randn(1, 576), state, state), scratch, 13, ["frame", "h", "c"],
+                       ["score", "h_out", "c_out"])
+        save(model, "lstm_vad", "lstm_vad", "f32", 13, {"frame": [1, 576], "h": [1, 1, 64], "c": [1, 1, 64]},
+             sum(p.numel() for p in vad.parameters()))
 
-    side, width = (64, 8) if args.size == "small" else (1024, 32)
-    unet = UNet(width)
-    shape = [1, 3, side, side]
-    model = export(unet, torch.randn(*shape), scratch, 13, ["input"], ["output"])
-    parameters = sum(p.numel() for p in unet.parameters())
-    save(model, "unet", "unet", "f32", 13, {"input": shape}, parameters)
-    save(dynamic_int8(onnx.load(scratch)), "unet_int8", "unet", "int8", 13, {"input": shape}, parameters)
-    os.remove(scratch)
+    if wanted("unet"):
+        side, width = (64, 8) if args.size == "small" else (1024, 32)
+        unet = UNet(width)
+        shape = [1, 3, side, side]
+        model = export(unet, torch.randn(*shape), scratch, 13, ["input"], ["output"])
+        parameters = sum(p.numel() for p in unet.parameters())
+        save(model, "unet", "unet", "f32", 13, {"input": shape}, parameters)
+        save(dynamic_int8(onnx.load(scratch)), "unet_int8", "unet", "int8", 13, {"input": shape}, parameters)
+        os.remove(scratch)
 
     for entry in manifest:
         onnx.checker.check_model(os.path.join(args.out, entry["file"])) if entry["form"] != "f16" else None

@@ -20,17 +20,21 @@
 // blocks of 8 or 16. A plan reorders into buffers of its own and back, and
 // skips the reorder wherever oneDNN takes the plain layout as it is.
 //
-// Plans (primitives, reorders and their buffers) are cached per thread, keyed
-// by geometry, pass and image count, so that a training step allocates
-// nothing of its own after the first; only oneDNN's execute builds its small
-// argument map. A geometry with no JIT kernel on this processor is declined
-// (NNP_UNIMPLEMENTED), and the cpu backend runs its im2col path.
+// Plans (primitives and reorders) are cached per thread, keyed by geometry,
+// pass and image count; their buffers (the blocked copies and the
+// scratchpad) lie in one arena per thread that every plan shares, as large
+// as the largest plan needs: a thread runs one plan at a time, and buffers
+// per plan held every layer's blocked copies at once (a 1024x1024 U-Net's:
+// over a gigabyte). A training step allocates nothing of its own after the
+// first; only oneDNN's execute builds its small argument map. A geometry with no JIT kernel on this processor is
+// declined (NNP_UNIMPLEMENTED), and the cpu backend runs its im2col path.
 #include <nnp/plugin.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
 
@@ -133,6 +137,7 @@ struct Plan {
   dnnl::primitive primitive;
   std::vector<Operand> operands;
   memory scratchpad;
+  size_t bytes = 0;  // its buffers' bytes in the thread's arena (each 64-byte aligned)
 };
 
 Operand operand(int arg, bool output, const memory::desc& user, const memory::desc& wanted) {
@@ -143,7 +148,7 @@ Operand operand(int arg, bool output, const memory::desc& user, const memory::de
   if (wanted == user) {
     op.inner = op.user;
   } else {
-    op.inner = memory(wanted, engine());
+    op.inner = memory(wanted, engine(), DNNL_MEMORY_NONE);  // in the thread's arena, set at each run
     op.reordered = true;
     op.reorder = output ? dnnl::reorder(op.inner, op.user) : dnnl::reorder(op.user, op.inner);
   }
@@ -157,8 +162,8 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const Key& k, const
   const memory::dims dilation{k.dilation[0] - 1, k.dilation[1] - 1};  // oneDNN counts the gaps
   const memory::desc bias = k.bias ? plain({k.o}, memory::format_tag::x) : memory::desc();
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                       any(src_dims(k)), any(weight_dims(k)), bias, any(dst_dims(k)), strides,
-                                       dilation, padding, padding);
+                                       any(src_dims(k)), any(weight_dims(k)), bias, any(dst_dims(k)), strides, dilation,
+                                       padding, padding);
   return dnnl::convolution_forward::primitive_desc(desc, attr, engine());
 }
 
@@ -189,8 +194,7 @@ void build(Plan& plan) {
     plan.operands.push_back(operand(DNNL_ARG_SRC, false, user_src, forward.src_desc()));
     plan.operands.push_back(operand(DNNL_ARG_WEIGHTS, false, user_weights, forward.weights_desc()));
     if (k.bias)
-      plan.operands.push_back(
-          operand(DNNL_ARG_BIAS, false, plain({k.o}, memory::format_tag::x), forward.bias_desc()));
+      plan.operands.push_back(operand(DNNL_ARG_BIAS, false, plain({k.o}, memory::format_tag::x), forward.bias_desc()));
     plan.operands.push_back(operand(DNNL_ARG_DST, true, user_dst, forward.dst_desc()));
     scratchpad = forward.scratchpad_desc();
   } else if (k.pass == kBackwardData) {
@@ -206,8 +210,8 @@ void build(Plan& plan) {
     scratchpad = pd.scratchpad_desc();
   } else {
     dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, any(src_dims(k)),
-                                                  any(weight_dims(k)), any(dst_dims(k)), strides, dilation,
-                                                  padding, padding);
+                                                  any(weight_dims(k)), any(dst_dims(k)), strides, dilation, padding,
+                                                  padding);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine(), training_forward);
     if (!is_jit(pd.impl_info_str())) return void(plan.declined = true);
     plan.primitive = dnnl::convolution_backward_weights(pd);
@@ -216,7 +220,27 @@ void build(Plan& plan) {
     plan.operands.push_back(operand(DNNL_ARG_DIFF_WEIGHTS, true, user_weights, pd.diff_weights_desc()));
     scratchpad = pd.scratchpad_desc();
   }
-  plan.scratchpad = memory(scratchpad, engine());
+  plan.scratchpad = memory(scratchpad, engine(), DNNL_MEMORY_NONE);
+  auto aligned = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  plan.bytes = aligned(scratchpad.get_size());
+  for (const Operand& op : plan.operands)
+    if (op.reordered) plan.bytes += aligned(op.inner.get_desc().get_size());
+}
+
+// This thread's arena, at least `bytes` long (64-byte aligned).
+char* arena(size_t bytes) {
+  struct Freed {
+    void operator()(char* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<char, Freed> block;
+  thread_local size_t size = 0;
+  if (bytes > size) {
+    block.reset();
+    block.reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    if (!block) throw std::bad_alloc();
+    size = bytes;
+  }
+  return block.get();
 }
 
 // This thread's plan for k (built on first use), or nullptr if declined.
@@ -249,6 +273,14 @@ void execute(dnnl::primitive& primitive, int count, const dnnl_exec_arg_t* args)
 
 // Runs the plan with data[i] as the memory of operand i.
 void run(Plan& plan, const void* const* data) {
+  char* at = arena(plan.bytes);
+  auto place = [&](memory& m) {
+    m.set_data_handle(at);
+    at += (m.get_desc().get_size() + 63) / 64 * 64;
+  };
+  place(plan.scratchpad);
+  for (Operand& op : plan.operands)
+    if (op.reordered) place(op.inner);
   dnnl_exec_arg_t args[8];
   int count = 0;
   for (size_t i = 0; i < plan.operands.size(); ++i) {
@@ -310,7 +342,8 @@ nnp_status conv2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, c
 nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* w, const nnp_view* grad_out,
                            const nnp_conv2d_params* p, const nnp_view* grad_x, const nnp_view* grad_w,
                            const nnp_view* grad_bias) {
-  if (grad_bias != nullptr) return fail(NNP_UNIMPLEMENTED, "conv2d_backward: oneDNN's kernel leaves grad_bias to the cpu backend");
+  if (grad_bias != nullptr)
+    return fail(NNP_UNIMPLEMENTED, "conv2d_backward: oneDNN's kernel leaves grad_bias to the cpu backend");
   return guarded("conv2d_backward", [&]() -> nnp_status {
     Key k = key_of(kBackwardData, *x, *w, *grad_out, *p, false);
     Plan* data_plan = grad_x ? plan_for(k) : nullptr;
