@@ -47,7 +47,7 @@ class CachingAllocator {
   // intermediate of a call once (a 1024x1024 U-Net: a gigabyte more
   // resident memory than its live values). A large block carries its size
   // in the 64 bytes before the pointer handed out.
-  static constexpr size_t kMaxCachedBytes = size_t{2} << 30;
+  static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
   static constexpr size_t kHeader = 64;
   static constexpr size_t kSmallLimit = 4096;
   std::vector<void*>& free_list(size_t size_class);  // caller holds mutex_

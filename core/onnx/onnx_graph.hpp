@@ -43,6 +43,8 @@ struct nnp_onnx_graph {
   // Every tensor the trace has named, kept alive so no address is reused.
   std::unordered_map<const Tensor*, TracedValue> values;
   std::vector<nnp::core::TensorRef> keep;
+  // Frees the data of kept values no one else holds (onnx_graph.cpp).
+  void drop_unreachable_data();
   // The exported module's parameters and buffers, by their state-dict keys.
   std::unordered_map<const Tensor*, std::string> state;
   std::unordered_map<const nnp_module*, std::string> module_prefix;  // "" for the root, "0." ...

@@ -177,6 +177,14 @@ void record_reduce(nnp_onnx_graph& g, nnp_reduce_op op, const Tensor& x, const i
     return r;
   };
   std::string result;
+  // A 0-d input has no axes to name (an empty "axes" attribute fails
+  // onnx::checker): its sum, mean, largest and smallest are itself.
+  if (axes.empty() && (op == NNP_REDUCE_SUM || op == NNP_REDUCE_MEAN || op == NNP_REDUCE_MAX || op == NNP_REDUCE_MIN)) {
+    result = g.fresh("Identity");
+    g.node("Identity", {v.name}, {result});
+    g.bind(out, result, axis, v.batch_lead);
+    return;
+  }
   switch (op) {
     case NNP_REDUCE_SUM: result = reduce_sum(v.name, keep); break;
     case NNP_REDUCE_MEAN: result = reduce_attr("ReduceMean", v.name, keep); break;

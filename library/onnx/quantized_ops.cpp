@@ -131,6 +131,7 @@ double centred_bound(const Tensor& t, const Tensors& in, size_t zero_index) {
   if (t.dtype() != Dtype::u8 && t.dtype() != Dtype::i8) return 1e30;  // not 8-bit: no bound shown
   if (!given(in, zero_index)) return std::max(-low, high);
   const Tensor zero = in[zero_index].to(Dtype::f64);
+  if (zero.numel() == 1) return std::max(high - zero.item<double>(), zero.item<double>() - low);
   return std::max(high - zero.amin().item<double>(), zero.amax().item<double>() - low);
 }
 

@@ -136,6 +136,22 @@ TEST_F(OnnxExport, TransformerEncoderTracesThroughItsOps) {
   check_round_trip(encoder, {7, 16}, path("encoder.onnx"));
 }
 
+// A reduction of a 0-d tensor (the largest of a scalar: DynamicQuantizeLinear's
+// range over an already reduced value) is itself; written with an empty
+// "axes" it failed onnx::checker and so nnp::compile of any model with one.
+struct ScalesByItsSum : nn::Module {
+  ScalesByItsSum() : Module("ScalesByItsSum") {}
+  Tensor forward(const Tensor& x) override { return x * x.sum().amax() + x.amin().amin(); }
+};
+TEST_F(OnnxExport, AReductionOfAScalarIsWritten) {
+  manual_seed(9);
+  nn::ModuleHandle model(nn::make<ScalesByItsSum>());
+  const Tensor x = randn({3, 4});
+  nnp::onnx::export_model(model, {x}, path("scalar.onnx"));
+  nn::ModuleHandle back = nnp::onnx::load(path("scalar.onnx"));
+  expect_close(back(x), model(x), 1e-6);
+}
+
 TEST_F(OnnxExport, FixedBatchAndNames) {
   manual_seed(5);
   nn::ModuleHandle mlp = nn::model_from_spec(R"({"type": "nn.Linear", "in_features": 4, "out_features": 2})");
