@@ -1,4 +1,4 @@
-// Trains W1 (../shared/WORKLOADS.md: the 784-512-512-10 MLP, batch 128,
+// Trains W1 (docs/benchmarks.md, Workloads: the 784-512-512-10 MLP, batch 128,
 // SGD with momentum) for STEPS steps and checks that memory stays flat once
 // warm: the peak resident set after the first 10% of the steps (at least
 // 100) may grow by at most 1 MB by the end. A leak of even one small

@@ -1,5 +1,5 @@
 # Regenerates tests/unit/autocast_step_fixtures.safetensors for
-# autocast_test.cpp: one W7-sized training step (../shared/WORKLOADS.md:
+# autocast_test.cpp: one W7-sized training step (docs/benchmarks.md, Workloads:
 # two TransformerEncoderLayer(128, 4, 512, batch_first), the mean over the
 # sequence, Linear(128, 10), cross-entropy) under PyTorch 1.13's CPU autocast
 # (bf16), dropout 0 so both sides compute the same thing, on 4 sequences.

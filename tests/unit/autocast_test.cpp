@@ -380,7 +380,7 @@ TEST(Autocast, TheProfilerShowsTheCastsInsideTheOpThatMadeThem) {
   EXPECT_EQ(casts, 2);
 }
 
-// W7's model (../shared/WORKLOADS.md) without dropout.
+// W7's model (docs/benchmarks.md, Workloads) without dropout.
 struct W7NoDropout : nn::Module {
   nn::ModuleHandle encoder, head;
   W7NoDropout() : Module("W7") {

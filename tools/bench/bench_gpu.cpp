@@ -1,4 +1,4 @@
-// G1-G3 of ../shared/WORKLOADS.md on cuda:0, nnplug's side, and G4: W3's and
+// G1-G3 of docs/benchmarks.md, Workloads on cuda:0, nnplug's side, and G4: W3's and
 // W7's inference there (the W8 cases), as written and compiled. Where there
 // is no CUDA device each reports the reason instead of a time.
 #include <benchmark/benchmark.h>

@@ -1,4 +1,4 @@
-// nnplug's side of the workloads (../shared/WORKLOADS.md).
+// nnplug's side of the workloads (docs/benchmarks.md, Workloads).
 #include <benchmark/benchmark.h>
 
 #include <nnp/nnp.hpp>

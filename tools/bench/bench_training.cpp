@@ -1,6 +1,6 @@
 // W1 (MLP training step), W3 (CNN training step) and W7 (Transformer
 // training step) for nnplug
-// (../shared/WORKLOADS.md): zero_grad + forward + loss + backward + step.
+// (docs/benchmarks.md, Workloads): zero_grad + forward + loss + backward + step.
 #include <benchmark/benchmark.h>
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // What the nnplug benchmarks share: W1's, W3's and W7's models
-// (workload_models.hpp) and the training step of ../shared/WORKLOADS.md
+// (workload_models.hpp) and the training step of docs/benchmarks.md, Workloads
 // (zero_grad + forward + loss + backward + step).
 #pragma once
 

@@ -1,4 +1,4 @@
-// W1's peak RSS (../shared/WORKLOADS.md): 10 warm-up and 100 training steps
+// W1's peak RSS (docs/benchmarks.md, Workloads): 10 warm-up and 100 training steps
 // of the MLP, then the process's peak resident set. Built twice from this one
 // file, as nnp_w1_rss and (when libtorch is found) torch_w1_rss, because
 // memory can only be compared between separate processes: a binary that

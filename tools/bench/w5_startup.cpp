@@ -1,4 +1,4 @@
-// W5 (../shared/WORKLOADS.md): start-up cost. Runs `nnplug plugins` as a
+// W5 (docs/benchmarks.md, Workloads): start-up cost. Runs `nnplug plugins` as a
 // whole process, again and again, and reports the median wall time and the
 // median peak resident set of the child (from wait4's rusage), with the
 // plugin files the run saw. Every plugin is discovered and loaded; no device

@@ -1,5 +1,5 @@
 // W7's peak memory with each encoder layer checkpointed against without
-// (issue 46: <= 0.6 x): 4 training steps of W7 (../shared/WORKLOADS.md).
+// (issue 46: <= 0.6 x): 4 training steps of W7 (docs/benchmarks.md, Workloads).
 // Two measures of the steps' own memory (activations, gradients, optimizer
 // state; not the libraries, the model or the batch):
 //   tensors - max_memory_allocated less what tensors held before the first

@@ -1,4 +1,4 @@
-// W8 (../shared/WORKLOADS.md): inference latency on one ONNX file. W3's CNN
+// W8 (docs/benchmarks.md, Workloads): inference latency on one ONNX file. W3's CNN
 // and W7's model are exported by nnplug; each file is then run by nnplug
 // (nnp::onnx::load, eval, no grad) and by ONNX Runtime (npm
 // onnxruntime-node, CPU, through node) with the same thread count, at two

@@ -1,4 +1,4 @@
-// W9 (../shared/WORKLOADS.md): data parallel. W1's training step with 2
+// W9 (docs/benchmarks.md, Workloads): data parallel. W1's training step with 2
 // ranks (1 thread each, DistributedDataParallel over gloo on loopback)
 // against one process with 2 threads at the same global batch of 256; and
 // the gloo plugin's all-reduce bandwidth against Gloo called directly, on the

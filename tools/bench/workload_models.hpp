@@ -1,4 +1,4 @@
-// W1's, W3's and W7's models (../shared/WORKLOADS.md), for the benchmarks
+// W1's, W3's and W7's models (docs/benchmarks.md, Workloads), for the benchmarks
 // and for the tests that check what nnplug does with them.
 #pragma once
 
