@@ -21,8 +21,20 @@ const char* convolution_engine();
 bool onednn_conv2d(const nnp_view& x, const nnp_view& w, const nnp_view* bias, const nnp_conv2d_params& p,
                    const nnp_view& out);
 
+// conv2d_pack's and conv2d_packed's oneDNN form, for the geometries the
+// backend's own packed convolutions do not take (groups 1, no pooling):
+// the weight in oneDNN's layout, once per plan, split in the channel parts
+// that a batch smaller than the pool runs as separate tasks. *bytes = 0
+// where there is none (no library, or no packed form for the geometry).
+nnp_status onednn_conv2d_pack(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool,
+                              const nnp_view* packed, int64_t* bytes);
+// Whether packed is onednn_conv2d_pack's form (by its header).
+bool is_onednn_packed(const nnp_view& packed);
+nnp_status onednn_conv2d_packed(const nnp_view& x, const nnp_view& packed, const nnp_view* bias,
+                                const nnp_conv2d_params& p, const int64_t* pool, const nnp_view& out);
+
 // grad_x and grad_w (either may be NULL, not both) of that convolution.
-bool onednn_conv2d_backward(const nnp_view& x, const nnp_view& w, const nnp_view& grad_out,
-                            const nnp_conv2d_params& p, const nnp_view* grad_x, const nnp_view* grad_w);
+bool onednn_conv2d_backward(const nnp_view& x, const nnp_view& w, const nnp_view& grad_out, const nnp_conv2d_params& p,
+                            const nnp_view* grad_x, const nnp_view* grad_w);
 
 }  // namespace nnp::cpu

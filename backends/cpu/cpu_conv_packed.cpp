@@ -7,7 +7,8 @@
 // (each image is copied into a zero-padded [H][W][C] buffer, so padding
 // costs no branches):
 //  - direct, for a first layer's few input channels (C_in * kH * kW <=
-//    128): 16 output channels a vector, a block of 2 rows x 8 columns of
+//    128, kernels larger than 1 x 1: a 1 x 1 convolution is a product,
+//    which oneDNN's packed form below runs faster): 16 output channels a vector, a block of 2 rows x 8 columns of
 //    outputs in 16 registers, one broadcast multiply-add per input value
 //    and tap;
 //  - Winograd F(2x2, 5x5) for 5 x 5 kernels over 8 or more channels: each
@@ -19,7 +20,8 @@
 // outputs by 8 channels (direct) and 4 tiles by 16 channels (Winograd),
 // eight accumulators each. The packed weight is the same for both.
 // The packed form starts with a header recording the geometry it was made
-// for; conv2d_packed refuses any other.
+// for; conv2d_packed refuses any other. Every other geometry of groups 1
+// without pooling is packed in oneDNN's layout (cpu_conv_onednn.hpp).
 //
 // The broadcasts are written as vbroadcastss from memory: GCC otherwise
 // keeps loaded scalars in registers and broadcasts from there, a shuffle
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "cpu_channels_first.hpp"
+#include "cpu_conv_onednn.hpp"
 #include "cpu_kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_loops.hpp"
@@ -83,7 +86,7 @@ int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t*
     if (p.stride[i] != 1 || p.dilation[i] != 1 || p.padding[i] < 0 || p.padding[i] >= w.shape[2 + i]) return 0;
   const int64_t in = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   if (kh == 5 && kw == 5 && in >= 8) return kWinograd5;
-  if (in * kh * kw <= kMaxDirectTaps) return kDirect;
+  if (in * kh * kw <= kMaxDirectTaps && kh * kw > 1) return kDirect;
   return 0;
 }
 
@@ -592,10 +595,7 @@ nnp_status conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_conv2
                        const nnp_view* packed, int64_t* bytes) {
   if (!w || !p || !pool || !bytes) return fail(NNP_INVALID_ARGUMENT, "conv2d_pack: w, p, pool and bytes are required");
   const int32_t method = method_for(*w, *p, pool);
-  if (method == 0) {
-    *bytes = 0;
-    return NNP_OK;
-  }
+  if (method == 0) return onednn_conv2d_pack(*w, *p, pool, packed, bytes);
   Header h{};
   h.magic = kMagic;
   h.method = method;
@@ -637,6 +637,7 @@ nnp_status conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_vie
   Header h{};
   if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < kHeaderBytes)
     return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: packed is not a weight conv2d_pack wrote");
+  if (is_onednn_packed(*packed)) return onednn_conv2d_packed(*x, *packed, bias, *p, pool, *out);
   std::memcpy(&h, packed->data, sizeof h);
   if (h.magic != kMagic || (h.method != kDirect && h.method != kWinograd5) ||
       packed->shape[0] < kHeaderBytes + weight_floats(h.method, h) * static_cast<int64_t>(sizeof(float)))

@@ -166,7 +166,9 @@ nnp_status elementwise_chain(const nnp_kernel_ctx*, const nnp_view* const* input
   bool repeats[16];
   for (int32_t i = 0; i < n_inputs; ++i) {
     const nnp_view& v = *inputs[i];
-    bool periodic = v.ndim == 0 || (kBlock % v.shape[v.ndim - 1] == 0 && total % v.shape[v.ndim - 1] == 0);
+    bool one_value = true;  // a scalar broadcast to out's shape (Clip's bounds)
+    for (int32_t d = 0; d < v.ndim; ++d) one_value = one_value && (v.shape[d] == 1 || v.strides[d] == 0);
+    bool periodic = one_value || (kBlock % v.shape[v.ndim - 1] == 0 && total % v.shape[v.ndim - 1] == 0);
     for (int32_t d = 0; periodic && d + 1 < v.ndim; ++d) periodic = v.shape[d] == 1 || v.strides[d] == 0;
     repeats[i] = periodic && !contiguous_like(v, *out);
   }

@@ -88,14 +88,21 @@ void record_unary(nnp_onnx_graph& g, nnp_unary_op op, const Tensor& x, const Ten
   g.bind(out, result, v.batch_axis, v.batch_lead);
 }
 
-void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out) {
+// The ONNX node of a binary op (NE is Equal, then Not).
+const char* binary_node_type(int32_t op) {
   static const char* const kTypes[] = {"Add",   "Sub",   "Mul",  "Div",         "Pow",     "Max",           "Min",
                                        "Equal", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
+  static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == NNP_BINARY_COUNT, "one ONNX node type per binary op");
   if (op < 0 || op >= NNP_BINARY_COUNT) refuse_op("this binary op");
+  return kTypes[op];
+}
+
+void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const char* type = binary_node_type(op);
   const bool comparison = op >= NNP_BINARY_EQ;
   const nnp_dtype compute = comparison ? a.dtype : out.dtype;
   TracedValue va = g.value(a), vb = g.value(b);
-  std::string result = g.node1(kTypes[op], {cast_to(g, a, compute), cast_to(g, b, compute)});
+  std::string result = g.node1(type, {cast_to(g, a, compute), cast_to(g, b, compute)});
   if (op == NNP_BINARY_NE) result = g.node1("Not", {result});
   int32_t axis = broadcast_axis(va, a, out);
   int64_t lead = va.batch_lead;
@@ -105,7 +112,6 @@ void record_binary(nnp_onnx_graph& g, nnp_binary_op op, const Tensor& a, const T
 
 void record_elementwise_chain(nnp_onnx_graph& g, const std::vector<const Tensor*>& inputs,
                               const std::vector<nnp_elementwise_step>& steps, const Tensor& out) {
-  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div"};
   std::vector<std::string> names;
   int32_t axis = -1;
   int64_t lead = 0;
@@ -117,8 +123,10 @@ void record_elementwise_chain(nnp_onnx_graph& g, const std::vector<const Tensor*
   for (const nnp_elementwise_step& st : steps) {
     const std::string& a = names[static_cast<size_t>(st.a)];
     if (st.kind == NNP_STEP_BINARY) {
-      if (st.op < NNP_BINARY_ADD || st.op > NNP_BINARY_DIV) refuse_op("this step of an elementwise chain");
-      names.push_back(g.node1(kBinary[st.op], {a, names[static_cast<size_t>(st.b)]}));
+      const bool arithmetic = st.op >= NNP_BINARY_ADD && st.op <= NNP_BINARY_DIV;
+      if (!arithmetic && st.op != NNP_BINARY_MAXIMUM && st.op != NNP_BINARY_MINIMUM)
+        refuse_op("this step of an elementwise chain");
+      names.push_back(g.node1(binary_node_type(st.op), {a, names[static_cast<size_t>(st.b)]}));
       continue;
     }
     const char* type = single_node_type(st.op);

@@ -121,7 +121,9 @@ TEST(GraphPlan, AConvolutionAndTheReluAfterItRunAsOneKernel) {
     EXPECT_EQ(net(x).to_vector<float>(), as_written);
     planned = nnp::test::ops_of_call(net, x);
   }
-  EXPECT_TRUE(ran(planned, "conv2d"));
+  // From the layer's weight, or from the weight packed once where the
+  // backend packs for this geometry (the cpu backend's oneDNN form).
+  EXPECT_TRUE(ran(planned, "conv2d") || ran(planned, "conv2d_packed"));
   EXPECT_FALSE(ran(planned, "relu")) << "the ReLU ran apart from the convolution";
   int calls = 0;
   nn::ModuleHandle conv = net.named_children()[0].second;
@@ -707,6 +709,60 @@ TEST(GraphPlan, AConvolutionWithItsReluAndPoolingRunsFromAPackedWeight) {
     nnp::test::expect_close(net(x), rewritten, 1e-5);
     EXPECT_EQ(calls, 1) << "the hook of layer " << layer << " did not run";
   }
+}
+
+// A convolution the backend's own packed kernels do not take (3 x 3, 48
+// output channels): the cpu backend packs it in oneDNN's layout once per
+// plan, and one image runs as two tasks of its output channels (16 and 32).
+// Its values are the reference backend's, a NaN stays NaN through the
+// ReLU, and nothing but the packed kernel runs.
+const char* const kWideConvRelu = R"({"inputs": ["x"], "outputs": ["y"], "tensors": [],
+    "layers": [{"name": "conv", "type": "nn.Conv2d",
+                "attrs": {"in_channels": 32, "out_channels": 48, "kernel_size": 3, "padding": 1}}],
+    "nodes": [{"layer": "conv", "inputs": ["x"], "outputs": ["c"]},
+              {"op": "Relu", "inputs": ["c"], "outputs": ["y"]}]})";
+
+bool cpu_convolves_with_onednn() {
+  nnp_device_info info{};
+  info.struct_size = sizeof info;
+  if (nnp::api().device_info(nnp::Device("cpu").raw(), &info) != NNP_OK || info.description == nullptr) return false;
+  return std::string(info.description).find("convolutions by oneDNN") != std::string::npos;
+}
+
+TEST(GraphPlan, AWideConvolutionRunsFromItsWeightPackedInOneDnnLayout) {
+  manual_seed(22);
+  nn::ModuleHandle net = nn::GraphModule(kWideConvRelu);
+  Tensor x = randn({1, 32, 20, 20});
+  {
+    NoGradGuard no_grad;
+    x.index_put_({0, 3, 4, 5}, NAN);
+  }
+  const Device reference("reference");
+  nn::ModuleHandle on_reference = nn::GraphModule(kWideConvRelu);
+  on_reference.load_state_dict(net.state_dict());
+  on_reference.to(reference);
+  const Tensor expected = on_reference(x.to(reference)).to(Device("cpu")).detach();
+  std::vector<std::string> planned;
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = net(x);
+    planned = nnp::test::ops_of_call(net, x);
+  }
+  const std::vector<float> got = y.to_vector<float>(), want = expected.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  int nans = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    nans += std::isnan(want[i]) ? 1 : 0;
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " lost its NaN";
+    else
+      EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << "element " << i;
+  }
+  EXPECT_EQ(nans, 9 * 48) << "a NaN in the input reaches 3 x 3 outputs of every channel";
+  if (!cpu_convolves_with_onednn()) GTEST_SKIP() << "the cpu backend convolves without oneDNN here";
+  EXPECT_TRUE(ran(planned, "conv2d_packed")) << "the convolution was not packed";
+  for (const char* op : {"conv2d", "relu", "conv2d_pack"}) EXPECT_FALSE(ran(planned, op)) << op << " ran";
 }
 
 bool cpu_has_vnni() {

@@ -1348,6 +1348,26 @@ void check_conv(Kit& kit) {
        true,
        false,
        false},
+      // Geometries the cpu backend packs in oneDNN's layout, one image in
+      // parts of its output channels (16 and 32 of 48 on two threads).
+      {"[1,32,20,20] k3 padding 1 to 48, relu, a NaN in the input (one image)",
+       {1, 32, 20, 20},
+       R"("in_channels": 32, "out_channels": 48, "kernel_size": 3, "padding": 1)",
+       true,
+       false,
+       true},
+      {"[1,32,30,30] k3 dilation 2 to 64, no bias (one image)",
+       {1, 32, 30, 30},
+       R"("in_channels": 32, "out_channels": 64, "kernel_size": 3, "dilation": 2, "bias": false)",
+       false,
+       false,
+       false},
+      {"[3,24,15,15] k1 stride 2 to 40, relu (1x1, three images)",
+       {3, 24, 15, 15},
+       R"("in_channels": 24, "out_channels": 40, "kernel_size": 1, "stride": 2)",
+       true,
+       false,
+       false},
   };
   for (const Packed& c : packed) {
     const std::string layers = R"([{"name": "conv", "type": "nn.Conv2d", "attrs": {)" + c.conv +
@@ -1367,7 +1387,7 @@ void check_conv(Kit& kit) {
     nn::ModuleHandle shape_only = nn::model_from_spec(R"({"type": "nn.Conv2d", )" + c.conv + "}");
     Inputs inputs{kit.normal(c.input, Dtype::f32)};
     for (const Tensor& p : shape_only.parameters()) inputs.push_back(kit.normal(p.shape(), Dtype::f32));
-    if (c.nan) inputs[0].index_put_({1, 3, 4, 5}, NAN);
+    if (c.nan) inputs[0].index_put_({c.input[0] - 1, 3, 4, 5}, NAN);
     const Shape& w = inputs[1].shape();
     kit.check(
         "conv2d packed", Dtype::f32, c.layout, inputs,

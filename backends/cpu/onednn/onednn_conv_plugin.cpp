@@ -11,7 +11,14 @@
 // backend's opener keeps that table instead of the core.
 //
 // Threads: each kernel runs on the calling thread; the cpu backend splits the
-// batch over its own pool. Debian's oneDNN runs on OpenMP, whose thread count
+// batch over its own pool, and a batch smaller than the pool into parts of
+// the output channels (each part a convolution of its own here).
+//
+// Packed weights (conv2d_pack, conv2d_packed): graph mode packs each
+// convolution's weight once per plan; here that is the weight reordered
+// into the layout the forward kernel reads, so that a call reorders only
+// its input and output (the weight's reorder was most of a batch of one's
+// time in large models: ResNet-18's 47 MB at every call). Debian's oneDNN runs on OpenMP, whose thread count
 // is a setting of the calling thread: it is 1 for the length of each call and
 // then put back, so an OpenMP user on that thread (libtorch, an application)
 // keeps its own, and no OpenMP team spins beside the pool.
@@ -52,8 +59,10 @@ using dnnl::memory;
 
 constexpr memory::data_type kF32 = memory::data_type::f32;
 
-// Plans each thread keeps (least recently used dropped first).
-constexpr size_t kPlansPerThread = 32;
+// Plans each thread keeps (least recently used dropped first): enough for
+// every convolution of a large model (MobileNetV2 has 52, each in up to
+// two channel parts), since a dropped plan is JIT-compiled again.
+constexpr size_t kPlansPerThread = 256;
 
 enum Pass : int64_t { kForward, kBackwardData, kBackwardWeights };
 
@@ -61,6 +70,7 @@ enum Pass : int64_t { kForward, kBackwardData, kBackwardWeights };
 // it has no padding and compares with memcmp.
 struct Key {
   int64_t pass, images, c, h, w, o, kh, kw, oh, ow, groups, bias, relu;
+  int64_t packed;  // the weight comes in packed_weights(), not OIHW
   int64_t stride[2], padding[2], dilation[2];
   bool operator==(const Key& k) const { return std::memcmp(this, &k, sizeof(Key)) == 0; }
 };
@@ -167,6 +177,26 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const Key& k, const
   return dnnl::convolution_forward::primitive_desc(desc, attr, engine());
 }
 
+// The layout conv2d_pack writes a weight in: the one oneDNN's forward
+// kernel wants for the geometry, for one image of a nominal 32 x 32 (the
+// image's size is not known when a plan packs; the kernels chosen here
+// want the same layout at every size but a few, where a plan's run
+// reorders from this one, as it reordered from OIHW before).
+memory::desc packed_weights(Key k) {
+  k.images = 1;
+  k.bias = 0;
+  k.relu = 0;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = (i == 0 ? k.kh - 1 : k.kw - 1) * k.dilation[i] + 1;
+    const int64_t size = std::max<int64_t>(32, span);
+    (i == 0 ? k.h : k.w) = size;
+    (i == 0 ? k.oh : k.ow) = (size + 2 * k.padding[i] - span) / k.stride[i] + 1;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return forward_descriptor(k, attr).weights_desc();
+}
+
 // Builds the primitive for k, or marks the plan declined.
 void build(Plan& plan) {
   const Key& k = plan.key;
@@ -176,7 +206,7 @@ void build(Plan& plan) {
   const memory::dims dilation{k.dilation[0] - 1, k.dilation[1] - 1};
   const memory::desc user_src = plain(src_dims(k), memory::format_tag::nchw);
   const memory::desc user_dst = plain(dst_dims(k), memory::format_tag::nchw);
-  const memory::desc user_weights = plain(weight_dims(k), weight_tag(k));
+  const memory::desc user_weights = k.packed ? packed_weights(k) : plain(weight_dims(k), weight_tag(k));
   const auto training_forward = forward_descriptor(k, attr);  // the backward passes' hint
   memory::desc scratchpad;
   if (k.pass == kForward) {
@@ -362,12 +392,151 @@ nnp_status conv2d_backward(const nnp_kernel_ctx*, const nnp_view* x, const nnp_v
   });
 }
 
+// ---- weights packed once (conv2d_pack, conv2d_packed) ----
+
+// The packed form: this header, then the weight in packed_weights()'s
+// layout from byte kPackedHeaderBytes (64-byte aligned).
+constexpr uint32_t kPackedMagic = 0x77646e6eu;  // "nndw"
+constexpr int64_t kPackedHeaderBytes = 128;
+struct PackedHeader {
+  uint32_t magic;
+  int32_t activation;
+  int64_t out_channels, in_channels, kernel[2], stride[2], padding[2], dilation[2];
+  int64_t weight_bytes;
+};
+static_assert(sizeof(PackedHeader) <= kPackedHeaderBytes, "the header fits its slot");
+
+// The geometry a packed weight is made for (images, sizes and bias as the
+// forward call's; 1 image of nothing where only the weight matters).
+Key packed_key(const nnp_view& w, const nnp_conv2d_params& p) {
+  Key k{};
+  k.pass = kForward;
+  k.packed = 1;
+  k.images = 1;
+  k.c = w.shape[1], k.o = w.shape[0], k.kh = w.shape[2], k.kw = w.shape[3];
+  k.groups = 1;
+  for (int i = 0; i < 2; ++i) k.stride[i] = p.stride[i], k.padding[i] = p.padding[i], k.dilation[i] = p.dilation[i];
+  return k;
+}
+
+bool contiguous_f32(const nnp_view& v, int32_t ndim) {
+  if (v.dtype != NNP_F32 || v.ndim != ndim) return false;
+  int64_t expected = 1;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    if (v.shape[d] < 1 || (v.shape[d] > 1 && v.strides[d] != expected)) return false;
+    expected *= v.shape[d];
+  }
+  return true;
+}
+
+// w [O, C, kH, kW] in the layout oneDNN's forward kernel reads, once per
+// plan (groups 1, no pooling; anything else: *bytes = 0, the caller then
+// runs conv2d). The ReLU is applied by conv2d_packed after the kernel.
+nnp_status conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_conv2d_params* p, const int64_t* pool,
+                       const nnp_view* packed, int64_t* bytes) {
+  if (!w || !p || !pool || !bytes) return fail(NNP_INVALID_ARGUMENT, "conv2d_pack: w, p, pool and bytes are required");
+  *bytes = 0;
+  if (!contiguous_f32(*w, 4) || p->groups != 1 || pool[0] != 0 || pool[1] != 0 ||
+      (p->activation != NNP_ACTIVATION_NONE && p->activation != NNP_ACTIVATION_RELU))
+    return NNP_OK;
+  for (int i = 0; i < 2; ++i)
+    if (p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0) return NNP_OK;
+  return guarded("conv2d_pack", [&]() -> nnp_status {
+    const Key k = packed_key(*w, *p);
+    const memory::desc layout = packed_weights(k);
+    const int64_t need = kPackedHeaderBytes + static_cast<int64_t>(layout.get_size());
+    if (!packed) {
+      *bytes = need;
+      return NNP_OK;
+    }
+    if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < need || packed->strides[0] != 1)
+      return fail(NNP_INVALID_ARGUMENT, "conv2d_pack: packed must be a contiguous u8 view of " + std::to_string(need) +
+                                            " bytes (ask with packed NULL first)");
+    PackedHeader h{};
+    h.magic = kPackedMagic;
+    h.activation = p->activation;
+    h.out_channels = k.o, h.in_channels = k.c, h.kernel[0] = k.kh, h.kernel[1] = k.kw;
+    for (int i = 0; i < 2; ++i) h.stride[i] = k.stride[i], h.padding[i] = k.padding[i], h.dilation[i] = k.dilation[i];
+    h.weight_bytes = need - kPackedHeaderBytes;
+    char* base = static_cast<char*>(packed->data);
+    std::memset(base, 0, kPackedHeaderBytes);
+    std::memcpy(base, &h, sizeof h);
+    memory from(plain(weight_dims(k), weight_tag(k)), engine(), w->data);
+    memory to(layout, engine(), base + kPackedHeaderBytes);
+    dnnl::reorder(from, to).execute(stream(), from, to);
+    stream().wait();
+    *bytes = need;
+    return NNP_OK;
+  });
+}
+
+// out = activation(conv(x, w) + bias) with w as conv2d_pack packed it; x
+// and out [N, C, H, W] dense within each image (a batch of one may be a
+// slice of a larger tensor's channels).
+nnp_status conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* packed, const nnp_view* bias,
+                         const nnp_conv2d_params* p, const int64_t* pool, const nnp_view* out) {
+  if (!x || !packed || !p || !pool || !out)
+    return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: x, packed, p, pool and out are required");
+  PackedHeader h{};
+  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < kPackedHeaderBytes)
+    return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: packed is not a weight conv2d_pack wrote");
+  std::memcpy(&h, packed->data, sizeof h);
+  if (h.magic != kPackedMagic || h.weight_bytes < 0 || packed->shape[0] - kPackedHeaderBytes < h.weight_bytes)
+    return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: packed is not a weight conv2d_pack wrote");
+  bool same = p->groups == 1 && p->activation == h.activation && pool[0] == 0 && pool[1] == 0;
+  for (int i = 0; i < 2; ++i)
+    same = same && p->stride[i] == h.stride[i] && p->padding[i] == h.padding[i] && p->dilation[i] == h.dilation[i];
+  if (!same)
+    return fail(NNP_INVALID_ARGUMENT,
+                "conv2d_packed: the packed weight was made for another geometry (stride, padding, dilation, "
+                "activation or pooling); pack it again for this one");
+  if (x->dtype != NNP_F32 || out->dtype != NNP_F32 || x->ndim != 4 || out->ndim != 4 || x->shape[1] != h.in_channels ||
+      out->shape[1] != h.out_channels || out->shape[0] != x->shape[0])
+    return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: x and out must be f32 [N, " + std::to_string(h.in_channels) +
+                                          ", H, W] and [N, " + std::to_string(h.out_channels) +
+                                          ", H', W'] for this packed weight");
+  nnp_view w{};  // the geometry the weight was packed for, to key the plan
+  w.dtype = NNP_F32;
+  w.ndim = 4;
+  w.shape[0] = h.out_channels, w.shape[1] = h.in_channels, w.shape[2] = h.kernel[0], w.shape[3] = h.kernel[1];
+  Key k = key_of(kForward, *x, w, *out, *p, bias != nullptr);
+  k.packed = 1;
+  k.relu = 0;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = (h.kernel[i] - 1) * h.dilation[i] + 1;
+    const int64_t size = (x->shape[2 + i] + 2 * h.padding[i] - span) / h.stride[i] + 1;
+    if (x->shape[2 + i] + 2 * h.padding[i] < span || out->shape[2 + i] != size)
+      return fail(NNP_INVALID_ARGUMENT, "conv2d_packed: out's size does not follow from x's for this geometry");
+  }
+  if (bias && (bias->dtype != NNP_F32 || bias->ndim != 1 || bias->shape[0] != h.out_channels ||
+               (h.out_channels > 1 && bias->strides[0] != 1)))
+    return fail(NNP_INVALID_ARGUMENT,
+                "conv2d_packed: bias must be contiguous f32 [" + std::to_string(h.out_channels) + "]");
+  return guarded("conv2d_packed", [&]() -> nnp_status {
+    Plan* plan = plan_for(k);
+    if (plan == nullptr) return declined();
+    const void* data[4] = {x->data, static_cast<const char*>(packed->data) + kPackedHeaderBytes};
+    int i = 2;
+    if (bias) data[i++] = bias->data;
+    data[i] = out->data;
+    run(*plan, data);
+    if (h.activation == NNP_ACTIVATION_RELU) {  // max(0, v), a NaN kept (oneDNN's post-op turns it into 0)
+      float* o = static_cast<float*>(out->data);
+      const int64_t n = out->shape[0] * out->shape[1] * out->shape[2] * out->shape[3];
+      for (int64_t j = 0; j < n; ++j) o[j] = o[j] < 0.0f ? 0.0f : o[j];
+    }
+    return NNP_OK;
+  });
+}
+
 nnp_status init(const nnp_api* api, nnp_plugin_host* host) {
   g_api = api;
   static nnp_kernels kernels{};
   kernels.struct_size = sizeof(nnp_kernels);
   kernels.conv2d = conv2d;
   kernels.conv2d_backward = conv2d_backward;
+  kernels.conv2d_pack = conv2d_pack;
+  kernels.conv2d_packed = conv2d_packed;
   static nnp_backend table{};
   table.struct_size = sizeof(nnp_backend);
   table.name = "cpu.onednn";
