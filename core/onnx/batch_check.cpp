@@ -11,6 +11,7 @@
 #include "../ops.hpp"
 #include "../shape.hpp"
 #include "eval_mode_scope.hpp"
+#include "graph_module.hpp"
 #include "onnx_import.hpp"
 
 namespace nnp::core::onnx {
@@ -58,6 +59,7 @@ std::string batch_generic_failure(nn::Module& module, const std::vector<TensorRe
   // module's inputs are (a module traced on a GPU is checked there).
   const nnp_device device = inputs[0]->device;
   nn::to(*graph, &device, -1);
+  set_graph_as_written(*graph);
   const int64_t batch = inputs[0]->shape[0];
   auto grown = [&] {
     nnp_list args;

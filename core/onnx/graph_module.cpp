@@ -170,6 +170,7 @@ struct Program {
   std::vector<GraphNode> nodes;
   int32_t slots = 0;
   nnp_device fallback = parse_device("cpu");  // runs what a backend that compiles graphs leaves
+  bool as_written = false;                    // never planned (set_graph_as_written)
 
   // Reads the program and registers its tensors and layers on m.
   Program(const std::string& program, nn::Module& m);
@@ -375,7 +376,7 @@ std::vector<TensorRef> Program::run(const std::vector<TensorRef>& args) const {
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i])].tensor = args[i];
   for (const auto& [slot, t] : tensors) values[static_cast<size_t>(slot)].tensor = t;
   if (const std::shared_ptr<const graph::InferencePlan> plan =
-          plan_.get({&nodes, &inputs, &outputs, &tensors, slots, fallback}, &values)) {
+          as_written ? nullptr : plan_.get({&nodes, &inputs, &outputs, &tensors, slots, fallback}, &values)) {
     values.resize(static_cast<size_t>(plan->slots));
     for (const auto& [slot, t] : plan->constants) values[static_cast<size_t>(slot)].tensor = t;
     graph::run_releasing(plan->nodes, plan->release_after, values);
@@ -470,6 +471,12 @@ void set_graph_fallback(nn::Module& m, nnp_device device) {
   if (m.type_name != "GraphModule" || m.vtable.forward_values != forward_values || !m.self)
     fail(NNP_INVALID_ARGUMENT, m.type_name, " is not an nn.GraphModule");
   static_cast<Program*>(m.self)->fallback = device;
+}
+
+void set_graph_as_written(nn::Module& m) {
+  if (m.type_name != "GraphModule" || m.vtable.forward_values != forward_values || !m.self)
+    fail(NNP_INVALID_ARGUMENT, m.type_name, " is not an nn.GraphModule");
+  static_cast<Program*>(m.self)->as_written = true;
 }
 
 void register_graph_module(nn::LayerRegistry& registry) {

@@ -17,5 +17,9 @@ std::vector<std::string> graph_plan_notes(const nn::Module& m);
 // The device that runs the nodes a backend that compiles graphs leaves
 // (cpu unless set; nnp_compile_options.fallback).
 void set_graph_fallback(nn::Module& m, nnp_device device);
+// m runs its program as written from now on, even without gradients: a
+// graph run once (export's batch check) is not worth a plan's folded and
+// packed weights.
+void set_graph_as_written(nn::Module& m);
 
 }  // namespace nnp::core::onnx

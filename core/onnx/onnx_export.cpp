@@ -172,32 +172,44 @@ bool export_model(nn::Module& module, const std::vector<TensorRef>& inputs, cons
                   const ExportOptions& options) {
   ::onnx::ModelProto model = trace_model(module, inputs, path, options);
   std::string bytes = serialize(model);
+  bool symbolic = !options.fixed_batch && model.doc_string().empty() && inputs[0]->shape.ndim > 0;
+  if (!symbolic) {
+    write_atomically(bytes, path);
+    return false;
+  }
   // A symbolic batch is a claim about values the trace could not see (an
   // index built for this batch, a divisor that is its size): the written
   // graph, run by the importer at one more row, must give the module's own
   // outputs there, or the file is written with the batch fixed instead.
-  const bool symbolic = !options.fixed_batch && model.doc_string().empty() && inputs[0]->shape.ndim > 0;
-  if (symbolic) {
-    const std::string draft = path + ".batch-check-" + std::to_string(::getpid());
-    write_atomically(bytes, draft);
-    std::string why;
-    try {
-      why = batch_generic_failure(module, inputs, draft);
-    } catch (...) {
-      std::remove(draft.c_str());
-      throw;
-    }
+  // The draft becomes the file where it passes; the model and its bytes go
+  // before the check imports it (two copies of the weights fewer at the
+  // peak).
+  const std::string draft = path + ".batch-check-" + std::to_string(::getpid());
+  write_atomically(bytes, draft);
+  ::onnx::ModelProto().Swap(&model);
+  std::string().swap(bytes);
+  std::string why;
+  try {
+    why = batch_generic_failure(module, inputs, draft);
+  } catch (...) {
     std::remove(draft.c_str());
-    if (!why.empty()) {
-      ExportOptions fixed = options;
-      fixed.fixed_batch = true;
-      model = trace_model(module, inputs, path, fixed);
-      model.set_doc_string("batch fixed at " + std::to_string(inputs[0]->shape[0]) + ": " + why);
-      bytes = serialize(model);
-    }
+    throw;
   }
-  write_atomically(bytes, path);
-  return !options.fixed_batch && model.doc_string().empty() && inputs[0]->shape.ndim > 0;
+  if (why.empty()) {
+    if (std::rename(draft.c_str(), path.c_str()) != 0) {
+      const std::string reason = std::strerror(errno);
+      std::remove(draft.c_str());
+      fail(NNP_IO_ERROR, "onnx export: writing ", path, " failed (", reason, "); any previous file is unchanged");
+    }
+    return true;
+  }
+  std::remove(draft.c_str());
+  ExportOptions fixed = options;
+  fixed.fixed_batch = true;
+  model = trace_model(module, inputs, path, fixed);
+  model.set_doc_string("batch fixed at " + std::to_string(inputs[0]->shape[0]) + ": " + why);
+  write_atomically(serialize(model), path);
+  return false;
 }
 
 }  // namespace nnp::core::onnx

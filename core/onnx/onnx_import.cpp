@@ -1,5 +1,6 @@
 #include "onnx_import.hpp"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
@@ -128,6 +129,7 @@ class Importer {
  private:
   std::string path_;
   ::onnx::ModelProto model_;
+  void parse_file();
   std::map<std::string, const ::onnx::TensorProto*> initializers_;
   std::set<std::string> absorbed_;      // initialisers a layer took over
   std::map<std::string, int> readers_;  // how many node inputs read each value
@@ -847,15 +849,48 @@ void Importer::count_readers(const ::onnx::GraphProto& g) {
   for (const ::onnx::ValueInfoProto& v : g.output()) ++readers_[v.name()];
 }
 
+// The file's bytes a block at a time, for protobuf to parse as they come:
+// read whole first, they were one more copy of the model at the peak.
+class FileBlocks : public google::protobuf::io::CopyingInputStream {
+ public:
+  explicit FileBlocks(const io::RegularFile& file) : file_(file) {}
+  int Read(void* buffer, int size) override {
+    const uint64_t left = file_.size() - at_, n = std::min<uint64_t>(left, static_cast<uint64_t>(size));
+    if (n > 0) file_.read_at(at_, buffer, n);
+    at_ += n;
+    return static_cast<int>(n);
+  }
+
+ private:
+  const io::RegularFile& file_;
+  uint64_t at_ = 0;
+};
+
+void Importer::parse_file() {
+  io::RegularFile file(path_, "onnx load");
+  if (file.size() > kMaxModelBytes)
+    fail(NNP_INVALID_ARGUMENT, "onnx load ", path_, ": ", std::to_string(file.size()),
+         " bytes, more than the limit of ", std::to_string(kMaxModelBytes),
+         " (protobuf's); store the weights as external data");
+  FileBlocks blocks(file);
+  google::protobuf::io::CopyingInputStreamAdaptor stream(&blocks, 1 << 20);
+  if (!model_.ParseFromZeroCopyStream(&stream)) corrupt("not an ONNX model (its protobuf does not parse)");
+}
+
 ModuleRef Importer::run() {
   PluginRegistry::instance().discover();  // plugins' layers and graph ops are read too
-  io::RegularFile file(path_, "onnx load");
-  const std::string bytes = file.read_all(kMaxModelBytes);
-  if (!model_.ParseFromString(bytes)) corrupt("not an ONNX model (its protobuf does not parse)");
+  parse_file();
   check_external_data();
   const bool reordered = sort_nodes(*model_.mutable_graph(), path_, kMaxGraphNesting);
+  bool external = false;
+  for (const ::onnx::TensorProto& t : model_.graph().initializer())
+    external = external || t.data_location() == ::onnx::TensorProto::EXTERNAL;
   try {
-    if (reordered)
+    // From memory where no data is stored outside the file: checking the
+    // path would read and parse the whole file again.
+    if (!external)
+      ::onnx::checker::check_model(model_);
+    else if (reordered)
       ::onnx::checker::check_model(checkable(model_));
     else
       ::onnx::checker::check_model(path_);  // the file's own folder is where external data is looked for
@@ -895,6 +930,10 @@ ModuleRef Importer::run() {
   }
   for (const ::onnx::TensorProto& t : g.initializer())
     if (!absorbed_.count(t.name())) add_tensor(t.name(), read_tensor(t, "initialiser '" + t.name() + "'"), true);
+  // Everything the module needs is in the program and the values read out:
+  // the parsed file goes before the module's own tensors are made (swapped
+  // out: Clear() keeps the strings' memory for reuse).
+  ::onnx::ModelProto().Swap(&model_);
 
   nnp_attrs attrs;
   nn::AttrValue graph;
@@ -919,8 +958,15 @@ ModuleRef Importer::run() {
     TensorRef source = from_host(t.bytes.data(), t.shape, t.dtype, target->device);
     copy_into(*target, *source);
   };
-  for (const auto& [key, t] : tensor_values_) fill(key, t);
-  for (const auto& [key, t] : layer_values_) fill(key, t);
+  // Each value's bytes are freed once in the module's tensor.
+  for (auto& [key, t] : tensor_values_) {
+    fill(key, t);
+    std::string().swap(t.bytes);
+  }
+  for (auto& [key, t] : layer_values_) {
+    fill(key, t);
+    std::string().swap(t.bytes);
+  }
   return module;
 }
 

@@ -177,12 +177,12 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const Key& k, const
   return dnnl::convolution_forward::primitive_desc(desc, attr, engine());
 }
 
-// The layout conv2d_pack writes a weight in: the one oneDNN's forward
-// kernel wants for the geometry, for one image of a nominal 32 x 32 (the
-// image's size is not known when a plan packs; the kernels chosen here
-// want the same layout at every size but a few, where a plan's run
-// reorders from this one, as it reordered from OIHW before).
-memory::desc packed_weights(Key k) {
+// oneDNN's forward kernel for the geometry at one image of a nominal
+// 32 x 32, and (packed_weights) the weight layout it reads, which
+// conv2d_pack writes: the image's size is not known when a plan packs; the
+// kernels chosen here want the same layout at every size but a few, where a
+// plan's run reorders from this one, as it reordered from OIHW before.
+dnnl::convolution_forward::primitive_desc nominal_forward(Key k) {
   k.images = 1;
   k.bias = 0;
   k.relu = 0;
@@ -194,8 +194,9 @@ memory::desc packed_weights(Key k) {
   }
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return forward_descriptor(k, attr).weights_desc();
+  return forward_descriptor(k, attr);
 }
+memory::desc packed_weights(const Key& k) { return nominal_forward(k).weights_desc(); }
 
 // Builds the primitive for k, or marks the plan declined.
 void build(Plan& plan) {
@@ -219,7 +220,8 @@ void build(Plan& plan) {
       forward_attr.set_post_ops(ops);
     }
     const auto forward = k.relu ? forward_descriptor(k, forward_attr) : training_forward;
-    if (!is_jit(forward.impl_info_str())) return void(plan.declined = true);
+    // A packed weight has no other way to run: any kernel oneDNN has will do.
+    if (!is_jit(forward.impl_info_str()) && !k.packed) return void(plan.declined = true);
     plan.primitive = dnnl::convolution_forward(forward);
     plan.operands.push_back(operand(DNNL_ARG_SRC, false, user_src, forward.src_desc()));
     plan.operands.push_back(operand(DNNL_ARG_WEIGHTS, false, user_weights, forward.weights_desc()));
@@ -439,11 +441,24 @@ nnp_status conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_conv2
   if (!contiguous_f32(*w, 4) || p->groups != 1 || pool[0] != 0 || pool[1] != 0 ||
       (p->activation != NNP_ACTIVATION_NONE && p->activation != NNP_ACTIVATION_RELU))
     return NNP_OK;
+  // Sizes past 2^20 (a hostile spec's stride of 2^63 - 1) have no packed
+  // form: the nominal image below could not be sized, nor oneDNN asked.
+  constexpr int64_t kLargest = int64_t{1} << 20;
   for (int i = 0; i < 2; ++i)
-    if (p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0) return NNP_OK;
+    if (p->stride[i] < 1 || p->dilation[i] < 1 || p->padding[i] < 0 || p->stride[i] > kLargest ||
+        p->dilation[i] > kLargest || p->padding[i] > kLargest)
+      return NNP_OK;
+  for (int d = 0; d < 4; ++d)
+    if (w->shape[d] > kLargest) return NNP_OK;
   return guarded("conv2d_pack", [&]() -> nnp_status {
     const Key k = packed_key(*w, *p);
-    const memory::desc layout = packed_weights(k);
+    memory::desc layout;
+    try {
+      layout = packed_weights(k);
+    } catch (const dnnl::error&) {  // a geometry oneDNN has no kernel for: no packed form
+      return NNP_OK;
+    }
+    if (!is_jit(nominal_forward(k).impl_info_str())) return NNP_OK;  // only where its JIT kernels take it
     const int64_t need = kPackedHeaderBytes + static_cast<int64_t>(layout.get_size());
     if (!packed) {
       *bytes = need;
