@@ -7,8 +7,9 @@
 // (each image is copied into a zero-padded [H][W][C] buffer, so padding
 // costs no branches):
 //  - direct, for a first layer's few input channels (C_in * kH * kW <=
-//    128, kernels larger than 1 x 1: a 1 x 1 convolution is a product,
-//    which oneDNN's packed form below runs faster): 16 output channels a vector, a block of 2 rows x 8 columns of
+//    128; a 1 x 1 convolution only to at most 128 channels: a wider one,
+//    MobileNetV2's expansions, runs faster in oneDNN's packed form below,
+//    a narrow one, ShuffleNetV2's, here): 16 output channels a vector, a block of 2 rows x 8 columns of
 //    outputs in 16 registers, one broadcast multiply-add per input value
 //    and tap;
 //  - Winograd F(2x2, 5x5) for 5 x 5 kernels over 8 or more channels: each
@@ -86,7 +87,7 @@ int32_t method_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t*
     if (p.stride[i] != 1 || p.dilation[i] != 1 || p.padding[i] < 0 || p.padding[i] >= w.shape[2 + i]) return 0;
   const int64_t in = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   if (kh == 5 && kw == 5 && in >= 8) return kWinograd5;
-  if (in * kh * kw <= kMaxDirectTaps && kh * kw > 1) return kDirect;
+  if (in * kh * kw <= kMaxDirectTaps && (kh * kw > 1 || w.shape[0] <= kMaxDirectTaps)) return kDirect;
   return 0;
 }
 
