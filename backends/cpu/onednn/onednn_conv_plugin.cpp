@@ -452,13 +452,14 @@ nnp_status conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_conv2
     if (w->shape[d] > kLargest) return NNP_OK;
   return guarded("conv2d_pack", [&]() -> nnp_status {
     const Key k = packed_key(*w, *p);
-    memory::desc layout;
+    dnnl::convolution_forward::primitive_desc forward;
     try {
-      layout = packed_weights(k);
+      forward = nominal_forward(k);
     } catch (const dnnl::error&) {  // a geometry oneDNN has no kernel for: no packed form
       return NNP_OK;
     }
-    if (!is_jit(nominal_forward(k).impl_info_str())) return NNP_OK;  // only where its JIT kernels take it
+    if (!is_jit(forward.impl_info_str())) return NNP_OK;  // only where its JIT kernels take it
+    const memory::desc layout = forward.weights_desc();
     const int64_t need = kPackedHeaderBytes + static_cast<int64_t>(layout.get_size());
     if (!packed) {
       *bytes = need;
