@@ -111,6 +111,14 @@ class BackendRecord {
                ? since(kernels_.quantized_conv2d_packed, NNP_KERNELS_SIZE_1_22)
                : nullptr;
   }
+  decltype(nnp_kernels::conv2d_integer_pack) conv2d_integer_pack() const {
+    return conv2d_integer_packed() ? since(kernels_.conv2d_integer_pack, NNP_KERNELS_SIZE_1_29) : nullptr;
+  }
+  decltype(nnp_kernels::conv2d_integer_packed) conv2d_integer_packed() const {
+    return since(kernels_.conv2d_integer_pack, NNP_KERNELS_SIZE_1_29)
+               ? since(kernels_.conv2d_integer_packed, NNP_KERNELS_SIZE_1_29)
+               : nullptr;
+  }
   // Compiles graphs (nnp_backend 1.24: capability, compile, execute and
   // release, all four or none).
   bool compiles_graphs() const {

@@ -118,6 +118,15 @@ TensorRef quantized_conv2d_pack_weight(const Tensor& w, const nnp_conv2d_params&
 TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, const Tensor& w, const Tensor& packed,
                                          const Tensor& scale, const Tensor* bias, const nnp_quantized_conv2d_params& q,
                                          const nnp_conv2d_params& p, const int64_t (&pool)[2]);
+// ONNX's ConvInteger from a weight packed once (ABI 1.29): w its u8 or i8
+// weight [C_out, C_in, kH, kW] and w_zero its zero point (null, one value
+// or C_out, of w's dtype), packed for geometry p (groups 1); and the int32
+// sums (x - x_zero) * (w - w_zero) of x (u8 or i8, x_zero null or one
+// value of x's dtype), as nnp_kernels.conv2d_integer_packed defines. Null
+// where it does not apply; w and w_zero are what an ONNX export writes.
+TensorRef conv2d_integer_pack_weight(const Tensor& w, const Tensor* w_zero, const nnp_conv2d_params& p);
+TensorRef conv2d_integer_packed_kernel(const Tensor& x, const Tensor* x_zero, const Tensor& w, const Tensor* w_zero,
+                                       const Tensor& packed, const nnp_conv2d_params& p);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -57,6 +57,10 @@ nnp_status quantized_conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const
 nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* packed,
                                    const nnp_view* scale, const nnp_view* bias, const nnp_quantized_conv2d_params* q,
                                    const nnp_conv2d_params* p, const int64_t* pool, const nnp_view* out);
+nnp_status conv2d_integer_pack(const nnp_kernel_ctx*, const nnp_view* w, const nnp_view* w_zero,
+                               const nnp_conv2d_params* p, const nnp_view* packed, int64_t* bytes);
+nnp_status conv2d_integer_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* x_zero,
+                                 const nnp_view* packed, const nnp_conv2d_params* p, const nnp_view* out);
 nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d_params* p, const nnp_view* out,
                       const nnp_view* indices);
 nnp_status sgd_step(const nnp_kernel_ctx*, const nnp_sgd_params* p, const nnp_view* param, const nnp_view* grad,

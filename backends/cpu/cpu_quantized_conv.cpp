@@ -15,18 +15,10 @@
 // Each image is quantized once into a padded u8 buffer holding a + 128, the
 // form vpdpbusd multiplies (unsigned bytes by signed ones); the products
 // then carry 128 * the sum of each output channel's weights, which the
-// packed form stores and the epilogue subtracts. The buffer has one of two
-// layouts, each making a step of the reduction four bytes side by side:
-//  - channel groups ([H][W][C rounded up to 4]): four channels of one pixel,
-//    for layers over several channels;
-//  - row groups ([C][H][W]): four neighbouring taps of one kernel row, for
-//    a first layer's one or few channels, whose groups of channels would be
-//    mostly zeros (W3's first layer: 10 steps a pixel instead of 25).
-// The packed weight holds, per step, 16 output channels x 4 bytes a vector.
-// A tile of J outputs along a row by V vectors of channels keeps J x V
-// accumulators: per step V weight loads, J broadcasts of an input's four
-// bytes, J x V vpdpbusd. Padding reads 128, the quantized zero, so the
-// borders cost no branches.
+// packed form stores and the epilogue subtracts. Padding reads 128, the
+// quantized zero, so the borders cost no branches. The buffer's layouts and
+// the tiles are cpu_int8_conv_tiles.hpp's (W3's first layer takes the row
+// groups: 10 steps a pixel instead of 25).
 //
 // The sums are rescaled and requantized in the composition's order, each
 // step rounded to f32 (the file is built with -ffp-contract=off), so the
@@ -51,54 +43,14 @@
 #include <vector>
 
 #include "cpu_channels_first.hpp"
-#include "cpu_kernel_table.hpp"
-#include "cpu_kernels.hpp"
-#include "cpu_loops.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define NNP_QUANTIZED_CONV 1
-#define NNP_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
-#endif
+#include "cpu_int8_conv_tiles.hpp"
 
 namespace nnp::cpu {
 namespace {
 
+using namespace int8_conv;
+
 constexpr uint32_t kMagic = 0x71636e70u;  // "pncq"
-// Quads of bytes (VNNI) or pairs of int16 (AVX2), by channels or by a
-// kernel row's taps.
-enum Layout : int32_t { kChannelGroups = 1, kRowGroups = 2, kChannelPairs = 3, kRowPairs = 4 };
-bool by_rows(int32_t layout) { return layout == kRowGroups || layout == kRowPairs; }
-bool in_pairs(int32_t layout) { return layout == kChannelPairs || layout == kRowPairs; }
-int64_t group_size(int32_t layout) { return in_pairs(layout) ? 2 : 4; }     // values a step reads
-int64_t element_bytes(int32_t layout) { return in_pairs(layout) ? 2 : 1; }  // u8 or int16
-constexpr int64_t kLanes = 16;
-constexpr int64_t kHeaderBytes = 128;  // the corrections, then the weights, start 64-byte aligned after it
-// C_in * kH * kW at most: 255 * 128 * 65536 < 2^31, so no int32 sum wraps.
-constexpr int64_t kMaxTaps = 65536;
-constexpr int64_t kMaxSize = int64_t{1} << 20;  // stride, dilation
-
-struct Header {
-  uint32_t magic;
-  int32_t layout;
-  int64_t out_channels, in_channels, kernel[2];
-  int64_t stride[2], padding[2], dilation[2], pool[2];
-  int64_t steps, vectors;  // reduction steps of four bytes (a quad or a pair); C_out / 16, rounded up
-};
-static_assert(sizeof(Header) <= kHeaderBytes, "the packed header fits its slot");
-
-int64_t ceil_div(int64_t v, int64_t m) { return (v + m - 1) / m; }
-int64_t round_up(int64_t v, int64_t m) { return ceil_div(v, m) * m; }
-
-// The form the kernel table chose: Tier::avx512 (VNNI's quads), avx2
-// (pairs) or baseline (none: the core composes the convolution).
-Tier form() {
-#if NNP_QUANTIZED_CONV
-  return kernel_table().int8_conv_packed;
-#else
-  return Tier::baseline;
-#endif
-}
 
 int64_t correction_bytes(const Header& h) { return round_up(h.vectors * kLanes * 4, 64); }
 int64_t packed_bytes(const Header& h) { return kHeaderBytes + correction_bytes(h) + h.steps * h.vectors * 64; }
@@ -107,40 +59,7 @@ int64_t packed_bytes(const Header& h) { return kHeaderBytes + correction_bytes(h
 // (no form on this CPU, another dtype, groups, an activation, sizes out of range).
 Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* pool) {
   Header h{};
-  if (form() == Tier::baseline || w.dtype != NNP_I8 || w.ndim != 4 || !is_contiguous(w) || p.groups != 1 ||
-      (p.struct_size >= NNP_CONV2D_PARAMS_SIZE_1_18 && p.activation != NNP_ACTIVATION_NONE))
-    return h;
-  for (int32_t d = 0; d < 4; ++d)
-    if (w.shape[d] < 1 || w.shape[d] > (int64_t{1} << 24)) return h;
-  int64_t taps = 0;
-  if (__builtin_mul_overflow(w.shape[1], w.shape[2], &taps) || __builtin_mul_overflow(taps, w.shape[3], &taps) ||
-      taps > kMaxTaps)
-    return h;
-  const bool no_pool = pool[0] == 0 && pool[1] == 0;
-  for (int i = 0; i < 2; ++i)
-    // Padding past a window's reach (reading only zeros) is left to the
-    // layer: a stranger's model cannot make the image's copy huge.
-    if (p.stride[i] < 1 || p.stride[i] > kMaxSize || p.dilation[i] < 1 || p.dilation[i] > kMaxSize ||
-        p.padding[i] < 0 || p.padding[i] > p.dilation[i] * (w.shape[2 + i] - 1) ||
-        (!no_pool && (pool[i] < 1 || pool[i] > 64)))
-      return h;
-  h.out_channels = w.shape[0];
-  h.in_channels = w.shape[1];
-  for (int i = 0; i < 2; ++i) {
-    h.kernel[i] = w.shape[2 + i];
-    h.stride[i] = p.stride[i];
-    h.padding[i] = p.padding[i];
-    h.dilation[i] = p.dilation[i];
-    h.pool[i] = pool[i];
-  }
-  const bool pairs = form() == Tier::avx2;
-  const int64_t g = pairs ? 2 : 4;
-  const int64_t channel_steps = h.kernel[0] * h.kernel[1] * ceil_div(h.in_channels, g);
-  const int64_t row_steps = h.in_channels * h.kernel[0] * ceil_div(h.kernel[1], g);
-  const bool rows = h.dilation[1] == 1 && row_steps < channel_steps;
-  h.layout = pairs ? (rows ? kRowPairs : kChannelPairs) : (rows ? kRowGroups : kChannelGroups);
-  h.steps = rows ? row_steps : channel_steps;
-  h.vectors = ceil_div(h.out_channels, kLanes);
+  if (w.dtype != NNP_I8 || !geometry_for(w, p, pool, kMaxTaps, h)) return Header{};
   h.magic = kMagic;
   return h;
 }
@@ -148,22 +67,8 @@ Header header_for(const nnp_view& w, const nnp_conv2d_params& p, const int64_t* 
 // w's value b of step s for output channel o (0 where the step reaches past
 // the channels or the kernel's width).
 int8_t weight_byte(const Header& h, const int8_t* w, int64_t o, int64_t s, int64_t b) {
-  const int64_t kh = h.kernel[0], kw = h.kernel[1], c_in = h.in_channels, g = group_size(h.layout);
-  int64_t c, i, j;
-  if (!by_rows(h.layout)) {
-    const int64_t groups = ceil_div(c_in, g), tap = s / groups;
-    c = (s % groups) * g + b;
-    i = tap / kw;
-    j = tap % kw;
-    if (c >= c_in) return 0;
-  } else {
-    const int64_t groups = ceil_div(kw, g), row = s / groups;
-    c = row / kh;
-    i = row % kh;
-    j = (s % groups) * g + b;
-    if (j >= kw) return 0;
-  }
-  return w[((o * c_in + c) * kh + i) * kw + j];
+  const int64_t i = weight_index(h, o, s, b);
+  return i < 0 ? int8_t{0} : w[i];
 }
 
 void pack(const Header& h, const int8_t* w, char* packed) {
@@ -193,51 +98,7 @@ void pack(const Header& h, const int8_t* w, char* packed) {
       for (int64_t b = 0; b < 4; ++b) *out++ = o < h.out_channels ? weight_byte(h, w, o, s, b) : int8_t{0};
 }
 
-#if NNP_QUANTIZED_CONV
-
-// One image's input buffer and the reads of a tile into it.
-struct Input {
-  int64_t rows, cols, channels;  // padded; channels: C rounded up to the group (channel groups), else C
-  int64_t bytes;                 // the buffer, with slack for a row group's last word
-  int64_t pixel_step, row_step;  // bytes between outputs along a row, and between output rows
-};
-
-Input input_for(const Header& h, int64_t height, int64_t width) {
-  const int64_t g = group_size(h.layout), e = element_bytes(h.layout);
-  Input in{};
-  in.rows = height + 2 * h.padding[0];
-  if (!by_rows(h.layout)) {
-    in.cols = width + 2 * h.padding[1];
-    in.channels = round_up(h.in_channels, g);
-    in.pixel_step = h.stride[1] * in.channels * e;
-    in.row_step = h.stride[0] * in.cols * in.channels * e;
-    in.bytes = in.rows * in.cols * in.channels * e + 64;
-  } else {
-    in.cols = width + 2 * h.padding[1] + g;  // a row group's last word may read g - 1 values past the row
-    in.channels = h.in_channels;
-    in.pixel_step = h.stride[1] * e;
-    in.row_step = h.stride[0] * in.cols * e;
-    in.bytes = in.channels * in.rows * in.cols * e + 64;
-  }
-  return in;
-}
-
-// Where step s reads, in bytes from the tile's first output's window origin.
-void step_offsets(const Header& h, const Input& in, int64_t* offsets) {
-  const int64_t kh = h.kernel[0], kw = h.kernel[1], dh = h.dilation[0], dw = h.dilation[1];
-  const int64_t g = group_size(h.layout), e = element_bytes(h.layout);
-  int64_t s = 0;  // in the steps' order (weight_byte's)
-  if (!by_rows(h.layout)) {
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t j = 0; j < kw; ++j)
-        for (int64_t q = 0; q < in.channels / g; ++q)
-          offsets[s++] = ((i * dh * in.cols + j * dw) * in.channels + q * g) * e;
-    return;
-  }
-  for (int64_t c = 0; c < h.in_channels; ++c)
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t t = 0; t < ceil_div(kw, g); ++t) offsets[s++] = ((c * in.rows + i * dh) * in.cols + t * g) * e;
-}
+#if NNP_INT8_TILES
 
 // The quantization of each step, as floats in vectors.
 struct Quantization {
@@ -253,10 +114,6 @@ NNP_VNNI inline __m512i quantized_u8(__m512 v, const Quantization& q) {
   v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(q.input_min)), _mm512_set1_ps(127.0f));
   return _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(128));
-}
-
-NNP_VNNI inline __mmask16 first_lanes(int64_t count) {
-  return count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
 }
 
 // Image x [C][H][W] into the buffer, quantized, padding 128.
@@ -299,76 +156,6 @@ NNP_VNNI void quantize_image(const Header& h, const Input& in, const Quantizatio
         uint8_t* dst = buf + ((y + pad_h) * in.cols + pad_w + i) * in.channels + g * 4;
         _mm512_mask_i32scatter_epi32(dst, m, pixel, word, 4);
       }
-}
-
-NNP_VNNI inline __m512i broadcast_word(const uint8_t* p) {
-  __m512i r;
-  asm("vpbroadcastd %1, %0" : "=v"(r) : "m"(*reinterpret_cast<const int32_t*>(p)));
-  return r;
-}
-
-// What a tile reads besides its input: the steps' offsets and the packed
-// weights.
-struct Tile {
-  const int64_t* offsets;
-  int64_t steps, step_bytes;  // step_bytes: between one step's weights and the next's
-  const int8_t* weights;
-};
-
-// The sums of J outputs from `in` (kStep, or step, bytes apart) by V
-// vectors of channels from vector v0, into dst (pixel ints apart, its
-// channels from 0).
-template <int J, int V, int kStep>
-NNP_VNNI void tile(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
-  const int64_t stride = kStep ? kStep : step;
-  // In int lanes, cast at each vpdpbusd, and the loops unrolled: so GCC 12
-  // keeps the array in registers (an array of __m512i went to the stack,
-  // stored and copied at every step).
-  __v16si acc[J][V];
-  _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
-    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[j][v] = __v16si{};
-  }
-  const int8_t* w = t.weights + v0 * 64;
-  for (int64_t s = 0; s < t.steps; ++s, w += t.step_bytes) {
-    const uint8_t* base = in + t.offsets[s];
-    __v16si wv[V];
-    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) wv[v] = (__v16si)_mm512_loadu_si512(w + v * 64);
-    _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
-      const __v16si a = (__v16si)broadcast_word(base + j * stride);
-      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-        acc[j][v] = (__v16si)_mm512_dpbusd_epi32((__m512i)acc[j][v], (__m512i)a, (__m512i)wv[v]);
-      }
-    }
-  }
-  _Pragma("GCC unroll 32") for (int j = 0; j < J; ++j) {
-    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-      _mm512_storeu_si512(dst + j * pixel + (v0 + v) * kLanes, (__m512i)acc[j][v]);
-    }
-  }
-}
-
-// One output row's first `count` outputs, V vectors from v0, in tiles of
-// the widest J that fits.
-template <int V, int kStep>
-NNP_VNNI void row_of(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
-                     int64_t pixel) {
-  constexpr int kWide = V == 1 ? 24 : 12;
-  int64_t x = 0;
-  for (; x + kWide <= count; x += kWide) tile<kWide, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-  for (; x + 8 <= count; x += 8) tile<8, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-  for (; x + 4 <= count; x += 4) tile<4, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-  for (; x < count; ++x) tile<1, V, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-}
-
-template <int V>
-NNP_VNNI void row_with_step(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
-                            int64_t pixel) {
-  switch (step) {  // the common steps as constants: the broadcasts' addresses are then fixed offsets
-    case 1: row_of<V, 1>(t, in, step, count, v0, dst, pixel); break;
-    case 4: row_of<V, 4>(t, in, step, count, v0, dst, pixel); break;
-    case 16: row_of<V, 16>(t, in, step, count, v0, dst, pixel); break;
-    default: row_of<V, 0>(t, in, step, count, v0, dst, pixel); break;
-  }
 }
 
 // What turns 16 channels' sums into outputs: the corrections, scale and
@@ -440,9 +227,6 @@ NNP_VNNI void convolve_image(const Call& k, const uint8_t* buf, int32_t* sums, f
   to_channels_first(y, k.out_h * k.out_w, po, k.h.out_channels, out);
 }
 
-// ---- AVX2: int16 pairs ----
-#define NNP_PAIRS __attribute__((target("avx2")))
-
 // x quantized as quantized_gemm does (no shift), in int32 lanes: eight at a
 // time, and one at a time for a row's tail (the same arithmetic: a product
 // rounded to f32, NaN taken as 0, rounded half to even, clamped).
@@ -499,52 +283,6 @@ NNP_PAIRS void quantize_image_pairs(const Header& h, const Input& in, const Quan
     }
 }
 
-// The sums of J outputs from `in` (kStep, or step, bytes apart) by the 16
-// channels of block v0, into dst (pixel ints apart, its channels from 0):
-// 2J accumulators of 8 lanes, in int lanes and unrolled as VNNI's tile.
-template <int J, int kStep>
-NNP_PAIRS void tile_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t v0, int32_t* dst, int64_t pixel) {
-  const int64_t stride = kStep ? kStep : step;
-  __v8si acc[J][2];
-  _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) acc[j][0] = acc[j][1] = __v8si{};
-  const int8_t* w = t.weights + v0 * 64;
-  for (int64_t s = 0; s < t.steps; ++s, w += t.step_bytes) {
-    const uint8_t* base = in + t.offsets[s];
-    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
-    _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) {
-      int32_t word;
-      std::memcpy(&word, base + j * stride, 4);
-      const __m256i a = _mm256_set1_epi32(word);
-      acc[j][0] = (__v8si)_mm256_add_epi32((__m256i)acc[j][0], _mm256_madd_epi16(a, w0));
-      acc[j][1] = (__v8si)_mm256_add_epi32((__m256i)acc[j][1], _mm256_madd_epi16(a, w1));
-    }
-  }
-  _Pragma("GCC unroll 8") for (int j = 0; j < J; ++j) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * pixel + v0 * kLanes), (__m256i)acc[j][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * pixel + v0 * kLanes + 8), (__m256i)acc[j][1]);
-  }
-}
-
-template <int kStep>
-NNP_PAIRS void row_of_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
-                            int64_t pixel) {
-  int64_t x = 0;
-  for (; x + 6 <= count; x += 6) tile_pairs<6, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-  for (; x + 2 <= count; x += 2) tile_pairs<2, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-  for (; x < count; ++x) tile_pairs<1, kStep>(t, in + x * step, step, v0, dst + x * pixel, pixel);
-}
-
-NNP_PAIRS void row_pairs(const Tile& t, const uint8_t* in, int64_t step, int64_t count, int64_t v0, int32_t* dst,
-                         int64_t pixel) {
-  switch (step) {  // the common steps as constants: the broadcasts' addresses are then fixed offsets
-    case 2: row_of_pairs<2>(t, in, step, count, v0, dst, pixel); break;
-    case 4: row_of_pairs<4>(t, in, step, count, v0, dst, pixel); break;
-    case 32: row_of_pairs<32>(t, in, step, count, v0, dst, pixel); break;
-    default: row_of_pairs<0>(t, in, step, count, v0, dst, pixel); break;
-  }
-}
-
 // requantized in eight lanes (the pairs need no correction).
 NNP_PAIRS inline __m256 requantized8(__m256i sum, const float* scale, const float* bias, const Quantization& q) {
   __m256 s = _mm256_cvtepi32_ps(sum);
@@ -581,7 +319,7 @@ NNP_PAIRS void convolve_image_pairs(const Call& k, const uint8_t* buf, int32_t* 
   transpose_rows_avx2(y, po, k.out_h * k.out_w, k.h.out_channels, out, k.out_h * k.out_w);
 }
 
-#endif  // NNP_QUANTIZED_CONV
+#endif  // NNP_INT8_TILES
 
 const char* kNotPacked = "quantized_conv2d_packed: packed is not a weight quantized_conv2d_pack wrote";
 
@@ -662,7 +400,7 @@ nnp_status quantized_conv2d_packed(const nnp_kernel_ctx*, const nnp_view* x, con
   if (!channel_vector(scale) || (bias && !channel_vector(bias)))
     return fail(NNP_INVALID_ARGUMENT,
                 "quantized_conv2d_packed: scale and bias must be f32 [" + std::to_string(h.out_channels) + "]");
-#if NNP_QUANTIZED_CONV
+#if NNP_INT8_TILES
   // A weight packed for VNNI needs it; pairs need AVX2 (a VNNI machine runs them too).
   if (in_pairs(h.layout) ? form() == Tier::baseline : form() != Tier::avx512)
     return fail(NNP_UNIMPLEMENTED, in_pairs(h.layout)

@@ -10,6 +10,7 @@
 #include "batch_norm_folding.hpp"
 #include "constant_folding.hpp"
 #include "conv_activation_fusion.hpp"
+#include "conv_integer_packing.hpp"
 #include "conv_packing.hpp"
 #include "dead_code.hpp"
 #include "elementwise_fusion.hpp"
@@ -69,7 +70,8 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
       fold_batch_norms(attentions.nodes, *program.outputs, slots, *program.tensors, folded.constants);
   ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, slots);
   QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, slots);
-  LinearPacking linear_packs = pack_linear_layers(int8_packs.program.nodes, *program.outputs, slots);
+  ConvIntegerPacking integer_packs = pack_conv_integers(int8_packs.program.nodes, *program.tensors, folded.constants);
+  LinearPacking linear_packs = pack_linear_layers(integer_packs.program.nodes, *program.outputs, slots);
   FusedProgram convs = fuse_conv_relu(linear_packs.program.nodes, *program.outputs, slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, slots);
   GemmEpilogueFusion gemms =
@@ -81,8 +83,8 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
   for (FusedProgram* pass : {&halves.program, &placed.program, &attentions, &norms.program, &packs.program,
-                             &int8_packs.program, &linear_packs.program, &convs, &linears, &gemms.program, &residuals,
-                             &transposes.program, &chains.program, &pools, &host.program})
+                             &int8_packs.program, &integer_packs.program, &linear_packs.program, &convs, &linears,
+                             &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -96,6 +98,9 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   if (int8_packs.program.fused > 0)
     plan.notes.push_back(count_of(int8_packs.program.fused, "static int8 layer", "static int8 layers") +
                          " run from a weight packed once, requantized (and pooled) in the same pass");
+  if (integer_packs.program.fused > 0)
+    plan.notes.push_back(count_of(integer_packs.program.fused, "ConvInteger", "ConvIntegers") +
+                         " run from a weight packed once");
   if (linear_packs.program.fused > 0)
     plan.notes.push_back(count_of(linear_packs.program.fused, "Linear layer", "Linear layers") +
                          " run from a weight packed once, with the bias and the ReLU after fused in");
@@ -135,7 +140,8 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   for (const Tensor* t : placed.sources)
     if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   for (const std::vector<const Tensor*>* made_from :
-       {&halves.sources, &norms.sources, &packs.sources, &int8_packs.sources, &linear_packs.sources, &gemms.sources})
+       {&halves.sources, &norms.sources, &packs.sources, &int8_packs.sources, &integer_packs.sources,
+        &linear_packs.sources, &gemms.sources})
     for (const Tensor* t : *made_from)
       if (std::find(plan.sources.begin(), plan.sources.end(), t) == plan.sources.end()) plan.sources.push_back(t);
   plan.assumed = nn::fingerprint(plan.sources);

@@ -104,8 +104,11 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
 // A static int8 layer's own node (nn.quantized.Conv2d or Linear with its
 // tensors, as its call writes it) and, where pool[0] > 0, the MaxPool after
 // it: what graph mode fused into one packed int8 convolution.
+// ONNX's ConvInteger (a packed integer convolution, ABI 1.29).
+void record_conv_integer(nnp_onnx_graph& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
+                         const Tensor* w_zero, const nnp_conv2d_params& p, const Tensor& out);
 void record_quantized_layer_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
-                                    const Tensor& out);
+                                   const Tensor& out);
 // indices (may be null): PyTorch's, within each [H, W] plane.
 void record_max_pool2d(nnp_onnx_graph& g, const Tensor& x, const nnp_pool2d_params& p, const Tensor& out,
                        const Tensor* indices);

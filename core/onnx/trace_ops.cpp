@@ -510,6 +510,22 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
 }
 
+void record_conv_integer(nnp_onnx_graph& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
+                         const Tensor* w_zero, const nnp_conv2d_params& p, const Tensor& out) {
+  TracedValue v = g.value(x);
+  std::vector<std::string> inputs{v.name, g.name(w)};
+  if (x_zero || w_zero) inputs.push_back(x_zero ? g.name(*x_zero) : "");
+  if (w_zero) inputs.push_back(g.name(*w_zero));
+  const std::string result = g.fresh("ConvInteger");
+  ::onnx::NodeProto& n = g.node("ConvInteger", inputs, {result});
+  set_attr(n, "kernel_shape", std::vector<int64_t>{w.shape[2], w.shape[3]});
+  set_attr(n, "strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
+  set_attr(n, "pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
+  set_attr(n, "dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
+  set_attr(n, "group", p.groups);
+  g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
+}
+
 void record_quantized_layer_pooled(nnp_onnx_graph& g, const Tensor& x, nnp_module& layer, const int64_t (&pool)[2],
                                    const Tensor& out) {
   TracedValue v = g.value(x);

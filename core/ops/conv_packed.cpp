@@ -83,6 +83,33 @@ struct QuantizedConv2dPackedOp {
   }
 };
 
+// ONNX's ConvInteger from its packed weight (ABI 1.29), written in ONNX as
+// the ConvInteger node it runs for.
+struct Conv2dIntegerPackedOp {
+  const Tensor* in[3];  // x, the packed weight, x's zero point (may be null)
+  const Tensor& w;
+  const Tensor* w_zero;
+  const nnp_conv2d_params& p;
+  Dims out_shape;
+  dispatch::OpId id() const { return dispatch::OpId::CONV2D_INTEGER_PACKED; }
+  dispatch::Inputs inputs() const { return {in, 3}; }
+  TensorRef compute() const {
+    const Tensor& x = *in[0];
+    TensorRef xc = contiguous(x), zc = in[2] ? contiguous(*in[2]) : TensorRef();
+    TensorRef out = make_tensor_like(out_shape, NNP_I32, x);
+    nnp_view vx = kernel_view(*xc), vp = kernel_view(*in[1]), vo = kernel_view(*out), vz{};
+    if (zc) vz = kernel_view(*zc);
+    run_kernel(x, "conv2d_integer_packed",
+               x.backend().conv2d_integer_packed()(&kernel_ctx(x), &vx, zc ? &vz : nullptr, &vp, &p, &vo));
+    return out;
+  }
+  void lower(nnp_onnx_graph& g, const TensorRef& out) const {
+    onnx::record_conv_integer(g, *in[0], in[2], w, w_zero, p, *out);
+  }
+};
+
+bool integer_bytes(const Tensor& t) { return t.dtype == NNP_U8 || t.dtype == NNP_I8; }
+
 // The pooled convolution's output shape, or false where the kernel does
 // not apply (sizes the layers themselves refuse with their own messages).
 bool packed_shape(const Tensor& x, const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2], Dims& out) {
@@ -165,6 +192,34 @@ TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, con
     return {};
   }
   return dispatch::dispatch(QuantizedConv2dPackedOp{{&x, &packed, &scale, bias}, layer, q, p, pool, out_shape, rows},
+                            dispatch::Face::PUBLIC);
+}
+
+TensorRef conv2d_integer_pack_weight(const Tensor& w, const Tensor* w_zero, const nnp_conv2d_params& p) {
+  if (!w.backend().conv2d_integer_pack() || !integer_bytes(w) || w.numel == 0 || w.shape.ndim != 4 || p.groups != 1 ||
+      p.activation != NNP_ACTIVATION_NONE)
+    return {};
+  if (w_zero && (w_zero->dtype != w.dtype || w_zero->shape.ndim > 1 || !same_device(w, *w_zero) ||
+                 (w_zero->numel != 1 && w_zero->numel != w.shape[0])))
+    return {};
+  const TensorRef wc = contiguous(w), zc = w_zero ? contiguous(*w_zero) : TensorRef();
+  const nnp_view vw = kernel_view(*wc);
+  nnp_view vz{};
+  if (zc) vz = kernel_view(*zc);
+  return packed_by_backend(w, "conv2d_integer_pack", [&](const nnp_view* packed, int64_t* bytes) {
+    return w.backend().conv2d_integer_pack()(&kernel_ctx(w), &vw, zc ? &vz : nullptr, &p, packed, bytes);
+  });
+}
+
+TensorRef conv2d_integer_packed_kernel(const Tensor& x, const Tensor* x_zero, const Tensor& w, const Tensor* w_zero,
+                                       const Tensor& packed, const nnp_conv2d_params& p) {
+  if (!x.backend().conv2d_integer_packed() || !integer_bytes(x) || packed.dtype != NNP_U8 || !same_device(x, packed))
+    return {};
+  if (x_zero && (x_zero->dtype != x.dtype || x_zero->numel != 1 || !same_device(x, *x_zero))) return {};
+  const int64_t no_pool[2] = {0, 0};
+  Dims out_shape;
+  if (!packed_shape(x, w, p, no_pool, out_shape)) return {};
+  return dispatch::dispatch(Conv2dIntegerPackedOp{{&x, &packed, x_zero}, w, w_zero, p, out_shape},
                             dispatch::Face::PUBLIC);
 }
 

@@ -403,7 +403,7 @@ PIN(nnp_api, amp_unscale_grads, 2088);
 PIN(nnp_api, checkpoint, 2096);
 static_assert(NNP_API_SIZE_1_27 == 2104, "nnp_api 1.27 is 2104 bytes");
 PIN(nnp_kernels, unscale_check, 248);
-static_assert(sizeof(nnp_kernels) == 256 && NNP_KERNELS_SIZE_1_27 == 256, "nnp_kernels 1.27 is 256 bytes");
+static_assert(NNP_KERNELS_SIZE_1_27 == 256, "nnp_kernels 1.27 is 256 bytes");
 PIN(nnp_backend, autocast_dtype, 192);
 static_assert(sizeof(nnp_backend) == 200 && NNP_BACKEND_SIZE_1_27 == 196, "nnp_backend 1.27");
 static_assert(NNP_AUTOCAST_PREFERRED == -1, "autocast_enter's preferred dtype");
@@ -416,6 +416,10 @@ PIN(nnp_memory_stats, peak_allocated_bytes, 16);
 PIN(nnp_memory_stats, allocations, 24);
 PIN(nnp_memory_stats, total_allocations, 32);
 static_assert(sizeof(nnp_memory_stats) == 40, "nnp_memory_stats 1.28 is 40 bytes");
+// ---- ABI 1.29 ----
+PIN(nnp_kernels, conv2d_integer_pack, 256);
+PIN(nnp_kernels, conv2d_integer_packed, 264);
+static_assert(sizeof(nnp_kernels) == 272 && NNP_KERNELS_SIZE_1_29 == 272, "nnp_kernels 1.29 is 272 bytes");
 static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
               "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);

@@ -385,6 +385,32 @@ typedef struct nnp_kernels {
    * NNP_DTYPE_MISMATCH and the core composes. */
   nnp_status (*unscale_check)(const nnp_kernel_ctx* ctx, const nnp_view* grad, double inv_scale,
                               const nnp_view* found);
+  /* ---- since 1.29 ---- */
+  /* ONNX's ConvInteger from a weight packed once (optional, both or
+   * neither; NULL = the core's exact composition in floating point; asked
+   * where no gradient is recorded: graph mode packs the constant weight of
+   * each ConvInteger node once per plan, as dynamically quantized models
+   * carry them):
+   *   out[n, o, y, x] = sum over c, i, j of (x[n, c, y*stride[0] -
+   *       padding[0] + i*dilation[0], x*stride[1] - padding[1] +
+   *       j*dilation[1]] - x_zero) * (w[o, c, i, j] - w_zero[o])
+   * exactly, in int32 (a window's reads outside x add 0, as ONNX's
+   * ConvInteger pads with the zero point).
+   * conv2d_integer_pack: w [C_out, C_in, kH, kW] (NNP_U8 or NNP_I8,
+   * contiguous, every size >= 1, C_in * kH * kW <= 32768 so that no sum
+   * overflows), w_zero NULL (0) or a contiguous view of w's dtype with 1
+   * value (every channel's) or C_out; p as conv2d's with groups 1 and
+   * activation NONE; packed and bytes as conv2d_pack's (*bytes = 0: no
+   * packed form for it, and the core composes).
+   * conv2d_integer_packed: x [N, C_in, H, W] contiguous NNP_U8 or NNP_I8;
+   * x_zero NULL (0) or one value of x's dtype on x's device (read by the
+   * kernel: a dynamically quantized input's zero point is computed on the
+   * device each call); out [N, C_out, H', W'] contiguous NNP_I32; p the one
+   * the weight was packed for (another must be refused, not read). */
+  nnp_status (*conv2d_integer_pack)(const nnp_kernel_ctx* ctx, const nnp_view* w, const nnp_view* w_zero,
+                                    const nnp_conv2d_params* p, const nnp_view* packed, int64_t* bytes);
+  nnp_status (*conv2d_integer_packed)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* x_zero,
+                                      const nnp_view* packed, const nnp_conv2d_params* p, const nnp_view* out);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -399,6 +425,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
 #define NNP_KERNELS_SIZE_1_26 NNP_SIZE_THROUGH(nnp_kernels, relu_backward)
 #define NNP_KERNELS_SIZE_1_27 NNP_SIZE_THROUGH(nnp_kernels, unscale_check)
+#define NNP_KERNELS_SIZE_1_29 NNP_SIZE_THROUGH(nnp_kernels, conv2d_integer_packed)
 
 /* ---- graphs a backend compiles (since 1.24) ------------------------------ */
 
@@ -554,7 +581,7 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
   X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm) \
-  X(relu_backward) X(unscale_check)
+  X(relu_backward) X(unscale_check) X(conv2d_integer_pack) X(conv2d_integer_packed)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 

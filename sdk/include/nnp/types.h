@@ -25,7 +25,7 @@ extern "C" {
  * "(since 1.N)", one entry or a whole section ("---- since 1.N ----"); check
  * api->abi_minor, or struct_size, before using it. */
 #define NNP_ABI_MAJOR 1
-#define NNP_ABI_MINOR 28
+#define NNP_ABI_MINOR 29
 
 /* The size of a struct up to and including `field`: how the size of each
  * released layout is written (NNP_API_SIZE_1_0, NNP_BACKEND_SIZE_1_0, ...),
