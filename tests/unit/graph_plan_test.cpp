@@ -765,6 +765,67 @@ TEST(GraphPlan, AWideConvolutionRunsFromItsWeightPackedInOneDnnLayout) {
   for (const char* op : {"conv2d", "relu", "conv2d_pack"}) EXPECT_FALSE(ran(planned, op)) << op << " ran";
 }
 
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2") != 0;
+#else
+  return false;
+#endif
+}
+
+// A dynamically quantized convolution as ONNX Runtime's quantize_dynamic
+// writes it: DynamicQuantizeLinear, ConvInteger with a u8 weight and its
+// zero point (not 128: the VNNI form corrects each window), then the
+// rescaling in f32.
+const char* const kDynamicQuantizedConv = R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+    "tensors": [{"key": "w", "value": "w", "shape": [24, 8, 3, 3], "dtype": "u8"},
+                {"key": "wz", "value": "wz", "shape": [], "dtype": "u8"},
+                {"key": "ws", "value": "ws", "shape": [], "dtype": "f32"},
+                {"key": "b", "value": "b", "shape": [1, 24, 1, 1], "dtype": "f32"}],
+    "nodes": [{"op": "DynamicQuantizeLinear", "inputs": ["x"], "outputs": ["q", "qs", "qz"]},
+              {"op": "ConvInteger", "inputs": ["q", "w", "qz", "wz"], "outputs": ["acc"],
+               "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 1]}},
+              {"op": "Cast", "inputs": ["acc"], "outputs": ["accf"], "attrs": {"to": 1}},
+              {"op": "Mul", "inputs": ["qs", "ws"], "outputs": ["s"]},
+              {"op": "Mul", "inputs": ["accf", "s"], "outputs": ["scaled"]},
+              {"op": "Add", "inputs": ["scaled", "b"], "outputs": ["y"]}]})";
+
+// Graph mode packs the ConvInteger's weight once (nnp_kernels 1.29) and the
+// result equals the reference backend's composition exactly, batch 1 (split
+// by rows over the threads) and batch 3, on the AVX-512 and the AVX2 form.
+TEST(GraphPlan, ADynamicallyQuantizedConvolutionRunsFromItsPackedIntegerWeight) {
+  manual_seed(23);
+  nn::ModuleHandle net = nn::GraphModule(kDynamicQuantizedConv);
+  {
+    NoGradGuard no_grad;
+    std::vector<Tensor> buffers = net.buffers();
+    buffers[0].copy_(randint(0, 256, {24, 8, 3, 3}, Dtype::i64).to(Dtype::u8));
+    buffers[1].fill_(97.0);
+    buffers[2].fill_(0.02);
+    buffers[3].copy_(randn({1, 24, 1, 1}));
+  }
+  const Device reference("reference");
+  nn::ModuleHandle on_reference = nn::GraphModule(kDynamicQuantizedConv);
+  on_reference.load_state_dict(net.state_dict());
+  on_reference.to(reference);
+  for (int64_t batch : {1, 3}) {
+    const Tensor x = randn({batch, 8, 11, 9}) * 3.0;
+    const Tensor expected = on_reference(x.to(reference)).to(Device("cpu")).detach();
+    std::vector<std::string> planned;
+    Tensor y;
+    {
+      NoGradGuard no_grad;
+      y = net(x);
+      planned = nnp::test::ops_of_call(net, x);
+    }
+    ASSERT_EQ(y.shape(), (Shape{batch, 24, 6, 9}));
+    EXPECT_EQ(y.to_vector<float>(), expected.to_vector<float>()) << "batch " << batch;
+    if (!cpu_has_avx2()) continue;
+    EXPECT_TRUE(ran(planned, "conv2d_integer_packed")) << "the ConvInteger was not packed (batch " << batch << ")";
+    EXPECT_FALSE(ran(planned, "conv2d")) << "the composition ran (batch " << batch << ")";
+  }
+}
+
 bool cpu_has_vnni() {
 #if defined(__x86_64__)
   return __builtin_cpu_supports("avx512vnni") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&

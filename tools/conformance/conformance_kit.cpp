@@ -210,6 +210,7 @@ class Kit {
 
 void check_narrow_rounding(Kit& kit);
 void check_packed_int8_convolutions(Kit& kit);
+void check_packed_conv_integers(Kit& kit);
 void check_elementwise_chains(Kit& kit);
 
 // A module's output on in[0] with its parameters set to in[1], in[2], ...
@@ -1057,6 +1058,7 @@ void check_int8(Kit& kit) {
       },
       kExact);
   check_packed_int8_convolutions(kit);
+  check_packed_conv_integers(kit);
 }
 
 // The quantization grids of a static int8 layer's input and output.
@@ -1188,6 +1190,125 @@ void check_packed_int8_convolutions(Kit& kit) {
         "quantized conv2d packed", Dtype::f32, c.layout, inputs,
         [program](const Inputs& in) {
           return with_int8_layer(program, "linear", true, {0.0625, 40, 0.125, 90}, in);
+        },
+        kExact);
+  }
+}
+
+// ABI 1.29's optional conv2d_integer_pack / conv2d_integer_packed: graph
+// mode packs the constant weight (and its zero point) of each ONNX
+// ConvInteger node once (an nn.GraphModule under no_grad; the reference
+// backend, which packs nothing, runs the node's exact composition). The
+// int32 sums must be exact: u8 and i8 images and weights, zero points 0,
+// inside, 128 and at the ends, per tensor and per channel, padding (which
+// adds 0), strides, dilations, a first layer's one channel, and the
+// extremes of a 4,608-tap sum.
+void check_packed_conv_integers(Kit& kit) {
+  struct Case {
+    const char* layout;
+    Shape input, weight;
+    Dtype x_dtype, w_dtype;
+    std::vector<int64_t> x_zero, w_zero;  // empty: the input left out
+    const char* attrs;
+    bool extremes;  // x at its top and w at its bottom less a zero point at the top
+  };
+  const Case cases[] = {
+      {"u8 [2,3,13,10] k3 padding 1 to 20, u8 weight, zero points 37 and 120",
+       {2, 3, 13, 10},
+       {20, 3, 3, 3},
+       Dtype::u8,
+       Dtype::u8,
+       {37},
+       {120},
+       R"("pads": [1, 1, 1, 1])",
+       false},
+      {"u8 [2,16,12,12] k5 to 32, i8 weight, no weight zero point (W3's second)",
+       {2, 16, 12, 12},
+       {32, 16, 5, 5},
+       Dtype::u8,
+       Dtype::i8,
+       {0},
+       {},
+       R"("kernel_shape": [5, 5])",
+       false},
+      {"i8 [1,20,9,9] k(3,2) padding (2,0) stride (1,2) to 40, per-channel i8 zero points",
+       {1, 20, 9, 9},
+       {40, 20, 3, 2},
+       Dtype::i8,
+       Dtype::i8,
+       {-5},
+       {0, 3, -7, 127, -128},
+       R"("pads": [2, 0, 2, 0], "strides": [1, 2])",
+       false},
+      {"u8 [1,1,6,6] k7 padding 3 to 3 (a first layer's one channel), weight zero point 128",
+       {1, 1, 6, 6},
+       {3, 1, 7, 7},
+       Dtype::u8,
+       Dtype::u8,
+       {255},
+       {128},
+       R"("pads": [3, 3, 3, 3])",
+       false},
+      {"u8 [2,5,8,8] k3 dilation 2 to 17, no zero points",
+       {2, 5, 8, 8},
+       {17, 5, 3, 3},
+       Dtype::u8,
+       Dtype::u8,
+       {},
+       {},
+       R"("dilations": [2, 2], "auto_pad": "VALID")",
+       false},
+      {"u8 [1,512,4,4] k3 padding 1 to 16: 4,608 taps at the extremes",
+       {1, 512, 4, 4},
+       {16, 512, 3, 3},
+       Dtype::u8,
+       Dtype::u8,
+       {0},
+       {255},
+       R"("pads": [1, 1, 1, 1])",
+       true},
+  };
+  for (const Case& c : cases) {
+    const int64_t low = c.x_dtype == Dtype::u8 ? 0 : -128, high = c.x_dtype == Dtype::u8 ? 256 : 128;
+    const int64_t w_low = c.w_dtype == Dtype::u8 ? 0 : -128, w_high = c.w_dtype == Dtype::u8 ? 256 : 128;
+    Inputs inputs{
+        c.extremes ? full(c.input, 255.0, c.x_dtype, kit.reference()) : kit.integers(c.input, low, high, c.x_dtype),
+        c.extremes ? zeros(c.weight, c.w_dtype, kit.reference()) : kit.integers(c.weight, w_low, w_high, c.w_dtype)};
+    std::vector<int64_t> w_zero = c.w_zero;
+    if (w_zero.size() > 1) w_zero.resize(static_cast<size_t>(c.weight[0]), 1);  // one a channel
+    auto dims = [](const std::vector<int64_t>& v) { return v.size() == 1 ? std::string() : std::to_string(v.size()); };
+    std::string tensors = R"({"key": "w", "value": "w", "shape": [)" + std::to_string(c.weight[0]);
+    for (size_t d = 1; d < 4; ++d) tensors += ", " + std::to_string(c.weight[d]);
+    tensors += R"(], "dtype": ")" + std::string(dtype_name(c.w_dtype)) + R"("})";
+    std::string node_inputs = R"("x", "w")";
+    if (!c.x_zero.empty() || !w_zero.empty()) {
+      node_inputs += c.x_zero.empty() ? R"(, "")" : R"(, "xz")";
+      if (!c.x_zero.empty()) {
+        tensors +=
+            R"(, {"key": "xz", "value": "xz", "shape": [], "dtype": ")" + std::string(dtype_name(c.x_dtype)) + R"("})";
+        inputs.push_back(full({}, static_cast<double>(c.x_zero[0]), c.x_dtype, kit.reference()));
+      }
+    }
+    if (!w_zero.empty()) {
+      node_inputs += R"(, "wz")";
+      tensors += R"(, {"key": "wz", "value": "wz", "shape": [)" + dims(w_zero) + R"(], "dtype": ")" +
+                 std::string(dtype_name(c.w_dtype)) + R"("})";
+      std::vector<double> values(w_zero.begin(), w_zero.end());
+      Tensor z = from_vector<double>(values, kit.reference()).to(c.w_dtype);
+      inputs.push_back(w_zero.size() == 1 ? z.reshape({}) : z);
+    }
+    const std::string program = R"({"inputs": ["x"], "outputs": ["y"], "layers": [], "tensors": [)" + tensors +
+                                R"(], "nodes": [{"op": "ConvInteger", "inputs": [)" + node_inputs +
+                                R"(], "outputs": ["y"], "attrs": {)" + c.attrs + "}}]}";
+    kit.check(
+        "conv2d integer packed", Dtype::i32, c.layout, inputs,
+        [program](const Inputs& in) {
+          nn::ModuleHandle net = nn::GraphModule(program);
+          net.to(in[0].device());
+          NoGradGuard no_grad;
+          std::vector<Tensor> buffers = net.buffers();
+          for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(in[i + 1]);
+          return net(in[0]);
         },
         kExact);
   }
