@@ -36,13 +36,67 @@ std::vector<Span>& spans() {
   return buffer;
 }
 
+#define NNP_AVX2 __attribute__((target("avx2")))
+
+// The 16 floats at p split into their even and odd columns, in order.
+NNP_AVX2 inline void split_columns(const float* p, __m256& even, __m256& odd) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
+                                               _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// One output row's windows eight at a time (AVX2; strides 1 and 2, no
+// indices asked) with the scalar loop's rules: a later tap takes over only
+// when greater, and a NaN anywhere in a window makes it NaN. Only the run of
+// windows whose taps all lie inside the row, reads included (stride 2 reads
+// a window's odd neighbour too); returns the windows it wrote, the others
+// left to the scalar loop.
+NNP_AVX2 Span pool_row_avx2(const float* x, int64_t w, const nnp_pool2d_params& p, Span r, int64_t ow, float* out) {
+  const int64_t s = p.stride[1], pad = p.padding[1], k = p.kernel[1], dw = p.dilation[1], dh = p.dilation[0];
+  const int64_t first = (pad + s - 1) / s;                // the first window with no tap left of the row
+  const int64_t reach = (k - 1) * dw + (s == 2 ? 1 : 0);  // the last read past a window's start
+  int64_t xo = first;
+  for (; xo + 8 <= ow && (xo + 7) * s - pad + reach < w; xo += 8) {
+    __m256 best = _mm256_set1_ps(-std::numeric_limits<float>::infinity()), nan = _mm256_setzero_ps();
+    const float* line = x + r.first * w + xo * s - pad;
+    for (int64_t i = 0; i < r.count; ++i, line += dh * w)
+      for (int64_t j = 0; j < k; ++j) {
+        __m256 v, odd;
+        if (s == 1)
+          v = _mm256_loadu_ps(line + j * dw);
+        else
+          split_columns(line + j * dw, v, odd);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        best = _mm256_blendv_ps(best, v, _mm256_cmp_ps(v, best, _CMP_GT_OQ));
+      }
+    _mm256_storeu_ps(out + xo, _mm256_blendv_ps(best, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan));
+  }
+  return Span{first, xo - first};
+}
+
+// pool_row_avx2 where it applies (the pooling tier, strides 1 and 2, a row
+// with taps), else no windows.
+Span pool_row_vector(const float* x, int64_t w, const nnp_pool2d_params& p, Span r, int64_t ow, float* out) {
+  static const bool avx2 = kernel_table().pooling == Tier::avx2;
+  if (!avx2 || r.count == 0 || (p.stride[1] != 1 && p.stride[1] != 2)) return Span{};
+  return pool_row_avx2(x, w, p, r, ow, out);
+}
+
 template <bool kIndices>
 void pool_plane(const float* x, int64_t w, const nnp_pool2d_params& p, const Span* rows, int64_t oh, const Span* cols,
                 int64_t ow, float* out, int64_t* indices) {
   const int64_t dh = p.dilation[0], dw = p.dilation[1];
   for (int64_t y = 0; y < oh; ++y) {
     const Span r = rows[y];
+    Span done;
+    if constexpr (!kIndices) done = pool_row_vector(x, w, p, r, ow, out + y * ow);
     for (int64_t xo = 0; xo < ow; ++xo) {
+      if (xo == done.first && done.count > 0) {  // written by the vector loop
+        xo += done.count - 1;
+        continue;
+      }
       const Span c = cols[xo];
       // Without branches (maxss, and masks for the positions): on random
       // data "is this the new maximum" is a coin toss, and mispredicting it
@@ -70,17 +124,6 @@ void pool_plane(const float* x, int64_t w, const nnp_pool2d_params& p, const Spa
       if constexpr (kIndices) indices[y * ow + xo] = best_at;
     }
   }
-}
-
-#define NNP_AVX2 __attribute__((target("avx2")))
-
-// The 16 floats at p split into their even and odd columns, in order.
-NNP_AVX2 inline void split_columns(const float* p, __m256& even, __m256& odd) {
-  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
-  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
-                                                _MM_SHUFFLE(3, 1, 2, 0)));
-  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
-                                               _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 // Eight windows at a time along one output row (AVX2), with the scalar

@@ -1542,14 +1542,31 @@ void check_pool(Kit& kit) {
        R"("kernel_size": [3, 2], "stride": [2, 1], "dilation": 2)"},
       {"[1,3,7,7] k2 ceil_mode (overhanging last window)", {1, 3, 7, 7}, R"("kernel_size": 2, "ceil_mode": true)"},
       {"[3,1,5,5] k5 (one output position)", {3, 1, 5, 5}, R"("kernel_size": 5)"},
+      // Rows of many windows (the vector loops), NaN and -inf among them:
+      {"[2,3,20,45] k3 stride 2 padding 1 (a ResNet's stem)",
+       {2, 3, 20, 45},
+       R"("kernel_size": 3, "stride": 2, "padding": 1)"},
+      {"[1,2,13,55] k3 stride 2 ceil_mode (SqueezeNet's)",
+       {1, 2, 13, 55},
+       R"("kernel_size": 3, "stride": 2, "ceil_mode": true)"},
+      {"[1,2,9,40] k(2,3) stride 1 padding (0,1) dilation (1,2)",
+       {1, 2, 9, 40},
+       R"("kernel_size": [2, 3], "stride": 1, "padding": [0, 1], "dilation": [1, 2])"},
   };
   for (const Geometry& g : geometries)
     for (bool indices : {false, true}) {
       const std::string spec = R"({"type": "nn.MaxPool2d", "return_indices": )" +
                                std::string(indices ? "true" : "false") + ", " + g.spec + "}";
+      Tensor x = kit.normal(g.input, Dtype::f32);
+      {
+        NoGradGuard no_grad;
+        Tensor flat = x.reshape({-1});
+        const double specials[] = {NAN, -INFINITY, -0.0, 0.0};
+        for (size_t i = 0; i < std::size(specials); ++i)
+          flat.index_put_({static_cast<int64_t>((i * 97 + 29) % static_cast<size_t>(flat.numel()))}, specials[i]);
+      }
       kit.check(
-          indices ? "max_pool2d indices" : "max_pool2d", indices ? Dtype::i64 : Dtype::f32, g.layout,
-          {kit.normal(g.input, Dtype::f32)},
+          indices ? "max_pool2d indices" : "max_pool2d", indices ? Dtype::i64 : Dtype::f32, g.layout, {x},
           [spec, indices](const Inputs& in) {
             nn::ModuleHandle pool = nn::model_from_spec(spec);
             NoGradGuard no_grad;
