@@ -119,6 +119,9 @@ class BackendRecord {
                ? since(kernels_.conv2d_integer_packed, NNP_KERNELS_SIZE_1_29)
                : nullptr;
   }
+  decltype(nnp_kernels::dynamic_quantize_linear) dynamic_quantize_linear() const {
+    return since(kernels_.dynamic_quantize_linear, NNP_KERNELS_SIZE_1_29);
+  }
   // Compiles graphs (nnp_backend 1.24: capability, compile, execute and
   // release, all four or none).
   bool compiles_graphs() const {

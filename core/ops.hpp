@@ -127,6 +127,11 @@ TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, con
 TensorRef conv2d_integer_pack_weight(const Tensor& w, const Tensor* w_zero, const nnp_conv2d_params& p);
 TensorRef conv2d_integer_packed_kernel(const Tensor& x, const Tensor* x_zero, const Tensor& w, const Tensor* w_zero,
                                        const Tensor& packed, const nnp_conv2d_params& p);
+// ONNX's DynamicQuantizeLinear with its range computed on x's device (ABI
+// 1.29): y (u8, x's shape), scale (0-d f32) and zero (0-d u8) as
+// nnp_kernels.dynamic_quantize_linear defines; false where it does not
+// apply (no kernel, x not f32 or empty, a gradient wanted).
+bool dynamic_quantize_linear_kernel(const Tensor& x, TensorRef& y, TensorRef& scale, TensorRef& zero);
 // ops/quantize.cpp: dtype is NNP_U8 (quint8) or NNP_I8 (qint8).
 TensorRef quantize_per_tensor(const Tensor& x, double scale, int64_t zero_point, nnp_dtype dtype);
 TensorRef quantize_per_channel(const Tensor& x, const Tensor& scales, const Tensor& zero_points, int64_t axis,

@@ -61,6 +61,8 @@ nnp_status conv2d_integer_pack(const nnp_kernel_ctx*, const nnp_view* w, const n
                                const nnp_conv2d_params* p, const nnp_view* packed, int64_t* bytes);
 nnp_status conv2d_integer_packed(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* x_zero,
                                  const nnp_view* packed, const nnp_conv2d_params* p, const nnp_view* out);
+nnp_status dynamic_quantize_linear(const nnp_kernel_ctx*, const nnp_view* x, const nnp_view* y, const nnp_view* scale,
+                                   const nnp_view* zero);
 nnp_status max_pool2d(const nnp_kernel_ctx*, const nnp_view* x, const nnp_pool2d_params* p, const nnp_view* out,
                       const nnp_view* indices);
 nnp_status sgd_step(const nnp_kernel_ctx*, const nnp_sgd_params* p, const nnp_view* param, const nnp_view* grad,

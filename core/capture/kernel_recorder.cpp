@@ -287,20 +287,22 @@ struct Recorder<Member, Name, nnp_status (*nnp_kernels::*)(const nnp_kernel_ctx*
   }
 };
 
-#define NNP_SLOT_NAMES(X)                                                                                            \
-  X(copy)                                                                                                            \
-  X(fill)                                                                                                            \
-  X(unary)                                                                                                           \
-  X(binary)                                                                                                          \
-  X(where)                                                                                                           \
-  X(reduce)                                                                                                          \
-  X(gemm)                                                                                                            \
-  X(softmax)                                                                                                         \
-  X(index_select)                                                                                                    \
-  X(gather) X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
-      X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed)           \
-          X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm)          \
-              X(relu_backward) X(unscale_check) X(conv2d_integer_pack) X(conv2d_integer_packed)
+#define NNP_SLOT_NAMES(X)                                                                                   \
+  X(copy)                                                                                                   \
+  X(fill)                                                                                                   \
+  X(unary)                                                                                                  \
+  X(binary)                                                                                                 \
+  X(where)                                                                                                  \
+  X(reduce)                                                                                                 \
+  X(gemm)                                                                                                   \
+  X(softmax)                                                                                                \
+  X(index_select)                                                                                           \
+  X(gather)                                                                                                 \
+  X(scatter_add) X(random) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm)  \
+      X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed)  \
+          X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm) \
+              X(relu_backward) X(unscale_check) X(conv2d_integer_pack) X(conv2d_integer_packed)             \
+                  X(dynamic_quantize_linear)
 
 #define NNP_SLOT_NAME(slot) constexpr char k_##slot[] = #slot;
 NNP_SLOT_NAMES(NNP_SLOT_NAME)

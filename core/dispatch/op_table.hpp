@@ -104,6 +104,7 @@ enum class TraceForm : int32_t {
   X(QUANTIZED_CONV2D_PACKED, "quantized_conv2d_packed", nullptr, NODES)                    \
   X(ADD_LAYER_NORM, "add_layer_norm", nullptr, NODES)                                      \
   X(CONV2D_INTEGER_PACKED, "conv2d_integer_packed", nullptr, NODES)                        \
+  X(DYNAMIC_QUANTIZE_LINEAR, "dynamic_quantize_linear", nullptr, NODES)                    \
   X(AMP_UNSCALE, "_amp_foreach_non_finite_check_and_unscale_", nullptr, REFUSED)
 
 enum class OpId : int32_t {

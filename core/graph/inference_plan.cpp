@@ -13,6 +13,7 @@
 #include "conv_integer_packing.hpp"
 #include "conv_packing.hpp"
 #include "dead_code.hpp"
+#include "dynamic_quantize_kernel.hpp"
 #include "elementwise_fusion.hpp"
 #include "float16_on_cpu.hpp"
 #include "gemm_epilogue_fusion.hpp"
@@ -70,7 +71,8 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
       fold_batch_norms(attentions.nodes, *program.outputs, slots, *program.tensors, folded.constants);
   ConvPacking packs = pack_convolutions(norms.program.nodes, *program.outputs, slots);
   QuantizedConvPacking int8_packs = pack_quantized_convolutions(packs.program.nodes, *program.outputs, slots);
-  ConvIntegerPacking integer_packs = pack_conv_integers(int8_packs.program.nodes, *program.tensors, folded.constants);
+  FusedProgram on_device = quantize_dynamically_on_device(int8_packs.program.nodes);
+  ConvIntegerPacking integer_packs = pack_conv_integers(on_device.nodes, *program.tensors, folded.constants);
   LinearPacking linear_packs = pack_linear_layers(integer_packs.program.nodes, *program.outputs, slots);
   FusedProgram convs = fuse_conv_relu(linear_packs.program.nodes, *program.outputs, slots);
   FusedProgram linears = fuse_linear_relu(convs.nodes, *program.outputs, slots);
@@ -82,9 +84,10 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   FusedProgram pools = call_pool_kernels_directly(chains.program.nodes);
   HostInputCopies host = copy_host_inputs(pools.nodes, *program.tensors, folded.constants);
   plan.nodes = std::move(host.program.nodes);
-  for (FusedProgram* pass : {&halves.program, &placed.program, &attentions, &norms.program, &packs.program,
-                             &int8_packs.program, &integer_packs.program, &linear_packs.program, &convs, &linears,
-                             &gemms.program, &residuals, &transposes.program, &chains.program, &pools, &host.program})
+  for (FusedProgram* pass :
+       {&halves.program, &placed.program, &attentions, &norms.program, &packs.program, &int8_packs.program, &on_device,
+        &integer_packs.program, &linear_packs.program, &convs, &linears, &gemms.program, &residuals,
+        &transposes.program, &chains.program, &pools, &host.program})
     for (auto& node : pass->made) plan.made.push_back(std::move(node));
   if (attentions.fused > 0)
     plan.notes.push_back(count_of(attentions.fused, "attention", "attentions") +
@@ -98,6 +101,9 @@ InferencePlan InferencePlan::make(const ProgramView& program, const std::vector<
   if (int8_packs.program.fused > 0)
     plan.notes.push_back(count_of(int8_packs.program.fused, "static int8 layer", "static int8 layers") +
                          " run from a weight packed once, requantized (and pooled) in the same pass");
+  if (on_device.fused > 0)
+    plan.notes.push_back(count_of(on_device.fused, "DynamicQuantizeLinear", "DynamicQuantizeLinears") +
+                         " run as one kernel, the range found on the device");
   if (integer_packs.program.fused > 0)
     plan.notes.push_back(count_of(integer_packs.program.fused, "ConvInteger", "ConvIntegers") +
                          " run from a weight packed once");

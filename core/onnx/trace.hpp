@@ -104,6 +104,9 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
 // A static int8 layer's own node (nn.quantized.Conv2d or Linear with its
 // tensors, as its call writes it) and, where pool[0] > 0, the MaxPool after
 // it: what graph mode fused into one packed int8 convolution.
+// ONNX's DynamicQuantizeLinear (ABI 1.29's kernel): y, its scale and zero point.
+void record_dynamic_quantize_linear(nnp_onnx_graph& g, const Tensor& x, const Tensor& y, const Tensor& scale,
+                                    const Tensor& zero);
 // ONNX's ConvInteger (a packed integer convolution, ABI 1.29).
 void record_conv_integer(nnp_onnx_graph& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
                          const Tensor* w_zero, const nnp_conv2d_params& p, const Tensor& out);

@@ -510,6 +510,17 @@ void record_conv2d_pooled(nnp_onnx_graph& g, const Tensor& x, const Tensor& w, c
   g.bind(out, result, v.batch_axis == 0 ? 0 : -1, v.batch_lead);
 }
 
+void record_dynamic_quantize_linear(nnp_onnx_graph& g, const Tensor& x, const Tensor& y, const Tensor& scale,
+                                    const Tensor& zero) {
+  TracedValue v = g.value(x);
+  const std::string names[3] = {g.fresh("DynamicQuantizeLinear"), g.fresh("DynamicQuantizeLinear_scale"),
+                                g.fresh("DynamicQuantizeLinear_zero_point")};
+  g.node("DynamicQuantizeLinear", {v.name}, {names[0], names[1], names[2]});
+  g.bind(y, names[0], v.batch_axis, v.batch_lead);  // x's shape
+  g.bind(scale, names[1], -1);
+  g.bind(zero, names[2], -1);
+}
+
 void record_conv_integer(nnp_onnx_graph& g, const Tensor& x, const Tensor* x_zero, const Tensor& w,
                          const Tensor* w_zero, const nnp_conv2d_params& p, const Tensor& out) {
   TracedValue v = g.value(x);

@@ -419,7 +419,8 @@ static_assert(sizeof(nnp_memory_stats) == 40, "nnp_memory_stats 1.28 is 40 bytes
 // ---- ABI 1.29 ----
 PIN(nnp_kernels, conv2d_integer_pack, 256);
 PIN(nnp_kernels, conv2d_integer_packed, 264);
-static_assert(sizeof(nnp_kernels) == 272 && NNP_KERNELS_SIZE_1_29 == 272, "nnp_kernels 1.29 is 272 bytes");
+PIN(nnp_kernels, dynamic_quantize_linear, 272);
+static_assert(sizeof(nnp_kernels) == 280 && NNP_KERNELS_SIZE_1_29 == 280, "nnp_kernels 1.29 is 280 bytes");
 static_assert(NNP_KERNEL_RANDOM == 11 && NNP_KERNEL_REQUIRED_COUNT == 12 && NNP_PROFILE_COPY == 4,
               "kernel slot numbers and the copy event kind");
 PIN(nnp_comm_info, name, 8);

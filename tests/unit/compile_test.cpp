@@ -60,6 +60,35 @@ TEST(Compile, AChainOfElementwiseOpsRunsAsOneKernelAndTheStateIsTheOriginals) {
   EXPECT_TRUE(contains(compile_explain(compiled), "last call: the captured plan"));
 }
 
+// A dynamically quantized model's range is found on the device (nnp_kernels
+// 1.29's dynamic_quantize_linear): inputs of other ranges replay the same
+// captured plan, which reads nothing on the host to check, and each gives
+// the eager outputs exactly.
+TEST(Compile, ADynamicallyQuantizedModelReplaysItsPlanForInputsOfEveryRange) {
+  nn::ModuleHandle model = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "w", "value": "w", "shape": [6, 4, 3, 3], "dtype": "u8"},
+                  {"key": "wz", "value": "wz", "shape": [], "dtype": "u8"}],
+      "nodes": [{"op": "DynamicQuantizeLinear", "inputs": ["x"], "outputs": ["q", "qs", "qz"]},
+                {"op": "ConvInteger", "inputs": ["q", "w", "qz", "wz"], "outputs": ["acc"]},
+                {"op": "Cast", "inputs": ["acc"], "outputs": ["accf"], "attrs": {"to": 1}},
+                {"op": "Mul", "inputs": ["accf", "qs"], "outputs": ["y"]}]})");
+  {
+    NoGradGuard no_grad;
+    model.buffers()[0].copy_(randint(0, 256, {6, 4, 3, 3}, Dtype::i64).to(Dtype::u8));
+    model.buffers()[1].fill_(131.0);
+  }
+  model.eval();
+  nn::ModuleHandle compiled = compile(model, {randn({1, 4, 9, 9})});
+  NoGradGuard no_grad;
+  for (double scale : {1.0, 5.0, 0.01, 300.0}) {
+    const Tensor x = randn({1, 4, 9, 9}) * scale + scale / 3;
+    EXPECT_EQ(compiled(x).to_vector<float>(), model(x).to_vector<float>()) << "inputs scaled by " << scale;
+    const std::string explain = compile_explain(compiled);
+    EXPECT_TRUE(contains(explain, "last call: the captured plan")) << explain;
+    EXPECT_FALSE(contains(explain, "captured again")) << explain;
+  }
+}
+
 // Asked with gradients on while the parameters require grad, explain shows
 // the plan a call without gradients runs (here its weight packed once, which
 // a call with gradients could not use), not the program as written.

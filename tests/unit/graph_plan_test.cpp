@@ -790,9 +790,9 @@ const char* const kDynamicQuantizedConv = R"({"inputs": ["x"], "outputs": ["y"],
               {"op": "Mul", "inputs": ["accf", "s"], "outputs": ["scaled"]},
               {"op": "Add", "inputs": ["scaled", "b"], "outputs": ["y"]}]})";
 
-// Graph mode packs the ConvInteger's weight once (nnp_kernels 1.29) and the
-// result equals the reference backend's composition exactly, batch 1 (split
-// by rows over the threads) and batch 3, on the AVX-512 and the AVX2 form.
+// Graph mode runs the DynamicQuantizeLinear as one kernel and packs the
+// ConvInteger's weight once (nnp_kernels 1.29), and the result equals the reference backend's composition exactly,
+// batch 1 (split by rows over the threads) and batch 3, on the AVX-512 and the AVX2 form.
 TEST(GraphPlan, ADynamicallyQuantizedConvolutionRunsFromItsPackedIntegerWeight) {
   manual_seed(23);
   nn::ModuleHandle net = nn::GraphModule(kDynamicQuantizedConv);
@@ -823,6 +823,10 @@ TEST(GraphPlan, ADynamicallyQuantizedConvolutionRunsFromItsPackedIntegerWeight) 
     if (!cpu_has_avx2()) continue;
     EXPECT_TRUE(ran(planned, "conv2d_integer_packed")) << "the ConvInteger was not packed (batch " << batch << ")";
     EXPECT_FALSE(ran(planned, "conv2d")) << "the composition ran (batch " << batch << ")";
+    // The range stays on the device: no reduction read on the host.
+    EXPECT_TRUE(ran(planned, "dynamic_quantize_linear")) << "batch " << batch;
+    for (const char* op : {"amin", "amax", "round"})
+      EXPECT_FALSE(ran(planned, op)) << op << " ran (batch " << batch << ")";
   }
 }
 

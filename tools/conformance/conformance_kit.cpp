@@ -211,6 +211,7 @@ class Kit {
 void check_narrow_rounding(Kit& kit);
 void check_packed_int8_convolutions(Kit& kit);
 void check_packed_conv_integers(Kit& kit);
+void check_dynamic_quantize_linear(Kit& kit);
 void check_elementwise_chains(Kit& kit);
 
 // A module's output on in[0] with its parameters set to in[1], in[2], ...
@@ -1059,6 +1060,7 @@ void check_int8(Kit& kit) {
       kExact);
   check_packed_int8_convolutions(kit);
   check_packed_conv_integers(kit);
+  check_dynamic_quantize_linear(kit);
 }
 
 // The quantization grids of a static int8 layer's input and output.
@@ -1311,6 +1313,56 @@ void check_packed_conv_integers(Kit& kit) {
           return net(in[0]);
         },
         kExact);
+  }
+}
+
+// ABI 1.29's optional dynamic_quantize_linear: graph mode runs each ONNX
+// DynamicQuantizeLinear node with it (an nn.GraphModule under no_grad; the
+// reference backend composes the node: its range read on the host). y, the
+// scale and the zero point must be exactly the composition's: ranges on
+// both sides of 0, only above or below it, all zeros (scale 0), an
+// infinity (scale not finite), ties of x / scale, and an input split over
+// threads. A NaN has no range and is refused.
+void check_dynamic_quantize_linear(Kit& kit) {
+  struct Case {
+    const char* layout;
+    Shape shape;
+    double scale, shift;  // x = normal * scale + shift
+    std::vector<double> specials;
+  };
+  const Case cases[] = {
+      {"[2,3,5,7] across 0", {2, 3, 5, 7}, 3.0, 0.5, {}},
+      {"[4,33] above 0 only", {4, 33}, 1.0, 10.0, {}},
+      {"[4,33] below 0 only", {4, 33}, 1.0, -10.0, {}},
+      {"[3,8] all zeros (scale 0)", {3, 8}, 0.0, 0.0, {}},
+      {"[3,8] an infinity (scale not finite)", {3, 8}, 1.0, 0.0, {INFINITY}},
+      {"[17] ties of x / scale", {17}, 0.0, 0.0, {-2.0, 0.5, 1.5, 2.5, -0.5, 253.5 / 127.5, -0.0}},
+      {"[3,300,300] (threaded)", {3, 300, 300}, 2.0, 1.0, {}},
+      {"[2,9] a NaN is refused", {2, 9}, 1.0, 0.0, {NAN}},
+  };
+  const std::string program = R"({"inputs": ["x"], "outputs": ["y", "s", "z"], "layers": [], "tensors": [],
+      "nodes": [{"op": "DynamicQuantizeLinear", "inputs": ["x"], "outputs": ["y", "s", "z"]}]})";
+  for (const Case& c : cases) {
+    Tensor x = kit.normal(c.shape, Dtype::f32) * c.scale + c.shift;
+    {
+      NoGradGuard no_grad;
+      Tensor flat = x.reshape({-1});
+      for (size_t i = 0; i < c.specials.size(); ++i) flat.index_put_({static_cast<int64_t>(i)}, c.specials[i]);
+    }
+    for (int output = 0; output < 3; ++output)
+      kit.check(
+          "dynamic_quantize_linear", output == 1 ? Dtype::f32 : Dtype::u8,
+          std::string(c.layout) + (output == 0   ? ""
+                                   : output == 1 ? ": scale"
+                                                 : ": zero point"),
+          {x},
+          [program, output](const Inputs& in) {
+            nn::ModuleHandle net = nn::GraphModule(program);
+            net.to(in[0].device());
+            NoGradGuard no_grad;
+            return net.call_values({Value(in[0])}).tensor(output);
+          },
+          kExact);
   }
 }
 

@@ -411,6 +411,23 @@ typedef struct nnp_kernels {
                                     const nnp_conv2d_params* p, const nnp_view* packed, int64_t* bytes);
   nnp_status (*conv2d_integer_packed)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* x_zero,
                                       const nnp_view* packed, const nnp_conv2d_params* p, const nnp_view* out);
+  /* ONNX's DynamicQuantizeLinear with its range computed on the device
+   * (optional; NULL = the core's reductions, read on the host, and
+   * elementwise ops; asked where no gradient is recorded: graph mode runs
+   * each DynamicQuantizeLinear node with it, and nothing is read on the
+   * host). Each step rounded to f32, as ONNX Runtime computes it:
+   *   low = min(0, min of x), high = max(0, max of x)
+   *   scale[0] = (high - low) / 255
+   *   zero[0] = scale[0] == 0 ? 0 : round_half_even(min(255, max(0, -low / scale[0])))
+   *       (a NaN quotient gives 0)
+   *   y = min(255, max(0, round_half_even(x / scale[0]) + zero[0])),
+   *       or zero[0] everywhere where scale[0] is 0 or not finite
+   * x contiguous NNP_F32 (numel >= 1), y contiguous NNP_U8 of x's shape,
+   * scale one NNP_F32 value and zero one NNP_U8 (0-d, as ONNX's), all on
+   * x's device. A NaN in x has
+   * no range: return NNP_INVALID_ARGUMENT, saying so. */
+  nnp_status (*dynamic_quantize_linear)(const nnp_kernel_ctx* ctx, const nnp_view* x, const nnp_view* y,
+                                        const nnp_view* scale, const nnp_view* zero);
 } nnp_kernels;
 #define NNP_KERNELS_SIZE_1_0 NNP_SIZE_THROUGH(nnp_kernels, random)
 #define NNP_KERNELS_SIZE_1_7 NNP_SIZE_THROUGH(nnp_kernels, gemm_i8)
@@ -425,7 +442,7 @@ typedef struct nnp_kernels {
 #define NNP_KERNELS_SIZE_1_23 NNP_SIZE_THROUGH(nnp_kernels, add_layer_norm)
 #define NNP_KERNELS_SIZE_1_26 NNP_SIZE_THROUGH(nnp_kernels, relu_backward)
 #define NNP_KERNELS_SIZE_1_27 NNP_SIZE_THROUGH(nnp_kernels, unscale_check)
-#define NNP_KERNELS_SIZE_1_29 NNP_SIZE_THROUGH(nnp_kernels, conv2d_integer_packed)
+#define NNP_KERNELS_SIZE_1_29 NNP_SIZE_THROUGH(nnp_kernels, dynamic_quantize_linear)
 
 /* ---- graphs a backend compiles (since 1.24) ------------------------------ */
 
@@ -581,7 +598,8 @@ typedef struct nnp_backend {
 #define NNP_KERNELS_OPTIONAL_SLOTS(X) X(gemm_i8) X(conv2d) X(max_pool2d) X(sgd_step) X(conv2d_backward) X(layer_norm) \
   X(gemm_epilogue) X(quantized_gemm) X(elementwise_chain) X(attention) X(conv2d_pack) X(conv2d_packed) \
   X(gemm_pack) X(gemm_packed) X(quantized_conv2d_pack) X(quantized_conv2d_packed) X(add_layer_norm) \
-  X(relu_backward) X(unscale_check) X(conv2d_integer_pack) X(conv2d_integer_packed)
+  X(relu_backward) X(unscale_check) X(conv2d_integer_pack) X(conv2d_integer_packed) \
+  X(dynamic_quantize_linear)
 
 /* ---- communication backends (since 1.10) -------------------------------------- */
 
