@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -382,8 +383,22 @@ nnp_status conv2d_integer_packed(const nnp_kernel_ctx*, const nnp_view* x, const
   // Every image's buffer (and window sums) first, then the rows.
   thread_local std::vector<uint8_t> images;
   thread_local std::vector<int32_t> windows;
-  if (images.size() < static_cast<size_t>(n * k.image_bytes)) images.resize(static_cast<size_t>(n * k.image_bytes));
-  if (k.window_sums && windows.size() < static_cast<size_t>(n * plane)) windows.resize(static_cast<size_t>(n * plane));
+  // The padded copies of a stranger's thin image with wide padding could be
+  // far larger than the image: refused past 4 GiB, and an allocation that
+  // fails is reported, not thrown across the table.
+  int64_t copies = 0;
+  if (__builtin_mul_overflow(n, k.image_bytes, &copies) || copies > (int64_t{1} << 32))
+    return fail(NNP_OUT_OF_MEMORY, "conv2d_integer_packed: the padded copies of x would take more than 4 GiB (" +
+                                       std::to_string(n) + " images of " + std::to_string(k.image_bytes) +
+                                       " bytes); run it as the composition");
+  try {
+    if (images.size() < static_cast<size_t>(copies)) images.resize(static_cast<size_t>(copies));
+    if (k.window_sums && windows.size() < static_cast<size_t>(n * plane))
+      windows.resize(static_cast<size_t>(n * plane));
+  } catch (const std::bad_alloc&) {
+    return fail(NNP_OUT_OF_MEMORY,
+                "conv2d_integer_packed: no memory for the padded copies of x (" + std::to_string(copies) + " bytes)");
+  }
   const auto* xs = static_cast<const uint8_t*>(x->data);
   auto* os = static_cast<int32_t*>(out->data);
   uint8_t* bufs = images.data();
