@@ -390,7 +390,7 @@ nnp_status conv2d_integer_packed(const nnp_kernel_ctx*, const nnp_view* x, const
   if (__builtin_mul_overflow(n, k.image_bytes, &copies) || copies > (int64_t{1} << 32))
     return fail(NNP_OUT_OF_MEMORY, "conv2d_integer_packed: the padded copies of x would take more than 4 GiB (" +
                                        std::to_string(n) + " images of " + std::to_string(k.image_bytes) +
-                                       " bytes); run it as the composition");
+                                       " bytes): the padding is too wide for this kernel");
   try {
     if (images.size() < static_cast<size_t>(copies)) images.resize(static_cast<size_t>(copies));
     if (k.window_sums && windows.size() < static_cast<size_t>(n * plane))
