@@ -215,6 +215,17 @@ std::vector<Sample> samples() {
                    "attrs": {"axis": -1}}]})");
     return net(x);
   });
+  // graph mode's DynamicQuantizeLinear on the device and packed ConvInteger (1.29)
+  nn::ModuleHandle integer = nn::GraphModule(R"({"inputs": ["x"], "outputs": ["y"], "layers": [],
+      "tensors": [{"key": "w", "value": "w", "shape": [2, 1, 1, 1], "dtype": "u8", "data": [200, 17]},
+                  {"key": "wz", "value": "wz", "shape": [], "dtype": "u8", "data": [100]}],
+      "nodes": [{"op": "DynamicQuantizeLinear", "inputs": ["x"], "outputs": ["q", "qs", "qz"]},
+                {"op": "ConvInteger", "inputs": ["q", "w", "qz", "wz"], "outputs": ["acc"]},
+                {"op": "Cast", "inputs": ["acc"], "outputs": ["accf"], "attrs": {"to": 1}},
+                {"op": "Mul", "inputs": ["accf", "qs"], "outputs": ["y"]}]})");
+  s.push_back([integer](const Tensor& x) mutable {
+    return integer(x.reshape({1, 1, x.size(0), x.size(1)})).reshape({2, x.size(0), x.size(1)}).sum(0);
+  });
   s.push_back([](const Tensor& x) {  // the quantized layers' GEMM (1.19)
     return quantized_matmul(x, 0.05, 3, full({4, 3}, 2, Dtype::i8), full({4}, 0.1), full({4}, 1.0));
   });
@@ -230,9 +241,11 @@ bool beyond_this_cpu(const std::string& op) {
   if (op == "quantized_conv2d_packed")
     return !__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw") ||
            !__builtin_cpu_supports("avx512vl");
+  if (op == "conv2d_integer_packed") return !__builtin_cpu_supports("avx2");
   return false;
 #else
-  return op == "conv2d_packed" || op == "gemm_packed" || op == "quantized_conv2d_packed";
+  return op == "conv2d_packed" || op == "gemm_packed" || op == "quantized_conv2d_packed" ||
+         op == "conv2d_integer_packed";
 #endif
 }
 

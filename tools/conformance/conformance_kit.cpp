@@ -121,7 +121,8 @@ class Kit {
   void check(const std::string& op, Dtype dtype, const std::string& layout, const Inputs& inputs, const OpFn& fn,
              double atol_terms = 1) {
     if (!declares(dtype) || !declares_conversion(layout) || (op == "round" && !declares_unary(NNP_UNARY_ROUND)) ||
-        (op.find("quantize") != std::string::npos && !(declares(Dtype::i8) && declares_unary(NNP_UNARY_ROUND))))
+        ((op.find("quantize") != std::string::npos || op.find("integer") != std::string::npos) &&
+         !(declares(Dtype::i8) && declares_unary(NNP_UNARY_ROUND))))
       return;
     if (options_.on_start) options_.on_start(op, dtype_name(dtype), layout);
     Case c;
