@@ -225,7 +225,6 @@ NNP_PAIRS void fill_pairs(const Call& k, const uint8_t* x, bool signed_x, int16_
   const int64_t c_in = h.in_channels, pad_h = h.padding[0], pad_w = h.padding[1], hw = k.height * k.width;
   const int64_t w16 = k.width - k.width % 16;
   const __m256i zero = _mm256_set1_epi16(static_cast<int16_t>(k.zero));
-  const auto load16 = [&](const uint8_t* p) { return less_zero16(p, signed_x, zero); };
   const auto value = [&](const uint8_t* p) {
     return static_cast<int16_t>((signed_x ? static_cast<int8_t>(*p) : *p) - k.zero);
   };
@@ -234,7 +233,8 @@ NNP_PAIRS void fill_pairs(const Call& k, const uint8_t* x, bool signed_x, int16_
       for (int64_t y = 0; y < k.height; ++y) {
         const uint8_t* src = x + c * hw + y * k.width;
         int16_t* dst = buf + (c * in.rows + y + pad_h) * in.cols + pad_w;
-        for (int64_t i = 0; i < w16; i += 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), load16(src + i));
+        for (int64_t i = 0; i < w16; i += 16)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), less_zero16(src + i, signed_x, zero));
         for (int64_t i = w16; i < k.width; ++i) dst[i] = value(src + i);
       }
     return;
@@ -246,7 +246,8 @@ NNP_PAIRS void fill_pairs(const Call& k, const uint8_t* x, bool signed_x, int16_
       const uint8_t* second = c + 1 < c_in ? first + hw : nullptr;
       int16_t* dst = buf + ((y + pad_h) * in.cols + pad_w) * in.channels + c;
       for (int64_t i = 0; i < w16; i += 16) {
-        const __m256i lo = load16(first + i), hi = second ? load16(second + i) : _mm256_setzero_si256();
+        const __m256i lo = less_zero16(first + i, signed_x, zero),
+                      hi = second ? less_zero16(second + i, signed_x, zero) : _mm256_setzero_si256();
         alignas(32) int32_t words[16];
         // Within each 128-bit half: pixels 0-3 and 4-7 of that half's eight.
         _mm256_store_si256(reinterpret_cast<__m256i*>(words), _mm256_unpacklo_epi16(lo, hi));
