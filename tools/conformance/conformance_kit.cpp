@@ -333,6 +333,17 @@ void check_unary(Kit& kit) {
   }
   kit.check("neg", Dtype::boolean, "bool is refused", {kit.values({4}, Dtype::boolean)},
             [](const Inputs& in) { return in[0].neg(); });
+  // Round's ties go to even (the vector paths' rounding mode), and its specials pass.
+  if (kit.declares_unary(NNP_UNARY_ROUND))
+    for (Dtype dtype : {Dtype::f32, Dtype::f64}) {
+      const std::vector<double> values = {0.5,  1.5, 2.5,      -0.5,      -1.5,      -2.5,       254.5,     255.5,
+                                          -0.0, NAN, INFINITY, -INFINITY, 8388609.0, -8388607.5, 0.49999997};
+      std::vector<double> run;
+      for (int copy = 0; copy < 3; ++copy) run.insert(run.end(), values.begin(), values.end());
+      kit.check("round", dtype, "contiguous [45]: ties, NaN, infinities, -0 and 2^23 + 1",
+                {from_vector<double>(run, kit.reference()).to(dtype)},
+                [](const Inputs& in) { return in[0].unary(NNP_UNARY_ROUND); });
+    }
 }
 
 void check_binary(Kit& kit) {
