@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cpu_channels_first.hpp"
+#include "cpu_conv_integer_depthwise.hpp"
 #include "cpu_int8_conv_tiles.hpp"
 
 namespace nnp::cpu {
@@ -282,9 +283,10 @@ nnp_status conv2d_integer_pack(const nnp_kernel_ctx*, const nnp_view* w, const n
   if (!is_byte(w->dtype) || (w_zero && (w_zero->dtype != w->dtype || w_zero->ndim > 1 || !is_contiguous(*w_zero))))
     return fail(NNP_INVALID_ARGUMENT,
                 "conv2d_integer_pack: w must be u8 or i8, and w_zero NULL or a contiguous view of w's dtype");
+  const int64_t zeros = w_zero ? view_numel(*w_zero) : 1;
+  if (is_depthwise(*w, *p)) return depthwise_integer_pack(*w, w_zero, zeros, *p, packed, bytes);
   const int64_t no_pool[2] = {0, 0};
   Header h{};
-  const int64_t zeros = w_zero ? view_numel(*w_zero) : 1;
   // Padding is copied into each image's buffer: a stranger's huge padding is left to the composition.
   if (!geometry_for(*w, *p, no_pool, kMaxIntegerTaps, h) || (zeros != 1 && zeros != h.out_channels) ||
       h.padding[0] > kMaxPadding || h.padding[1] > kMaxPadding) {
@@ -321,6 +323,14 @@ nnp_status conv2d_integer_packed(const nnp_kernel_ctx*, const nnp_view* x, const
                                  const nnp_view* packed, const nnp_conv2d_params* p, const nnp_view* out) {
   if (!x || !packed || !p || !out)
     return fail(NNP_INVALID_ARGUMENT, "conv2d_integer_packed: x, packed, p and out are required");
+  if (!is_byte(x->dtype) || !is_contiguous(*x) || out->dtype != NNP_I32 || !is_contiguous(*out))
+    return fail(NNP_INVALID_ARGUMENT,
+                "conv2d_integer_packed: x must be a contiguous u8 or i8 tensor and out a "
+                "contiguous i32 one");
+  if (x_zero && (x_zero->dtype != x->dtype || view_numel(*x_zero) != 1))
+    return fail(NNP_INVALID_ARGUMENT, "conv2d_integer_packed: x_zero must be one value of x's dtype");
+  if (is_depthwise_packed(*packed))
+    return depthwise_integer_packed(*x, x_zero ? byte_at(x_zero->data, x_zero->dtype, 0) : 0, *packed, *p, *out);
   Header h{};
   if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->strides[0] != 1 || packed->shape[0] < kHeaderBytes)
     return fail(NNP_INVALID_ARGUMENT, kNotPacked);

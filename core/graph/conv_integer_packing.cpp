@@ -23,7 +23,7 @@ bool onnx_pair(const nnp_attrs& a, const char* name, int64_t fallback, int64_t o
 }
 
 // A ConvInteger node's geometry for a weight [C_out, C_in, kH, kW]: 2-D,
-// one group, padding the same on both sides (or auto_pad VALID); false
+// one group or one channel a group, padding the same on both sides (or auto_pad VALID); false
 // where the packed form does not take it (the node then runs as written).
 bool conv_integer_geometry(const onnx::GraphNode& n, const Tensor& w, nnp_conv2d_params& p) {
   if (w.shape.ndim != 4) return false;
@@ -33,8 +33,11 @@ bool conv_integer_geometry(const onnx::GraphNode& n, const Tensor& w, nnp_conv2d
   p.groups = 1;
   if (!n.attrs) return true;
   const nnp_attrs& a = *n.attrs;
-  if (auto g = a.values.find("group"); g != a.values.end() && !(g->second.type == NNP_ATTR_INT && g->second.i == 1))
-    return false;
+  if (auto g = a.values.find("group"); g != a.values.end()) {  // 1, or one channel a group (depthwise)
+    if (g->second.type != NNP_ATTR_INT || !(g->second.i == 1 || (g->second.i == w.shape[0] && w.shape[1] == 1)))
+      return false;
+    p.groups = g->second.i;
+  }
   if (auto k = a.values.find("kernel_shape");
       k != a.values.end() && !(k->second.type == NNP_ATTR_INTS && k->second.ints.size() == 2 &&
                                k->second.ints[0] == w.shape[2] && k->second.ints[1] == w.shape[3]))

@@ -113,7 +113,7 @@ bool integer_bytes(const Tensor& t) { return t.dtype == NNP_U8 || t.dtype == NNP
 // The pooled convolution's output shape, or false where the kernel does
 // not apply (sizes the layers themselves refuse with their own messages).
 bool packed_shape(const Tensor& x, const Tensor& w, const nnp_conv2d_params& p, const int64_t (&pool)[2], Dims& out) {
-  if (x.shape.ndim != 4 || w.shape.ndim != 4 || x.shape[1] != w.shape[1] || p.groups != 1) return false;
+  if (x.shape.ndim != 4 || w.shape.ndim != 4 || p.groups < 1 || x.shape[1] != w.shape[1] * p.groups) return false;
   out.ndim = 4;
   out.d[0] = x.shape[0];
   out.d[1] = w.shape[0];
@@ -196,8 +196,9 @@ TensorRef quantized_conv2d_packed_kernel(const Tensor& x, nnp_module& layer, con
 }
 
 TensorRef conv2d_integer_pack_weight(const Tensor& w, const Tensor* w_zero, const nnp_conv2d_params& p) {
-  if (!w.backend().conv2d_integer_pack() || !integer_bytes(w) || w.numel == 0 || w.shape.ndim != 4 || p.groups != 1 ||
-      p.activation != NNP_ACTIVATION_NONE)
+  const bool depthwise = p.groups > 1 && w.shape.ndim == 4 && w.shape[1] == 1 && w.shape[0] == p.groups;
+  if (!w.backend().conv2d_integer_pack() || !integer_bytes(w) || w.numel == 0 || w.shape.ndim != 4 ||
+      (p.groups != 1 && !depthwise) || p.activation != NNP_ACTIVATION_NONE)
     return {};
   if (w_zero && (w_zero->dtype != w.dtype || w_zero->shape.ndim > 1 || !same_device(w, *w_zero) ||
                  (w_zero->numel != 1 && w_zero->numel != w.shape[0])))

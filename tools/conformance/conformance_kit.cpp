@@ -1215,8 +1215,8 @@ void check_packed_int8_convolutions(Kit& kit) {
 // backend, which packs nothing, runs the node's exact composition). The
 // int32 sums must be exact: u8 and i8 images and weights, zero points 0,
 // inside, 128 and at the ends, per tensor and per channel, padding (which
-// adds 0), strides, dilations, a first layer's one channel, and the
-// extremes of a 4,608-tap sum.
+// adds 0), strides, dilations, a first layer's one channel, depthwise
+// layers (one channel a group), and the extremes of a 4,608-tap sum.
 void check_packed_conv_integers(Kit& kit) {
   struct Case {
     const char* layout;
@@ -1271,6 +1271,33 @@ void check_packed_conv_integers(Kit& kit) {
        {},
        {},
        R"("dilations": [2, 2], "auto_pad": "VALID")",
+       false},
+      {"u8 [2,8,9,11] depthwise k3 padding 1, per-channel zero points",
+       {2, 8, 9, 11},
+       {8, 1, 3, 3},
+       Dtype::u8,
+       Dtype::u8,
+       {41},
+       {0, 255, 128, 7, 99},
+       R"("pads": [1, 1, 1, 1], "group": 8)",
+       false},
+      {"i8 [1,6,13,21] depthwise k3 stride 2 padding 1 (the even and odd columns)",
+       {1, 6, 13, 21},
+       {6, 1, 3, 3},
+       Dtype::i8,
+       Dtype::i8,
+       {-3},
+       {0},
+       R"("pads": [1, 1, 1, 1], "strides": [2, 2], "group": 6)",
+       false},
+      {"u8 [1,5,7,29] depthwise k(3,5) stride (1,3) dilation (2,1) padding (2,2)",
+       {1, 5, 7, 29},
+       {5, 1, 3, 5},
+       Dtype::u8,
+       Dtype::u8,
+       {200},
+       {31},
+       R"("pads": [2, 2, 2, 2], "strides": [1, 3], "dilations": [2, 1], "group": 5)",
        false},
       {"u8 [1,512,4,4] k3 padding 1 to 16: 4,608 taps at the extremes",
        {1, 512, 4, 4},

@@ -399,9 +399,11 @@ typedef struct nnp_kernels {
    * conv2d_integer_pack: w [C_out, C_in, kH, kW] (NNP_U8 or NNP_I8,
    * contiguous, every size >= 1, C_in * kH * kW <= 32768 so that no sum
    * overflows), w_zero NULL (0) or a contiguous view of w's dtype with 1
-   * value (every channel's) or C_out; p as conv2d's with groups 1 and
-   * activation NONE; packed and bytes as conv2d_pack's (*bytes = 0: no
-   * packed form for it, and the core composes).
+   * value (every channel's) or C_out; p as conv2d's with activation NONE
+   * and groups 1, or depthwise: groups = C_out, w [C_out, 1, kH, kW] and x
+   * of C_out channels, each output channel summing its own; packed and
+   * bytes as conv2d_pack's (*bytes = 0: no packed form for it, and the
+   * core composes).
    * conv2d_integer_packed: x [N, C_in, H, W] contiguous NNP_U8 or NNP_I8;
    * x_zero NULL (0) or one value of x's dtype on x's device (read by the
    * kernel: a dynamically quantized input's zero point is computed on the
