@@ -305,9 +305,7 @@ nnp_status conv2d_integer_pack(const nnp_kernel_ctx*, const nnp_view* w, const n
     *bytes = need;
     return NNP_OK;
   }
-  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < need || packed->strides[0] != 1)
-    return fail(NNP_INVALID_ARGUMENT, "conv2d_integer_pack: packed must be a contiguous u8 view of " +
-                                          std::to_string(need) + " bytes (ask with packed NULL first)");
+  if (nnp_status status = check_packed_room(*packed, need, "conv2d_integer_pack"); status != NNP_OK) return status;
   nnp_view one_zero{};
   if (w_zero) {  // read as [C_out] or [1] whatever its rank
     one_zero = *w_zero;

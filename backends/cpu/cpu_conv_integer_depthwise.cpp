@@ -148,9 +148,7 @@ nnp_status depthwise_integer_pack(const nnp_view& w, const nnp_view* w_zero, int
     *bytes = need;
     return NNP_OK;
   }
-  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < need || packed->strides[0] != 1)
-    return fail(NNP_INVALID_ARGUMENT, "conv2d_integer_pack: packed must be a contiguous u8 view of " +
-                                          std::to_string(need) + " bytes (ask with packed NULL first)");
+  if (nnp_status status = check_packed_room(*packed, need, "conv2d_integer_pack"); status != NNP_OK) return status;
   char* base = static_cast<char*>(packed->data);
   std::memset(base, 0, kHeaderBytes);
   std::memcpy(base, &h, sizeof h);

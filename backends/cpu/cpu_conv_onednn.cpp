@@ -247,9 +247,7 @@ nnp_status onednn_conv2d_pack(const nnp_view& w, const nnp_conv2d_params& p, con
     *bytes = at;
     return NNP_OK;
   }
-  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < at || packed->strides[0] != 1)
-    return fail(NNP_INVALID_ARGUMENT, "conv2d_pack: packed must be a contiguous u8 view of " + std::to_string(at) +
-                                          " bytes (ask with packed NULL first)");
+  if (nnp_status status = check_packed_room(*packed, at, "conv2d_pack"); status != NNP_OK) return status;
   char* base = static_cast<char*>(packed->data);
   std::memset(base, 0, static_cast<size_t>(kPartsHeaderBytes));
   std::memcpy(base, &h, sizeof h);

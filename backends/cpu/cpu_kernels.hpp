@@ -15,6 +15,15 @@ inline nnp_status fail(nnp_status status, const std::string& message) {
   return status;
 }
 
+// A packing kernel's output view (conv2d_pack and the like): NNP_OK where
+// packed is a contiguous u8 view of at least need bytes, else the error
+// naming op.
+inline nnp_status check_packed_room(const nnp_view& packed, int64_t need, const char* op) {
+  if (packed.dtype == NNP_U8 && packed.ndim == 1 && packed.shape[0] >= need && packed.strides[0] == 1) return NNP_OK;
+  return fail(NNP_INVALID_ARGUMENT, std::string(op) + ": packed must be a contiguous u8 view of " +
+                                        std::to_string(need) + " bytes (ask with packed NULL first)");
+}
+
 nnp_status copy(const nnp_kernel_ctx*, const nnp_view* src, const nnp_view* dst);
 nnp_status fill(const nnp_kernel_ctx*, const nnp_view* dst, double value);
 nnp_status unary(const nnp_kernel_ctx*, nnp_unary_op op, const nnp_view* x, const nnp_view* out);

@@ -355,9 +355,7 @@ nnp_status quantized_conv2d_pack(const nnp_kernel_ctx*, const nnp_view* w, const
     *bytes = need;
     return NNP_OK;
   }
-  if (packed->dtype != NNP_U8 || packed->ndim != 1 || packed->shape[0] < need || packed->strides[0] != 1)
-    return fail(NNP_INVALID_ARGUMENT, "quantized_conv2d_pack: packed must be a contiguous u8 view of " +
-                                          std::to_string(need) + " bytes (ask with packed NULL first)");
+  if (nnp_status status = check_packed_room(*packed, need, "quantized_conv2d_pack"); status != NNP_OK) return status;
   pack(h, static_cast<const int8_t*>(w->data), static_cast<char*>(packed->data));
   *bytes = need;
   return NNP_OK;
